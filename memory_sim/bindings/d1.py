@@ -1,0 +1,71 @@
+"""The D1 contract, shaped like the Workers binding (`env.DB`) in Python naming.
+
+`db.prepare(sql).bind(*values)` gives a statement; `.first()`, `.all()`, `.run()`, `.raw()` run it;
+`db.batch([...])` runs statements in one transaction; `db.exec(sql)` runs newline-separated statements.
+Results carry D1's shape: `success`, `results` (rows as dicts), `meta`. Backends: sqlite3 (the engine D1
+itself runs, and the reference) and DuckDB with a SQLite dialect layer; later Cloudflare's REST API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol, Sequence, runtime_checkable
+
+# What D1 accepts as a bound value; bytes come back as a list of ints, bools as 1/0.
+D1Value = None | int | float | str | bool | bytes
+Row = dict[str, Any]
+
+
+@dataclass(slots=True)
+class D1Meta:
+    duration: float = 0.0  # milliseconds spent in SQL
+    changes: int = 0
+    last_row_id: int = 0
+    changed_db: bool = False
+    size_after: int = 0
+    rows_read: int = 0
+    rows_written: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class D1Result:
+    results: list[Row] = field(default_factory=list)
+    meta: D1Meta = field(default_factory=D1Meta)
+    success: bool = True
+
+    def to_json(self) -> dict[str, Any]:
+        return {"success": self.success, "meta": self.meta.to_json(), "results": self.results}
+
+
+@dataclass(frozen=True, slots=True)
+class D1ExecResult:
+    count: int
+    duration: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"count": self.count, "duration": self.duration}
+
+
+@runtime_checkable
+class D1PreparedStatement(Protocol):
+    def bind(self, *values: D1Value) -> "D1PreparedStatement": ...
+
+    def first(self, column: str | None = None) -> Any: ...
+
+    def all(self) -> D1Result: ...
+
+    def run(self) -> D1Result: ...
+
+    def raw(self, column_names: bool = False) -> list[list[Any]]: ...
+
+
+@runtime_checkable
+class D1Database(Protocol):
+    def prepare(self, sql: str) -> D1PreparedStatement: ...
+
+    def batch(self, statements: Sequence[D1PreparedStatement]) -> list[D1Result]: ...
+
+    def exec(self, sql: str) -> D1ExecResult: ...

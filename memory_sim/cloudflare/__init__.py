@@ -1,0 +1,1 @@
+"""Production backends: the same contracts over Cloudflare's REST API (and OpenAI for embeddings)."""

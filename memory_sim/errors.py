@@ -1,0 +1,91 @@
+"""The project's own error tree. Library errors (Chroma, DuckDB, sqlite3, torch, httpx) are mapped into it
+at the boundary where they are raised, so callers catch these and nothing else.
+
+    MemorySimError
+    ├── ConfigError                 bad settings, unknown backend, missing model weights
+    ├── DataInUseError              another process owns the data folder (DuckDB's single-writer lock)
+    ├── VectorizeError              "<OP>_ERROR (code = N): <text>", as the Workers binding words it
+    │   ├── VectorizeInputError     the request broke a rule of the contract (4xx); nothing was changed
+    │   └── VectorizeUnavailable    the backend failed or could not be reached (5xx); retry later
+    ├── D1Error                     "D1_ERROR: <cause>"
+    │   ├── D1TypeError             "D1_TYPE_ERROR: Type '<t>' not supported for value '<v>'"
+    │   ├── D1ColumnNotFound        "D1_COLUMN_NOTFOUND: Column not found (<col>)"
+    │   ├── D1ExecError             "D1_EXEC_ERROR: Error in line N: <line>: <msg>"
+    │   └── D1Unsupported           a SQLite construct the DuckDB dialect cannot honour; names the alternative
+    └── AiError                     Workers AI's wording for bad input
+        └── EmbeddingUnavailable    the model or provider failed (rate limit, 5xx, timeout); retry later
+
+Rule of thumb: `*Unavailable` errors are transient and the memory system degrades on them; every other error
+means the caller asked for something the contract forbids.
+"""
+
+from __future__ import annotations
+
+
+class MemorySimError(Exception):
+    """Base of every error this package raises on purpose."""
+
+
+class ConfigError(MemorySimError):
+    """Settings that cannot work: unknown backend, missing weights, a mismatched model."""
+
+
+class DataInUseError(MemorySimError):
+    """The data folder is owned by another process."""
+
+
+class VectorizeError(MemorySimError):
+    """A Vectorize operation failed; the message follows the binding's `<OP>_ERROR (code = N): <text>`."""
+
+    def __init__(self, op: str, message: str, code: int | None = None, status: int = 400) -> None:
+        self.op = op
+        self.code = code
+        self.status = status
+        self.detail = message
+        prefix = f"{op}_ERROR" if code is None else f"{op}_ERROR (code = {code})"
+        super().__init__(f"{prefix}: {message}")
+
+
+class VectorizeInputError(VectorizeError):
+    """The request broke a contract rule; nothing stored was changed."""
+
+
+class VectorizeUnavailable(VectorizeError):
+    """The index backend failed or is unreachable; the caller may retry or fall back."""
+
+    def __init__(self, op: str, message: str, code: int | None = None, status: int = 503) -> None:
+        super().__init__(op, message, code, status)
+
+
+class D1Error(MemorySimError):
+    """A D1 statement failed; the message carries D1's prefix and the cause."""
+
+    prefix = "D1_ERROR"
+
+    def __init__(self, cause: str) -> None:
+        self.cause = cause
+        super().__init__(f"{self.prefix}: {cause}")
+
+
+class D1TypeError(D1Error):
+    prefix = "D1_TYPE_ERROR"
+
+
+class D1ColumnNotFound(D1Error):
+    prefix = "D1_COLUMN_NOTFOUND"
+
+
+class D1ExecError(D1Error):
+    prefix = "D1_EXEC_ERROR"
+
+
+class D1Unsupported(D1Error):
+    """A SQLite construct that DuckDB cannot run with SQLite's meaning; the message names the alternative."""
+
+
+class AiError(MemorySimError):
+    """Workers AI rejected the input (empty text, too many texts, unknown model)."""
+
+
+class EmbeddingUnavailable(AiError):
+    """The embedding model or provider failed transiently; the memory is kept and embedded later."""

@@ -1,0 +1,1 @@
+"""A seeded village world that produces memories tick by tick."""
