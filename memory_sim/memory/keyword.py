@@ -1,0 +1,109 @@
+"""Keyword ranking: BM25 (Lucene's idf) over short memory texts, with no third-party dependency.
+
+Pure and in-memory: an index is built from (id, text) pairs, grows by `add`, and scores a query against every
+document it holds. The memory system builds one from the texts it keeps in D1 (one NPC's memories are a few
+thousand short rows, so scoring all of them takes well under a millisecond per query term).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+# A compact English stopword list (function words, auxiliaries, pronouns); question words are stopwords too,
+# since "what"/"when" never name what a memory is about.
+STOPWORDS: frozenset[str] = frozenset(
+    """a about above after again against all am an and any are aren as at be because been before being below
+    between both but by can could couldn did didn do does doesn doing don down during each few for from further
+    had hadn has hasn have haven having he her here hers herself him himself his how i if in into is isn it its
+    itself just let ll me might more most must mustn my myself no nor not now of off on once only or other ought
+    our ours ourselves out over own re s same shall shan she should shouldn so some such t than that the their
+    theirs them themselves then there these they this those through to too under until up ve very was wasn we
+    were weren what when where which while who whom why will with won would wouldn y you your yours yourself
+    yourselves d m o ma also get got yeah oh hey hi""".split()
+)
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper (plural -s/-es/-ies, -ing, -ed, -ly): conflates inflections, keeps roots readable."""
+    if len(word) <= 3:
+        return word
+    for suffix, repl, min_stem in (("ies", "y", 2), ("sses", "ss", 2), ("ing", "", 3), ("edly", "", 3),
+                                   ("ed", "", 3), ("ly", "", 4), ("es", "", 3), ("s", "", 3)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= min_stem:
+            if suffix == "s" and word.endswith(("ss", "us", "is")):
+                return word
+            if suffix == "es" and not word.endswith(("shes", "ches", "xes", "zes", "sses")):
+                continue
+            root = word[: len(word) - len(suffix)] + repl
+            if suffix in ("ing", "ed", "edly") and len(root) > 2 and root[-1] == root[-2] and root[-1] not in "lsz":
+                root = root[:-1]  # running -> run, stopped -> stop
+            return root
+    return word
+
+
+def tokenize(text: str, *, stemming: bool = True, stopwords: frozenset[str] = STOPWORDS) -> list[str]:
+    """Lower-case word tokens without stopwords and possessive/contracted tails, optionally stemmed."""
+    tokens = []
+    for match in _WORD.findall(text.lower()):
+        word = match.split("'", 1)[0]
+        if len(word) < 2 or word in stopwords:
+            continue
+        tokens.append(stem(word) if stemming else word)
+    return tokens
+
+
+@dataclass
+class BM25Index:
+    """Okapi BM25 with Lucene's non-negative idf; documents are kept as term counts, in insertion order."""
+
+    k1: float = 1.2
+    b: float = 0.75
+    stemming: bool = True
+    ids: list[str] = field(default_factory=list)
+    _counts: list[Counter[str]] = field(default_factory=list)
+    _lengths: list[int] = field(default_factory=list)
+    _postings: dict[str, list[int]] = field(default_factory=dict)
+
+    def add(self, doc_id: str, text: str) -> None:
+        counts = Counter(tokenize(text, stemming=self.stemming))
+        position = len(self.ids)
+        self.ids.append(doc_id)
+        self._counts.append(counts)
+        self._lengths.append(sum(counts.values()))
+        for term in counts:
+            self._postings.setdefault(term, []).append(position)
+
+    def extend(self, docs: Iterable[tuple[str, str]]) -> None:
+        for doc_id, text in docs:
+            self.add(doc_id, text)
+
+    def idf(self, term: str) -> float:
+        df = len(self._postings.get(term, ()))
+        return math.log(1.0 + (len(self.ids) - df + 0.5) / (df + 0.5))
+
+    def scores(self, query: str) -> dict[str, float]:
+        """BM25 score of every document sharing a term with `query` (others score 0 and are left out)."""
+        return {self.ids[p]: s for p, s in self._scores_by_position(query).items()}
+
+    def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
+        """The `k` best (id, score) pairs, highest first; ties keep insertion order."""
+        ranked = sorted(self._scores_by_position(query).items(), key=lambda item: (-item[1], item[0]))
+        return [(self.ids[p], s) for p, s in ranked[:k]]
+
+    def _scores_by_position(self, query: str) -> dict[int, float]:
+        if not self.ids:
+            return {}
+        avg_length = sum(self._lengths) / len(self.ids) or 1.0
+        totals: dict[int, float] = {}
+        for term, query_count in Counter(tokenize(query, stemming=self.stemming)).items():
+            idf = self.idf(term)
+            for position in self._postings.get(term, ()):
+                tf = self._counts[position][term]
+                norm = self.k1 * (1.0 - self.b + self.b * self._lengths[position] / avg_length)
+                totals[position] = totals.get(position, 0.0) + query_count * idf * tf * (self.k1 + 1) / (tf + norm)
+        return totals
