@@ -109,8 +109,14 @@ def read_folder(name: str, folder: Path) -> LocalModel:
     pooling_cfg = _json(folder / "1_Pooling" / "config.json")
     st_cfg = _json(folder / "sentence_bert_config.json")
     hf_cfg = _json(folder / "config.json")
-    pooling: Pooling = "cls" if pooling_cfg.get("pooling_mode_cls_token") else "mean"
-    dims = pooling_cfg.get("word_embedding_dimension") or hf_cfg.get("hidden_size")
+    # sentence-transformers < 6 writes pooling_mode_cls_token / word_embedding_dimension; 6 writes pooling_mode.
+    cls = pooling_cfg.get("pooling_mode_cls_token") or pooling_cfg.get("pooling_mode") == "cls"
+    pooling: Pooling = "cls" if cls else "mean"
+    dims = (
+        pooling_cfg.get("word_embedding_dimension")
+        or pooling_cfg.get("embedding_dimension")
+        or hf_cfg.get("hidden_size")
+    )
     max_len = st_cfg.get("max_seq_length")
     return LocalModel(name, folder, pooling, int(dims) if dims else None, int(max_len) if max_len else None)
 
