@@ -1,0 +1,44 @@
+"""Embedding memories and writing them to the vector index: the one place the memory system writes vectors.
+
+Vector metadata is the design's: npcId, type, day, importance, decayFactor, textPreview (first 200 chars).
+The full text stays in D1; the index holds only what recall filters and ranks by.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING
+from memory_sim.bindings.vectorize import Metadata, Vector
+from memory_sim.env import Env
+from memory_sim.memory.models import TEXT_PREVIEW_CHARS, StoredMemory
+
+
+def vector_metadata(memory: StoredMemory, decay_factor: float | None = None) -> Metadata:
+    return {
+        "npcId": memory.npc_id,
+        "type": memory.type,
+        "day": memory.day,
+        "importance": round(memory.importance, 4),
+        "decayFactor": round(memory.decay_factor if decay_factor is None else decay_factor, 6),
+        "textPreview": memory.content[:TEXT_PREVIEW_CHARS],
+    }
+
+
+def embed_and_upsert(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> None:
+    """Embeds the texts in one call and upserts in batches; raises what the bindings raise (the caller decides
+    between outbox and retry)."""
+    if not memories:
+        return
+    values = env.embedder.embed([m.content for m in memories])
+    decay = decay or {}
+    vectors = [
+        Vector(m.id, [float(x) for x in row], vector_metadata(m, decay.get(m.id))) for m, row in zip(memories, values)
+    ]
+    for start in range(0, len(vectors), VECTORIZE_MAX_BATCH_BINDING):
+        env.VECTORIZE.upsert(vectors[start : start + VECTORIZE_MAX_BATCH_BINDING])
+
+
+def delete_vectors(env: Env, ids: Sequence[str]) -> None:
+    for start in range(0, len(ids), VECTORIZE_MAX_BATCH_BINDING):
+        env.VECTORIZE.delete_by_ids(list(ids[start : start + VECTORIZE_MAX_BATCH_BINDING]))

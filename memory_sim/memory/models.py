@@ -1,0 +1,188 @@
+"""The memory system's typed values: world time, short-term memories, recollections, and the configuration.
+
+Validation happens here, once, when a value is built: everything downstream trusts these types.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Literal, get_args
+
+MemoryType = Literal["event", "relationship", "opinion", "place"]
+MemoryKind = Literal["observation", "summary"]  # a summary is a consolidated diary day
+Source = Literal["vectorize", "short_term"]
+RecallMode = Literal["vector"]  # later: "keyword" | "hybrid" | "weighted" plug in at candidate generation
+
+MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
+SECONDS_PER_HOUR = 3600
+HOURS_PER_DAY = 24
+TEXT_PREVIEW_CHARS = 200
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class WorldTime:
+    """A moment of the simulated world: whole days since the world began and the hour of that day."""
+
+    day: int
+    hour: int = 0
+
+    def __post_init__(self) -> None:
+        if self.day < 0:
+            raise ValueError(f"day must be >= 0, got {self.day}")
+        if not 0 <= self.hour < HOURS_PER_DAY:
+            raise ValueError(f"hour must be in 0..23, got {self.hour}")
+
+    @property
+    def hours(self) -> int:
+        return self.day * HOURS_PER_DAY + self.hour
+
+    def to_seconds(self) -> float:
+        return float(self.hours * SECONDS_PER_HOUR)
+
+    @staticmethod
+    def from_hours(hours: int) -> "WorldTime":
+        day, hour = divmod(int(hours), HOURS_PER_DAY)
+        return WorldTime(day, hour)
+
+    @staticmethod
+    def from_seconds(seconds: float) -> "WorldTime":
+        return WorldTime.from_hours(int(seconds // SECONDS_PER_HOUR))
+
+    def __str__(self) -> str:
+        return f"day {self.day} {self.hour:02d}:00"
+
+
+def memory_id(npc_id: str, when: WorldTime, content: str) -> str:
+    """A stable id (<= 64 bytes, Vectorize's limit) so the same world gives the same ids in every run."""
+    digest = hashlib.blake2b(f"{npc_id}|{when.hours}|{content}".encode("utf-8"), digest_size=8).hexdigest()
+    return f"{npc_id[:24]}-{when.day}-{when.hour}-{digest}"
+
+
+@dataclass(frozen=True, slots=True)
+class ShortTermMemory:
+    """What an NPC noticed: kept in D1 (the source of truth); embedded when important enough."""
+
+    npc_id: str
+    content: str
+    importance: float
+    world_time: WorldTime
+    type: MemoryType = "event"
+    about: tuple[str, ...] = ()
+    id: str = ""
+    kind: MemoryKind = "observation"
+
+    def __post_init__(self) -> None:
+        if not self.npc_id or not self.npc_id.strip():
+            raise ValueError("npc_id must not be empty")
+        if not self.content.strip():
+            raise ValueError("content must not be empty")
+        if not 0.0 <= float(self.importance) <= 1.0:
+            raise ValueError(f"importance must be in 0..1, got {self.importance}")
+        if self.type not in MEMORY_TYPES:
+            raise ValueError(f"type must be one of {', '.join(MEMORY_TYPES)}, got {self.type!r}")
+        if not self.id:
+            object.__setattr__(self, "id", memory_id(self.npc_id, self.world_time, self.content))
+        if len(self.id.encode("utf-8")) > 64:
+            raise ValueError(f"id must be at most 64 bytes, got {self.id!r}")
+        object.__setattr__(self, "about", tuple(self.about))
+
+    @property
+    def day(self) -> int:
+        return self.world_time.day
+
+
+IndexState = Literal["none", "pending", "indexed", "unindexed"]
+
+
+@dataclass(frozen=True, slots=True)
+class StoredMemory:
+    """A memory as D1 holds it, with its place in the index (`index_state`) and its current decay factor."""
+
+    id: str
+    npc_id: str
+    content: str
+    importance: float
+    day: int
+    hour: int
+    type: str
+    kind: str
+    decay_factor: float
+    index_state: str
+    indexed_at: float | None = None
+    decayed_day: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Recollection:
+    """One recalled memory. `source` says whether it came from the vector index or the D1 fallback."""
+
+    id: str
+    npc_id: str
+    text: str
+    importance: float
+    day: int
+    type: str
+    score: float
+    source: Source = "vectorize"
+    effective_score: float | None = None
+    decay_factor: float = 0.0
+
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "id": self.id,
+            "npcId": self.npc_id,
+            "text": self.text,
+            "importance": self.importance,
+            "day": self.day,
+            "type": self.type,
+            "score": round(self.score, 6),
+            "source": self.source,
+        }
+        if self.effective_score is not None:
+            out["effectiveScore"] = round(self.effective_score, 6)
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryConfig:
+    """Every tunable of the memory system; defaults follow the design."""
+
+    index_threshold: float = 0.7  # importance above which remember() embeds at once
+    initial_decay: float = 0.05  # decayFactor of a fresh memory
+    decay_rate: float = 0.04  # daily growth of decayFactor for an unimportant memory...
+    decay_rate_floor: float = 0.01  # ...and for the most important one (growth is slower for important memories)
+    forget_threshold: float = 0.9  # past this factor: re-embed if important, else drop from the index
+    keep_importance: float = 0.85  # "important" for the re-embed rule
+    consolidate_after_days: int = 1  # diaries at least this old are condensed
+    summary_sentences: int = 2
+    index_cap: int = 20_000_000  # the index's size cap (Vectorize V2 limit); tests lower it
+    cap_headroom: float = 0.9  # prune down to this share of the cap when it is reached
+    retry_base_s: float = 3600.0  # backoff of failed embeddings: base * 2**attempts, capped
+    retry_max_s: float = 24 * 3600.0
+    retry_max_attempts: int = 12
+    visibility_window_s: float = 120.0  # Vectorize's p99 write-visibility lag: merge such rows from D1
+    candidate_factor: int = 4  # weighted recall ranks top_k * this candidates
+    fallback_limit: int = 200  # short-term rows scanned when the index fails
+
+    def __post_init__(self) -> None:
+        for name in ("index_threshold", "forget_threshold", "keep_importance", "cap_headroom"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 1.0:
+                raise ValueError(f"{name} must be in 0..1, got {value}")
+        if self.index_cap < 1:
+            raise ValueError(f"index_cap must be >= 1, got {self.index_cap}")
+
+
+@dataclass(frozen=True, slots=True)
+class JobReport:
+    """What one job run did, for logs, the CLI and the demo's summary."""
+
+    job: str
+    embedded: int = 0
+    unindexed: int = 0
+    reembedded: int = 0
+    decayed: int = 0
+    consolidated: int = 0
+    failed: int = 0
+    details: list[str] = field(default_factory=list)

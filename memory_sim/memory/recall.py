@@ -1,0 +1,111 @@
+"""Recall's candidate generation, kept apart from ranking (scoring.py) so a mode is one parameter.
+
+Three sources, merged by id:
+- the vector index, filtered to the NPC (`filter={"npcId": ...}`), its matches checked against D1 (the ledger
+  decides: a match D1 owns for another NPC, or has since dropped from the index, is discarded);
+- D1 rows the index may not show yet (in the outbox, or upserted within the visibility window), scored by
+  embedding them here, so a memory remembered moments ago is found;
+- when the index fails or answers nothing: D1's short-term memories, scored by word overlap, marked
+  `source="short_term"`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+
+from memory_sim.env import Env
+from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
+from memory_sim.memory import store
+from memory_sim.memory.models import MemoryConfig, Recollection, Source, StoredMemory
+
+_WORD = re.compile(r"[a-z0-9']+")
+_RECENT_LIMIT = 32
+
+
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    recollections: list[Recollection]
+    fell_back: bool  # True when the index failed or answered nothing and D1 answered instead
+
+
+def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recollection:
+    return Recollection(
+        id=memory.id,
+        npc_id=memory.npc_id,
+        text=memory.content,
+        importance=memory.importance,
+        day=memory.day,
+        type=memory.type,
+        score=float(score),
+        source=source,
+        decay_factor=memory.decay_factor,
+    )
+
+
+def overlap_score(query: str, text: str) -> float:
+    """Share of the query's words found in the text: the fallback's relevance when no vector is available."""
+    wanted = set(_WORD.findall(query.lower()))
+    if not wanted:
+        return 0.0
+    return len(wanted & set(_WORD.findall(text.lower()))) / len(wanted)
+
+
+def vector_matches(env: Env, npc_id: str, query_vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+    result = env.VECTORIZE.query([float(x) for x in query_vector], top_k=k, filter={"npcId": npc_id})
+    return [(m.id, m.score) for m in result.matches]
+
+
+def from_index(env: Env, npc_id: str, matches: Sequence[tuple[str, float]]) -> list[Recollection]:
+    rows = store.memories_by_ids(env.DB, [i for i, _ in matches])
+    out = []
+    for memory_id, score in matches:
+        row = rows.get(memory_id)
+        # D1 is the ledger: ignore vectors it does not know, owns for another NPC, or has dropped from the index.
+        if row is None or row.npc_id != npc_id or row.index_state == "unindexed":
+            continue
+        out.append(to_recollection(row, score, "vectorize"))
+    return out
+
+
+def not_yet_visible(
+    env: Env, npc_id: str, query_vector: np.ndarray, now: float, config: MemoryConfig, seen: set[str]
+) -> list[Recollection]:
+    rows = [
+        m
+        for m in store.not_yet_visible(env.DB, npc_id, now - config.visibility_window_s, _RECENT_LIMIT)
+        if m.id not in seen
+    ]
+    if not rows:
+        return []
+    vectors = env.embedder.embed([m.content for m in rows])
+    scores = vectors @ query_vector.astype(np.float32)
+    return [to_recollection(m, float(s), "short_term") for m, s in zip(rows, scores)]
+
+
+def short_term_fallback(env: Env, npc_id: str, query: str, config: MemoryConfig) -> list[Recollection]:
+    rows = store.recent_short_term(env.DB, npc_id, config.fallback_limit)
+    return [to_recollection(m, overlap_score(query, m.content), "short_term") for m in rows]
+
+
+def gather(env: Env, npc_id: str, query: str, k: int, now: float, config: MemoryConfig) -> Candidates:
+    """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
+    try:
+        query_vector = env.embedder.embed([query], query=True)[0]
+    except EmbeddingUnavailable:
+        return Candidates(short_term_fallback(env, npc_id, query, config), True)
+    try:
+        matches = vector_matches(env, npc_id, query_vector, k)
+    except VectorizeUnavailable:
+        return Candidates(short_term_fallback(env, npc_id, query, config), True)
+    found = from_index(env, npc_id, matches)
+    try:
+        found += not_yet_visible(env, npc_id, query_vector, now, config, {r.id for r in found})
+    except EmbeddingUnavailable:
+        pass  # the recent rows stay for the fallback below
+    if found:
+        return Candidates(found, False)
+    return Candidates(short_term_fallback(env, npc_id, query, config), True)

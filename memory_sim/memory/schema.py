@@ -1,0 +1,87 @@
+"""The D1 schema as versioned migrations, in plain SQLite that runs unchanged on real D1 (and on DuckDB's
+SQLite layer): text ids given by the caller (no AUTOINCREMENT, no rowid ids), no date functions, no
+REPLACE INTO, ON CONFLICT for upserts, one statement per string.
+
+D1 is the ledger and the source of truth; the vector index holds semantic memories only and can always be
+rebuilt from `short_term_memories` (`memory-sim reembed`).
+"""
+
+from __future__ import annotations
+
+from memory_sim.bindings.d1 import D1Database
+
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (
+        1,
+        "memories, diaries, NPC state, world events, the embedding outbox",
+        (
+            "CREATE TABLE IF NOT EXISTS short_term_memories ("
+            " id TEXT NOT NULL PRIMARY KEY, npc_id TEXT NOT NULL, content TEXT NOT NULL,"
+            " importance REAL NOT NULL, day INTEGER NOT NULL, hour INTEGER NOT NULL, type TEXT NOT NULL,"
+            " about TEXT NOT NULL DEFAULT '', kind TEXT NOT NULL DEFAULT 'observation',"
+            " decay_factor REAL NOT NULL, decayed_day INTEGER NOT NULL,"
+            " index_state TEXT NOT NULL DEFAULT 'none', indexed_at REAL)",
+            "CREATE INDEX IF NOT EXISTS short_term_memories_npc_day ON short_term_memories (npc_id, day)",
+            "CREATE TABLE IF NOT EXISTS diaries ("
+            " npc_id TEXT NOT NULL, day INTEGER NOT NULL, text TEXT NOT NULL, summary_id TEXT,"
+            " PRIMARY KEY (npc_id, day))",
+            "CREATE TABLE IF NOT EXISTS npc_state ("
+            " npc_id TEXT NOT NULL PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL DEFAULT '',"
+            " description TEXT NOT NULL DEFAULT '', place TEXT NOT NULL DEFAULT '', updated_day INTEGER NOT NULL DEFAULT 0)",
+            "CREATE TABLE IF NOT EXISTS relationships ("
+            " npc_id TEXT NOT NULL, other_id TEXT NOT NULL, affinity REAL NOT NULL, updated_day INTEGER NOT NULL,"
+            " PRIMARY KEY (npc_id, other_id))",
+            "CREATE TABLE IF NOT EXISTS world_events ("
+            " id TEXT NOT NULL PRIMARY KEY, day INTEGER NOT NULL, hour INTEGER NOT NULL, place TEXT NOT NULL,"
+            " text TEXT NOT NULL, importance REAL NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS embedding_outbox ("
+            " memory_id TEXT NOT NULL PRIMARY KEY, attempts INTEGER NOT NULL DEFAULT 0,"
+            " next_attempt_at REAL NOT NULL, last_error TEXT NOT NULL DEFAULT '')",
+        ),
+    ),
+    (
+        2,
+        "job bookkeeping (runs survive restarts without running twice), counters, world clock",
+        (
+            "CREATE TABLE IF NOT EXISTS job_runs ("
+            " job TEXT NOT NULL PRIMARY KEY, period INTEGER NOT NULL, ran_at REAL NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL PRIMARY KEY, value INTEGER NOT NULL)",
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)",
+        ),
+    ),
+)
+
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+TABLES = (
+    "short_term_memories",
+    "diaries",
+    "npc_state",
+    "relationships",
+    "world_events",
+    "embedding_outbox",
+    "job_runs",
+    "counters",
+    "meta",
+    "schema_version",
+)
+
+
+def current_version(db: D1Database) -> int:
+    db.prepare(
+        "CREATE TABLE IF NOT EXISTS schema_version ("
+        " version INTEGER NOT NULL PRIMARY KEY, description TEXT NOT NULL, applied_at REAL NOT NULL)"
+    ).run()
+    value = db.prepare("SELECT MAX(version) AS v FROM schema_version").first("v")
+    return int(value or 0)
+
+
+def migrate(db: D1Database, applied_at: float = 0.0) -> int:
+    """Applies the migrations not yet applied, each in one batch (one transaction); returns the version."""
+    version = current_version(db)
+    for number, description, statements in MIGRATIONS:
+        if number <= version:
+            continue
+        record = db.prepare("INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)")
+        db.batch([db.prepare(sql) for sql in statements] + [record.bind(number, description, applied_at)])
+        version = number
+    return version

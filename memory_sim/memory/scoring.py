@@ -1,0 +1,116 @@
+"""Pure scoring, decay and pruning: no I/O, no clock. Jobs call these to make a plan, then apply it.
+
+The design's weighted recall:  effective = score * importance / (1 + (current_day - day) * decayFactor).
+Decay factors grow daily, more slowly for important memories; past `forget_threshold` a memory is re-embedded
+(if important: rehearsal resets its factor) or dropped from the index (it stays in D1).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from memory_sim.memory.models import MemoryConfig, Recollection, StoredMemory
+
+
+def weighted_score(score: float, importance: float, current_day: int, day: int, decay_factor: float) -> float:
+    """The seed's formula; a memory from the future (clock skew) counts as from today."""
+    age = max(0, current_day - day)
+    return score * importance / (1.0 + age * decay_factor)
+
+
+def retention_value(importance: float, current_day: int, day: int, decay_factor: float) -> float:
+    """What a memory is worth keeping in the index, independent of any query (score taken as 1)."""
+    return weighted_score(1.0, importance, current_day, day, decay_factor)
+
+
+def daily_decay_rate(importance: float, config: MemoryConfig) -> float:
+    """Linear between `decay_rate` (importance 0) and `decay_rate_floor` (importance 1)."""
+    return config.decay_rate_floor + (config.decay_rate - config.decay_rate_floor) * (1.0 - importance)
+
+
+def grow_decay(decay_factor: float, importance: float, days: int, config: MemoryConfig) -> float:
+    return round(min(1.0, decay_factor + daily_decay_rate(importance, config) * max(0, days)), 6)
+
+
+@dataclass(frozen=True, slots=True)
+class DecayPlan:
+    """What `decay_and_prune` will do: new factors for all, and which indexed memories to refresh or drop."""
+
+    factors: dict[str, float] = field(default_factory=dict)
+    reembed: list[str] = field(default_factory=list)
+    unindex: list[str] = field(default_factory=list)
+
+
+def plan_decay(memories: Sequence[StoredMemory], current_day: int, config: MemoryConfig) -> DecayPlan:
+    plan = DecayPlan()
+    for memory in memories:
+        days = current_day - memory.decayed_day
+        if days <= 0:
+            continue  # already decayed for this day: running the job twice changes nothing
+        factor = grow_decay(memory.decay_factor, memory.importance, days, config)
+        if memory.index_state == "indexed" and factor >= config.forget_threshold:
+            if memory.importance >= config.keep_importance:
+                plan.reembed.append(memory.id)
+                factor = config.initial_decay  # rehearsal: an important memory is refreshed, not forgotten
+            else:
+                plan.unindex.append(memory.id)
+        plan.factors[memory.id] = factor
+    return plan
+
+
+def plan_cap_prune(
+    indexed: Sequence[StoredMemory], current_day: int, incoming: int, config: MemoryConfig
+) -> list[str]:
+    """Ids to drop from the index, lowest retention value first, when `incoming` more would pass the cap.
+
+    Prunes down to `cap_headroom` of the cap so the next writes do not hit it again at once.
+    """
+    if len(indexed) + incoming <= config.index_cap:
+        return []
+    target = max(0, math.floor(config.index_cap * config.cap_headroom) - incoming)
+    ranked = sorted(
+        indexed, key=lambda m: (retention_value(m.importance, current_day, m.day, m.decay_factor), m.day, m.id)
+    )
+    return [m.id for m in ranked[: max(0, len(indexed) - target)]]
+
+
+def retry_delay_s(attempts: int, config: MemoryConfig) -> float:
+    """Exponential backoff for failed embeddings: base, 2*base, 4*base ... capped."""
+    return min(config.retry_max_s, config.retry_base_s * (2 ** max(0, attempts - 1)))
+
+
+def rank_weighted(recollections: Sequence[Recollection], top_k: int) -> list[Recollection]:
+    """Highest effective score first; ties broken by raw score then id, so ranking is deterministic."""
+    ordered = sorted(recollections, key=lambda r: (-(r.effective_score or 0.0), -r.score, r.id))
+    return ordered[:top_k]
+
+
+def rank_by_score(recollections: Sequence[Recollection], top_k: int) -> list[Recollection]:
+    return sorted(recollections, key=lambda r: (-r.score, r.id))[:top_k]
+
+
+def _min_max(values: Sequence[float]) -> list[float]:
+    low, high = min(values), max(values)
+    if math.isclose(low, high):
+        return [0.5] * len(values)  # as Generative Agents does when all are equal
+    return [(v - low) / (high - low) for v in values]
+
+
+def generative_agents_scores(
+    recollections: Sequence[Recollection],
+    current_hours: int,
+    hours_of: dict[str, int],
+    decay: float = 0.995,
+    weights: tuple[float, float, float] = (0.5, 3.0, 2.0),
+) -> list[float]:
+    """Recency x relevance x importance as in Generative Agents (weights as its code: 0.5, 3, 2), each term
+    min-max normalised over the candidates; recency decays per game hour (not by rank, as its code does)."""
+    if not recollections:
+        return []
+    recency = _min_max([decay ** max(0, current_hours - hours_of.get(r.id, current_hours)) for r in recollections])
+    relevance = _min_max([r.score for r in recollections])
+    importance = _min_max([r.importance for r in recollections])
+    w_rec, w_rel, w_imp = weights
+    return [w_rec * a + w_rel * b + w_imp * c for a, b, c in zip(recency, relevance, importance)]

@@ -1,0 +1,236 @@
+"""Every statement the memory system runs on D1, in one place, as plain SQLite (see schema.py).
+
+Functions take the `D1Database` and typed values and return typed rows; nothing here embeds or ranks.
+Lists of ids are chunked under D1's 100-bound-parameter limit.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Iterator, Sequence
+
+from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
+from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
+from memory_sim.memory.models import ShortTermMemory, StoredMemory
+
+_COLUMNS = (
+    "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day"
+)
+_CHUNK = D1_MAX_BOUND_PARAMETERS - 10  # room for the other parameters of the statement
+
+
+def _chunks(items: Sequence[str], size: int = _CHUNK) -> Iterator[Sequence[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+def _stored(row: dict[str, Any]) -> StoredMemory:
+    return StoredMemory(
+        id=row["id"],
+        npc_id=row["npc_id"],
+        content=row["content"],
+        importance=float(row["importance"]),
+        day=int(row["day"]),
+        hour=int(row["hour"]),
+        type=row["type"],
+        kind=row["kind"],
+        decay_factor=float(row["decay_factor"]),
+        index_state=row["index_state"],
+        indexed_at=None if row["indexed_at"] is None else float(row["indexed_at"]),
+        decayed_day=int(row["decayed_day"]),
+    )
+
+
+def _select(db: D1Database, where: str, *values: Any, order: str = "day, hour, id") -> list[StoredMemory]:
+    sql = f"SELECT {_COLUMNS} FROM short_term_memories WHERE {where} ORDER BY {order}"
+    return [_stored(row) for row in db.prepare(sql).bind(*values).all().results]
+
+
+# --- memories ----------------------------------------------------------------------------------------------
+
+
+def insert_memory(db: D1Database, memory: ShortTermMemory, decay: float, state: str) -> D1PreparedStatement:
+    """The insert, as a statement for a batch; a memory remembered twice is kept once (first write wins)."""
+    return db.prepare(
+        "INSERT INTO short_term_memories (id, npc_id, content, importance, day, hour, type, about, kind,"
+        " decay_factor, decayed_day, index_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (id) DO NOTHING"
+    ).bind(
+        memory.id,
+        memory.npc_id,
+        memory.content,
+        float(memory.importance),
+        memory.world_time.day,
+        memory.world_time.hour,
+        memory.type,
+        ",".join(memory.about),
+        memory.kind,
+        decay,
+        memory.world_time.day,
+        state,
+    )
+
+
+def enqueue(db: D1Database, memory_id: str, next_attempt_at: float) -> D1PreparedStatement:
+    return db.prepare(
+        "INSERT INTO embedding_outbox (memory_id, attempts, next_attempt_at) VALUES (?, 0, ?)"
+        " ON CONFLICT (memory_id) DO NOTHING"
+    ).bind(memory_id, next_attempt_at)
+
+
+def memories_by_ids(db: D1Database, ids: Sequence[str]) -> dict[str, StoredMemory]:
+    found: dict[str, StoredMemory] = {}
+    for chunk in _chunks(list(ids)):
+        marks = ", ".join("?" for _ in chunk)
+        found.update((m.id, m) for m in _select(db, f"id IN ({marks})", *chunk))
+    return found
+
+
+def memories_of(db: D1Database, npc_id: str, day: int | None = None) -> list[StoredMemory]:
+    if day is None:
+        return _select(db, "npc_id = ?", npc_id)
+    return _select(db, "npc_id = ? AND day = ?", npc_id, day)
+
+
+def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:
+    marks = ", ".join("?" for _ in states)
+    return _select(db, f"index_state IN ({marks})", *states)
+
+
+def all_memories(db: D1Database) -> list[StoredMemory]:
+    return _select(db, "1 = 1", order="id")
+
+
+def not_yet_visible(db: D1Database, npc_id: str, since: float, limit: int) -> list[StoredMemory]:
+    """Memories the index may not show yet: waiting in the outbox, or upserted within the visibility window."""
+    return _select(
+        db,
+        "npc_id = ? AND (index_state = 'pending' OR (index_state = 'indexed' AND indexed_at >= ?))",
+        npc_id,
+        since,
+        order=f"day DESC, hour DESC, id LIMIT {int(limit)}",
+    )
+
+
+def recent_short_term(db: D1Database, npc_id: str, limit: int) -> list[StoredMemory]:
+    return _select(db, "npc_id = ?", npc_id, order=f"day DESC, hour DESC, importance DESC, id LIMIT {int(limit)}")
+
+
+def set_state(
+    db: D1Database, ids: Iterable[str], state: str, indexed_at: float | None = None
+) -> list[D1PreparedStatement]:
+    return [
+        db.prepare("UPDATE short_term_memories SET index_state = ?, indexed_at = ? WHERE id = ?").bind(
+            state, indexed_at, memory_id
+        )
+        for memory_id in ids
+    ]
+
+
+def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1PreparedStatement]:
+    return [
+        db.prepare("UPDATE short_term_memories SET decay_factor = ?, decayed_day = ? WHERE id = ?").bind(
+            factor, day, memory_id
+        )
+        for memory_id, factor in sorted(factors.items())
+    ]
+
+
+def count_memories(db: D1Database, where: str = "1 = 1") -> int:
+    return int(db.prepare(f"SELECT COUNT(*) AS n FROM short_term_memories WHERE {where}").first("n") or 0)
+
+
+# --- outbox ------------------------------------------------------------------------------------------------
+
+
+def due_outbox(db: D1Database, now: float, max_attempts: int) -> list[dict[str, Any]]:
+    return db.prepare(
+        "SELECT memory_id, attempts, next_attempt_at FROM embedding_outbox"
+        " WHERE next_attempt_at <= ? AND attempts < ? ORDER BY next_attempt_at, memory_id"
+    ).bind(now, max_attempts).all().results
+
+
+def outbox_attempts(db: D1Database, ids: Sequence[str]) -> dict[str, int]:
+    found: dict[str, int] = {}
+    for chunk in _chunks(list(ids)):
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"SELECT memory_id, attempts FROM embedding_outbox WHERE memory_id IN ({marks})"
+        found.update((r["memory_id"], int(r["attempts"])) for r in db.prepare(sql).bind(*chunk).all().results)
+    return found
+
+
+def dequeue(db: D1Database, ids: Iterable[str]) -> list[D1PreparedStatement]:
+    return [db.prepare("DELETE FROM embedding_outbox WHERE memory_id = ?").bind(i) for i in ids]
+
+
+def reschedule(db: D1Database, memory_id: str, attempts: int, next_at: float, error: str) -> D1PreparedStatement:
+    return db.prepare(
+        "UPDATE embedding_outbox SET attempts = ?, next_attempt_at = ?, last_error = ? WHERE memory_id = ?"
+    ).bind(attempts, next_at, error[:500], memory_id)
+
+
+def outbox_size(db: D1Database) -> int:
+    return int(db.prepare("SELECT COUNT(*) AS n FROM embedding_outbox").first("n") or 0)
+
+
+# --- diaries, NPC state, counters, meta, job runs ----------------------------------------------------------
+
+
+def put_diary(db: D1Database, npc_id: str, day: int, text: str) -> None:
+    db.prepare(
+        "INSERT INTO diaries (npc_id, day, text) VALUES (?, ?, ?)"
+        " ON CONFLICT (npc_id, day) DO UPDATE SET text = excluded.text"
+    ).bind(npc_id, day, text).run()
+
+
+def diaries_to_consolidate(db: D1Database, up_to_day: int) -> list[dict[str, Any]]:
+    return db.prepare(
+        "SELECT npc_id, day, text FROM diaries WHERE summary_id IS NULL AND day <= ? ORDER BY day, npc_id"
+    ).bind(up_to_day).all().results
+
+
+def mark_consolidated(db: D1Database, npc_id: str, day: int, summary_id: str) -> D1PreparedStatement:
+    return db.prepare("UPDATE diaries SET summary_id = ? WHERE npc_id = ? AND day = ?").bind(summary_id, npc_id, day)
+
+
+def diary(db: D1Database, npc_id: str, day: int) -> str | None:
+    value = db.prepare("SELECT text FROM diaries WHERE npc_id = ? AND day = ?").bind(npc_id, day).first("text")
+    return None if value is None else str(value)
+
+
+def npc_profile(db: D1Database, npc_id: str) -> dict[str, Any] | None:
+    row = db.prepare("SELECT npc_id, name, role, description FROM npc_state WHERE npc_id = ?").bind(npc_id).first()
+    return dict(row) if row else None
+
+
+def bump(db: D1Database, name: str, by: int = 1) -> D1PreparedStatement:
+    return db.prepare(
+        "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = counters.value + ?"
+    ).bind(name, by, by)
+
+
+def counters(db: D1Database) -> dict[str, int]:
+    rows = db.prepare("SELECT name, value FROM counters ORDER BY name").all().results
+    return {row["name"]: int(row["value"]) for row in rows}
+
+
+def get_meta(db: D1Database, key: str) -> str | None:
+    value = db.prepare("SELECT value FROM meta WHERE key = ?").bind(key).first("value")
+    return None if value is None else str(value)
+
+
+def set_meta(db: D1Database, key: str, value: str) -> None:
+    db.prepare(
+        "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+    ).bind(key, value).run()
+
+
+def last_period(db: D1Database, job: str) -> int | None:
+    value = db.prepare("SELECT period FROM job_runs WHERE job = ?").bind(job).first("period")
+    return None if value is None else int(value)
+
+
+def record_run(db: D1Database, job: str, period: int, ran_at: float) -> None:
+    db.prepare(
+        "INSERT INTO job_runs (job, period, ran_at) VALUES (?, ?, ?)"
+        " ON CONFLICT (job) DO UPDATE SET period = excluded.period, ran_at = excluded.ran_at"
+    ).bind(job, period, ran_at).run()

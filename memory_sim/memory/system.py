@@ -1,0 +1,237 @@
+"""`MemorySystem`: the NPC memory API over an `Env` (Vectorize, D1, an embedder), as the design describes.
+
+    memory = MemorySystem(env, clock=sim_clock)
+    memory.remember(ShortTermMemory("margaret", "The blacksmith mended my oven door for nothing.", 0.8,
+                                    WorldTime(day=3, hour=14), type="opinion", about=("tom",)))
+    memory.recall("margaret", "What does Margaret think of Tom?")
+    memory.weighted_recall("margaret", "What does Margaret think of Tom?", current_day=14)
+
+D1 is written first and is the source of truth; indexing failures leave an outbox row for `retry_pending`.
+`clock()` gives the world's time in seconds (the sim clock in simulations and tests).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
+
+from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
+from memory_sim.env import Env
+from memory_sim.errors import EmbeddingUnavailable, VectorizeError
+from memory_sim.memory import indexing, recall as recall_sources, store
+from memory_sim.memory.models import JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory.schema import migrate
+from memory_sim.memory.scoring import plan_cap_prune, rank_by_score, rank_weighted, retry_delay_s, weighted_score
+from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
+
+Clock = Callable[[], float]
+
+
+@dataclass(frozen=True, slots=True)
+class RelationshipContext:
+    npc_a: str
+    npc_b: str
+    a_recalls: list[Recollection]
+    b_recalls: list[Recollection]
+
+
+class MemorySystem:
+    """One NPC memory system over one `Env`. Jobs (consolidate, decay_and_prune, retry_pending) are methods
+    that delegate to memory/jobs.py, so the sim clock and APScheduler drive the same functions."""
+
+    def __init__(
+        self,
+        env: Env,
+        *,
+        clock: Clock,
+        config: MemoryConfig | None = None,
+        summariser: Summariser | None = None,
+    ) -> None:
+        self.env = env
+        self.clock = clock
+        self.config = config or MemoryConfig()
+        self.summariser: Summariser = summariser or ExtractiveSummariser()
+        migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
+
+    # --- writing --------------------------------------------------------------------------------------------
+
+    def remember(self, memory: ShortTermMemory) -> bool:
+        """Stores one memory; returns True when it is in the vector index now (False: D1 only or queued)."""
+        return memory.id in self.remember_many([memory])
+
+    def remember_many(self, memories: Sequence[ShortTermMemory], *, index_all: bool = False) -> set[str]:
+        """One D1 transaction for all, then one embedding call for the important ones; returns the ids
+        indexed now. `index_all` indexes regardless of importance (consolidated summaries)."""
+        memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
+        indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
+        wanted = {m.id for m in indexable}
+        now = self.clock()
+        statements = [
+            store.insert_memory(self.env.DB, m, self.config.initial_decay, "pending" if m.id in wanted else "none")
+            for m in memories
+        ]
+        statements += [store.enqueue(self.env.DB, m.id, now) for m in indexable]
+        if statements:
+            self.env.DB.batch(statements)
+        return self.index_memories([m.id for m in indexable])
+
+    def index_memory(self, memory: ShortTermMemory) -> bool:
+        """The indexing step alone, for a memory already in D1 (e.g. after `remember` kept it D1-only)."""
+        self.env.DB.batch(
+            store.set_state(self.env.DB, [memory.id], "pending") + [store.enqueue(self.env.DB, memory.id, self.clock())]
+        )
+        return memory.id in self.index_memories([memory.id])
+
+    def index_memories(self, ids: Sequence[str]) -> set[str]:
+        """Embeds and upserts memories from D1; on failure they stay in the outbox with a backoff."""
+        rows = list(store.memories_by_ids(self.env.DB, ids).values())
+        if not rows:
+            return set()
+        self.make_room(len(rows))
+        now = self.clock()
+        try:
+            indexing.embed_and_upsert(self.env, rows)
+        except (EmbeddingUnavailable, VectorizeError) as exc:
+            self._postpone(rows, now, str(exc))
+            return set()
+        done = [r.id for r in rows]
+        self.env.DB.batch(
+            store.set_state(self.env.DB, done, "indexed", now) + store.dequeue(self.env.DB, done)
+        )
+        return set(done)
+
+    def _postpone(self, rows: Sequence[StoredMemory], now: float, error: str) -> None:
+        attempts = store.outbox_attempts(self.env.DB, [r.id for r in rows])
+        statements = []
+        for row in rows:
+            tries = attempts.get(row.id, 0) + 1
+            next_at = now + retry_delay_s(tries, self.config)
+            statements.append(store.reschedule(self.env.DB, row.id, tries, next_at, error))
+        self.env.DB.batch(statements + [store.bump(self.env.DB, "embedding_failures", len(rows))])
+
+    def make_room(self, incoming: int) -> int:
+        """The index's size cap: when `incoming` more would pass it, drop the lowest-valued vectors first
+        (they stay in D1). Returns how many were dropped."""
+        if store.count_memories(self.env.DB, "index_state = 'indexed'") + incoming <= self.config.index_cap:
+            return 0
+        indexed = store.memories_in_state(self.env.DB, ["indexed"])
+        drop = plan_cap_prune(indexed, self.today(), incoming, self.config)
+        self.unindex(drop, counter="cap_prunes")
+        return len(drop)
+
+    def unindex(self, ids: Sequence[str], counter: str) -> None:
+        if not ids:
+            return
+        indexing.delete_vectors(self.env, ids)
+        self.env.DB.batch(
+            store.set_state(self.env.DB, ids, "unindexed") + [store.bump(self.env.DB, counter, len(ids))]
+        )
+
+    # --- reading --------------------------------------------------------------------------------------------
+
+    def today(self) -> int:
+        return WorldTime.from_seconds(self.clock()).day
+
+    def recall(self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = "vector") -> list[Recollection]:
+        """Top-k of this NPC's memories by meaning (`score` = cosine similarity, higher first)."""
+        candidates = self._gather(npc_id, query, top_k, mode)
+        return rank_by_score(candidates, top_k)
+
+    def weighted_recall(
+        self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = "vector"
+    ) -> list[Recollection]:
+        """score * importance / (1 + (current_day - day) * decayFactor), highest first, with each memory's
+        current decay factor from D1."""
+        day = self.today() if current_day is None else current_day
+        k = min(VECTORIZE_MAX_TOP_K, top_k * self.config.candidate_factor)
+        weighted = [
+            replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor))
+            for r in self._gather(npc_id, query, k, mode)
+        ]
+        return rank_weighted(weighted, top_k)
+
+    def _gather(self, npc_id: str, query: str, k: int, mode: RecallMode) -> list[Recollection]:
+        if not npc_id or not query.strip():
+            raise ValueError("recall needs an npc_id and a non-empty query")
+        if not 1 <= k <= VECTORIZE_MAX_TOP_K:
+            raise ValueError(f"top_k must be in 1..{VECTORIZE_MAX_TOP_K}, got {k}")
+        candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config)
+        if candidates.fell_back:
+            self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
+        return candidates.recollections
+
+    # --- the design's three uses ----------------------------------------------------------------------------
+
+    def decision_context(self, npc_id: str, situation: str, top_k: int = 5) -> list[Recollection]:
+        """What the NPC recalls when deciding (e.g. "go to the pub tonight?"): weighted by age and importance."""
+        return self.weighted_recall(npc_id, situation, self.today(), top_k)
+
+    def relationship_context(self, npc_a: str, npc_b: str, top_k: int = 5) -> RelationshipContext:
+        """Each recalls their history with the other; the query names the other by name and by role, since
+        memories often say "the blacksmith" rather than "Tom"."""
+        return RelationshipContext(
+            npc_a,
+            npc_b,
+            self.weighted_recall(npc_a, self._about(npc_b), self.today(), top_k),
+            self.weighted_recall(npc_b, self._about(npc_a), self.today(), top_k),
+        )
+
+    def _about(self, npc_id: str) -> str:
+        profile = store.npc_profile(self.env.DB, npc_id)
+        if profile is None:
+            return f"my history with {npc_id}"
+        return f"my history with {profile['name']}, {profile['role']}: {profile['description']}".strip(": ")
+
+    def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
+        """The day's diary in D1: its most important short-term memories in order, and one past memory
+        they brought back."""
+        todays = store.memories_of(self.env.DB, npc_id, day)
+        todays = [m for m in todays if m.kind == "observation"]
+        if not todays:
+            return ""
+        chosen = sorted(sorted(todays, key=lambda m: (-m.importance, m.hour, m.id))[:max_entries], key=lambda m: (m.hour, m.id))
+        lines = [m.content for m in chosen]
+        echo = self._echo(npc_id, day, chosen)
+        if echo is not None:
+            lines.append(f"It brought back day {echo.day}: {echo.text}")
+        text = " ".join(lines)
+        store.put_diary(self.env.DB, npc_id, day, text)
+        return text
+
+    def _echo(self, npc_id: str, day: int, chosen: Sequence[StoredMemory]) -> Recollection | None:
+        focus = max(chosen, key=lambda m: (m.importance, -m.hour))
+        past = [r for r in self.recall(npc_id, focus.content, top_k=5) if r.day < day and r.source == "vectorize"]
+        return past[0] if past else None
+
+    # --- jobs (memory/jobs.py) ------------------------------------------------------------------------------
+
+    def consolidate(self, now: float | None = None) -> JobReport:
+        from memory_sim.memory.jobs import consolidate
+
+        return consolidate(self, self.clock() if now is None else now)
+
+    def decay_and_prune(self, now: float | None = None) -> JobReport:
+        from memory_sim.memory.jobs import decay_and_prune
+
+        return decay_and_prune(self, self.clock() if now is None else now)
+
+    def retry_pending(self, now: float | None = None) -> JobReport:
+        from memory_sim.memory.jobs import retry_pending
+
+        return retry_pending(self, self.clock() if now is None else now)
+
+    def stats(self) -> dict[str, int]:
+        db = self.env.DB
+        out = {
+            "memories": store.count_memories(db),
+            "indexed": store.count_memories(db, "index_state = 'indexed'"),
+            "pending": store.outbox_size(db),
+            "summaries": store.count_memories(db, "kind = 'summary'"),
+        }
+        try:
+            out["vectors"] = self.env.VECTORIZE.describe().vector_count
+        except VectorizeError:
+            out["vectors"] = -1
+        out.update(store.counters(db))
+        return out
+

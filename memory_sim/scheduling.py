@@ -1,0 +1,122 @@
+"""Driving the memory jobs: on the sim clock during simulations and tests, on the wall clock with APScheduler
+in a long-running service (`memory-sim run`). Both call the same job functions through `run_if_due`, which
+records the last period each job ran for in D1 and skips a period already done: a restarted service (or a
+second scheduler) never runs a job twice for the same period.
+
+Schedule (world time): consolidate every 6 hours, decay and prune daily, retry pending embeddings hourly
+(each retry itself waits for its backoff).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from memory_sim.memory import store
+from memory_sim.memory.models import JobReport
+
+if TYPE_CHECKING:
+    from memory_sim.memory.system import MemorySystem
+
+log = logging.getLogger(__name__)
+HOUR_S = 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class JobSpec:
+    name: str
+    every_s: float  # world seconds
+    run: Callable[[float], JobReport]
+
+
+def memory_jobs(system: "MemorySystem") -> list[JobSpec]:
+    return [
+        JobSpec("retry_pending", HOUR_S, system.retry_pending),
+        JobSpec("decay_and_prune", 24 * HOUR_S, system.decay_and_prune),
+        JobSpec("consolidate", 6 * HOUR_S, system.consolidate),
+    ]
+
+
+def period_of(now: float, every_s: float) -> int:
+    return int(now // every_s)
+
+
+def run_if_due(system: "MemorySystem", job: JobSpec, now: float) -> JobReport | None:
+    """Runs `job` unless D1 says it already ran for this period. A crash between the run and the record
+    only means one harmless re-run: every job is idempotent."""
+    period = period_of(now, job.every_s)
+    last = store.last_period(system.env.DB, job.name)
+    if last is not None and last >= period:
+        return None
+    report = job.run(now)
+    store.record_run(system.env.DB, job.name, period, now)
+    return report
+
+
+class SimScheduler:
+    """Call `tick(now)` each sim hour; runs the jobs whose period has come, in a fixed order."""
+
+    def __init__(self, system: "MemorySystem", jobs: list[JobSpec] | None = None) -> None:
+        self.system = system
+        self.jobs = jobs if jobs is not None else memory_jobs(system)
+
+    def tick(self, now: float) -> list[JobReport]:
+        return [r for job in self.jobs if (r := run_if_due(self.system, job, now)) is not None]
+
+
+class WorldClock:
+    """World seconds on the wall clock: `origin` world seconds at wall time `started`, `scale` world seconds
+    per real second (1.0: the world runs in real time)."""
+
+    def __init__(self, origin: float, scale: float = 1.0, wall: Callable[[], float] = time.time) -> None:
+        self.origin, self.scale, self.wall = origin, scale, wall
+        self.started = wall()
+
+    def __call__(self) -> float:
+        return self.origin + (self.wall() - self.started) * self.scale
+
+
+def build_service(system: "MemorySystem", scale: float = 1.0, lock: threading.Lock | None = None) -> Any:
+    """An APScheduler 3 BackgroundScheduler running the memory jobs on the wall clock.
+
+    One worker thread, `max_instances=1` and `coalesce=True`: jobs never overlap and missed runs collapse into
+    one. D1's job_runs table makes a restarted service skip periods already done.
+    """
+    from apscheduler.executors.pool import ThreadPoolExecutor
+    from apscheduler.schedulers.background import BackgroundScheduler
+
+    scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(max_workers=1)})
+    guard = lock or threading.Lock()
+    for job in memory_jobs(system):
+        scheduler.add_job(
+            _guarded,
+            "interval",
+            seconds=max(1.0, job.every_s / scale),
+            args=(system, job, guard),
+            id=job.name,
+            max_instances=1,
+            coalesce=True,
+            misfire_grace_time=None,
+            next_run_time=None,  # set at start: run each job once at once (skipped if its period is done)
+        )
+    return scheduler
+
+
+def _guarded(system: "MemorySystem", job: JobSpec, guard: threading.Lock) -> None:
+    with guard:
+        report = run_if_due(system, job, system.clock())
+    if report is not None:
+        log.info("%s: %s", job.name, report)
+
+
+def start_service(system: "MemorySystem", scale: float = 1.0) -> Any:
+    from datetime import datetime, timezone
+
+    scheduler = build_service(system, scale)
+    scheduler.start()
+    for job in scheduler.get_jobs():
+        job.modify(next_run_time=datetime.now(timezone.utc))
+    return scheduler

@@ -1,0 +1,98 @@
+"""Runs the village hour by hour on the sim clock: memories into the memory system, world state into D1,
+diaries at the end of each day, and the jobs on schedule (scheduling.SimScheduler)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+from memory_sim.bindings.d1 import D1Database
+from memory_sim.memory import store
+from memory_sim.memory.models import HOURS_PER_DAY, JobReport, WorldTime
+from memory_sim.memory.system import MemorySystem
+from memory_sim.scheduling import SimScheduler
+from memory_sim.sim.clock import SimClock
+from memory_sim.sim.world import Tick, Village
+
+DIARY_HOUR = 23
+
+
+@dataclass
+class RunSummary:
+    days: int
+    memories: int = 0
+    events: int = 0
+    diaries: int = 0
+    reports: list[JobReport] = field(default_factory=list)
+
+
+def save_npcs(db: D1Database, village: Village) -> None:
+    db.batch(
+        [
+            db.prepare(
+                "INSERT INTO npc_state (npc_id, name, role, description) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (npc_id) DO NOTHING"
+            ).bind(n.id, n.name, n.role, ", ".join(n.descriptors))
+            for n in village.npcs
+        ]
+    )
+
+
+def save_tick(db: D1Database, tick: Tick, village: Village) -> None:
+    """World events, where everyone is, and how they feel about each other, as of this hour."""
+    statements = [
+        db.prepare(
+            "INSERT INTO world_events (id, day, hour, place, text, importance) VALUES (?, ?, ?, ?, ?, ?)"
+            " ON CONFLICT (id) DO NOTHING"
+        ).bind(e.id, e.when.day, e.when.hour, e.place, e.text, e.importance)
+        for e in tick.events
+    ]
+    statements += [
+        db.prepare("UPDATE npc_state SET place = ?, updated_day = ? WHERE npc_id = ?").bind(place, tick.when.day, npc)
+        for npc, place in sorted(tick.locations.items())
+    ]
+    if statements:
+        db.batch(statements)
+
+
+def save_relationships(db: D1Database, village: Village, day: int) -> None:
+    db.batch(
+        [
+            db.prepare(
+                "INSERT INTO relationships (npc_id, other_id, affinity, updated_day) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (npc_id, other_id) DO UPDATE SET affinity = excluded.affinity,"
+                " updated_day = excluded.updated_day"
+            ).bind(a, b, value, day)
+            for (a, b), value in sorted(village.affinity.items())
+        ]
+    )
+
+
+def run_village(
+    system: MemorySystem,
+    village: Village,
+    clock: SimClock,
+    days: int,
+    on_hour: Callable[[WorldTime], None] | None = None,
+) -> RunSummary:
+    """Runs `days` whole days from the clock's current hour; jobs run as their periods come."""
+    db, scheduler = system.env.DB, SimScheduler(system)
+    save_npcs(db, village)
+    summary = RunSummary(days)
+    start = clock.now.hours
+    for hours in range(start, start + days * HOURS_PER_DAY):
+        when = WorldTime.from_hours(hours)
+        clock.advance_to(when)
+        summary.reports += scheduler.tick(clock())
+        tick = village.tick(when)
+        system.remember_many(tick.memories)
+        save_tick(db, tick, village)
+        summary.memories += len(tick.memories)
+        summary.events += len(tick.events)
+        if when.hour == DIARY_HOUR:
+            summary.diaries += sum(1 for n in village.npcs if system.write_diary(n.id, when.day))
+            save_relationships(db, village, when.day)
+        if on_hour is not None:
+            on_hour(when)
+    store.set_meta(db, "world_seconds", repr(clock()))
+    return summary

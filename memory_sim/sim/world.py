@@ -1,0 +1,202 @@
+"""The seeded village: NPCs with roles, places, relationships that change, and hourly ticks that produce what
+each NPC notices (events, conversations, opinions, gossip, places) with an importance.
+
+Everything is drawn from one `random.Random(seed)` in a fixed order, so the same seed gives the same village,
+the same memories and the same ids. Content comes from templates in `data/` (package data). NPCs often name
+each other by role or description ("the blacksmith"), not by name: Margaret, especially, rarely says "Tom".
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from dataclasses import dataclass, field
+from importlib import resources
+from typing import Any
+
+from memory_sim.memory.models import MemoryType, ShortTermMemory, WorldTime
+
+DAY_START, DAY_END = 7, 22  # hours when villagers are about
+SUNDAY = 6
+
+
+def load_data(name: str) -> Any:
+    return json.loads(resources.files("memory_sim.sim").joinpath(f"data/{name}.json").read_text("utf-8"))
+
+
+@dataclass(frozen=True, slots=True)
+class Npc:
+    id: str
+    name: str
+    role: str
+    work: str
+    descriptors: tuple[str, ...]
+    pronouns: tuple[str, str, str]  # he/him/his
+
+
+@dataclass(frozen=True, slots=True)
+class WorldEvent:
+    id: str
+    when: WorldTime
+    place: str
+    text: str
+    importance: float
+
+
+@dataclass
+class Tick:
+    """What one hour produced."""
+
+    when: WorldTime
+    memories: list[ShortTermMemory] = field(default_factory=list)
+    events: list[WorldEvent] = field(default_factory=list)
+    locations: dict[str, str] = field(default_factory=dict)
+
+
+def pick_npcs(count: int) -> list[Npc]:
+    rows = load_data("npcs")
+    if not 2 <= count <= len(rows):
+        raise ValueError(f"the village has between 2 and {len(rows)} NPCs, got {count}")
+    return [
+        Npc(r["id"], r["name"], r["role"], r["work"], tuple(r["descriptors"]), tuple(r["pronouns"]))  # type: ignore[arg-type]
+        for r in rows[:count]
+    ]
+
+
+class Village:
+    """A village of `npcs` NPCs (Margaret and Tom always among them), driven by `random.Random(seed)`."""
+
+    def __init__(self, npcs: int = 8, seed: int = 7) -> None:
+        self.rng = random.Random(seed)
+        self.npcs = pick_npcs(npcs)
+        self.by_id = {n.id: n for n in self.npcs}
+        self.places: dict[str, Any] = load_data("places")
+        self.text: dict[str, Any] = load_data("templates")
+        self.affinity = {
+            (a.id, b.id): round(self.rng.uniform(-0.3, 0.6), 3) for a in self.npcs for b in self.npcs if a != b
+        }
+
+    # --- choices ----------------------------------------------------------------------------------------------
+
+    def place_of(self, npc: Npc, when: WorldTime) -> str | None:
+        hour, rng = when.hour, self.rng
+        if not DAY_START <= hour <= DAY_END:
+            return None
+        if when.day % 7 == SUNDAY and 9 <= hour <= 11:
+            return "church"
+        if hour <= 17:
+            return npc.work if rng.random() < 0.75 else rng.choice(["market", "green"])
+        roll = rng.random()
+        return "pub" if roll < 0.5 else ("green" if roll < 0.7 else None)
+
+    def refer(self, speaker: Npc, target: Npc) -> str:
+        """How `speaker` names `target`: by name, or by role/description (Margaret names Tom rarely)."""
+        by_name = 0.2 if (speaker.id, target.id) == ("margaret", "tom") else 0.55
+        return target.name if self.rng.random() < by_name else self.rng.choice(target.descriptors)
+
+    def opinion_target(self, npc: Npc) -> Npc:
+        others = [o for o in self.npcs if o.id != npc.id]
+        weights = [6.0 if (npc.id, o.id) == ("margaret", "tom") else 1.0 for o in others]
+        return self.rng.choices(others, weights)[0]
+
+    def _fill(self, template: list[Any], **values: str) -> tuple[str, float]:
+        text, low, high = template
+        sentence = text.format(**values)
+        return sentence[0].upper() + sentence[1:], round(self.rng.uniform(low, high), 2)
+
+    def _place_phrase(self, place: str) -> str:
+        return self.rng.choice(self.places[place]["phrases"])
+
+    # --- one hour ---------------------------------------------------------------------------------------------
+
+    def tick(self, when: WorldTime) -> Tick:
+        tick = Tick(when)
+        for npc in self.npcs:
+            place = self.place_of(npc, when)
+            if place is not None:
+                tick.locations[npc.id] = place
+        for npc in self.npcs:
+            if npc.id in tick.locations:
+                self._notice(npc, tick)
+        self._maybe_world_event(tick)
+        return tick
+
+    def _remember(self, tick: Tick, npc: Npc, text: str, importance: float, kind: MemoryType, about: tuple[str, ...] = ()) -> None:
+        tick.memories.append(ShortTermMemory(npc.id, text, importance, tick.when, kind, about))
+
+    def _notice(self, npc: Npc, tick: Tick) -> None:
+        rng, place = self.rng, tick.locations[npc.id]
+        here = [self.by_id[o] for o, p in sorted(tick.locations.items()) if p == place and o != npc.id]
+        if rng.random() < 0.12:
+            self._place_memory(npc, place, tick)
+        if here and rng.random() < 0.15:
+            self._event(npc, rng.choice(here), place, tick)
+        if here and rng.random() < 0.2:
+            self._conversation(npc, rng.choice(here), place, tick)
+        if rng.random() < 0.07:
+            self._opinion(npc, self.opinion_target(npc), tick)
+        if here and rng.random() < 0.05:
+            self._gossip(npc, rng.choice(here), tick)
+
+    def _place_memory(self, npc: Npc, place: str, tick: Tick) -> None:
+        template = self.rng.choice(self.text["place"])
+        text, importance = self._fill(
+            template,
+            place=self._place_phrase(place),
+            smell=self.rng.choice(self.text["smells"]),
+            time=self.rng.choice(self.text["times"]),
+        )
+        self._remember(tick, npc, text, importance, "place")
+
+    def _other_values(self, speaker: Npc, other: Npc, prefix: str) -> dict[str, str]:
+        he, him, his = other.pronouns
+        return {prefix: self.refer(speaker, other), f"{prefix[0]}_he": he, f"{prefix[0]}_him": him, f"{prefix[0]}_his": his}
+
+    def _event(self, npc: Npc, other: Npc, place: str, tick: Tick) -> None:
+        template = self.rng.choice(self.text["event"])
+        text, importance = self._fill(template, place=self._place_phrase(place), **self._other_values(npc, other, "other"))
+        self._remember(tick, npc, text, importance, "event", (other.id,))
+
+    def _conversation(self, npc: Npc, other: Npc, place: str, tick: Tick) -> None:
+        template = self.rng.choice(self.text["conversation"])
+        topic = self.rng.choice(self.text["topics"])
+        text, importance = self._fill(
+            template, place=self._place_phrase(place), topic=topic, **self._other_values(npc, other, "other")
+        )
+        shift = -0.08 if "disagreement" in template[0] else 0.05
+        self._shift(npc.id, other.id, shift)
+        self._remember(tick, npc, text, importance, "relationship", (other.id,))
+
+    def _opinion(self, npc: Npc, target: Npc, tick: Tick) -> None:
+        liked = self.affinity[(npc.id, target.id)] + self.rng.uniform(-0.3, 0.3) > 0
+        template = self.rng.choice(self.text["opinion_positive" if liked else "opinion_negative"])
+        text, importance = self._fill(template, **self._other_values(npc, target, "target"))
+        self._shift(npc.id, target.id, 0.04 if liked else -0.04)
+        self._remember(tick, npc, text, importance, "opinion", (target.id,))
+
+    def _gossip(self, npc: Npc, speaker: Npc, tick: Tick) -> None:
+        targets = [o for o in self.npcs if o.id not in (npc.id, speaker.id)]
+        if not targets:
+            return
+        target = self.rng.choice(targets)
+        template = self.rng.choice(self.text["gossip"])
+        values = self._other_values(npc, target, "target")
+        values["speaker"] = self.refer(npc, speaker)
+        text, importance = self._fill(template, **values)
+        self._shift(npc.id, target.id, -0.02)
+        self._remember(tick, npc, text, importance, "opinion", (speaker.id, target.id))
+
+    def _maybe_world_event(self, tick: Tick) -> None:
+        if not DAY_START <= tick.when.hour <= DAY_END or self.rng.random() >= 0.03:
+            return
+        place = self.rng.choice(sorted(self.places))
+        template = self.rng.choice(self.text["world"])
+        text, importance = self._fill(template, place=self.places[place]["name"])
+        event = WorldEvent(f"event-{tick.when.day}-{tick.when.hour}", tick.when, place, text, importance)
+        tick.events.append(event)
+        for npc in self.npcs:  # news travels: everyone about that hour notices
+            if npc.id in tick.locations:
+                self._remember(tick, npc, text, importance, "event")
+
+    def _shift(self, a: str, b: str, by: float) -> None:
+        self.affinity[(a, b)] = round(max(-1.0, min(1.0, self.affinity[(a, b)] + by)), 3)
