@@ -1,0 +1,107 @@
+"""Fixtures: one Vectorize account per backend (the oracle, embedded Chroma, a Chroma server on loopback)."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from memory_sim.local.vectorize_chroma import ChromaAccount
+from memory_sim.local.vectorize_memory import MemoryAccount
+
+BACKENDS = ("oracle", "chroma", "chroma-server")
+
+
+class FakeClock:
+    """Time that moves only when a test says so."""
+
+    def __init__(self, now: float = 1_800_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_heartbeat(port: int, server: subprocess.Popen[bytes], timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"chroma server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1) as reply:
+                if reply.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.2)  # waiting for a real server process, not for simulated time
+    raise RuntimeError("chroma server did not answer its heartbeat in time")
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """A real `chroma run` server for the whole session; failing to start fails the tests (no skip)."""
+    chroma = Path(sys.executable).with_name("chroma")
+    port = _free_port()
+    folder = tmp_path_factory.mktemp("chroma-server")
+    log = open(folder / "server.log", "wb")
+    server = subprocess.Popen(
+        [str(chroma), "run", "--path", str(folder / "data"), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    try:
+        _wait_for_heartbeat(port, server)
+        yield port
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+        log.close()
+
+
+_server_names = iter(range(10**6))
+
+
+@pytest.fixture
+def make_account(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Callable[..., Any]]:
+    """Builds accounts of the parametrised backend; each test gets a fresh namespace of indexes."""
+    backend: str = request.param
+    opened: list[Any] = []
+
+    def make(**options: Any) -> Any:
+        if backend == "oracle":
+            account: Any = MemoryAccount(**options)
+        elif backend == "chroma":
+            account = ChromaAccount(tmp_path / "chroma", **options)
+        else:
+            port = request.getfixturevalue("chroma_server")
+            account = ChromaAccount(host="127.0.0.1", port=port, **options)
+        opened.append(account)
+        return account
+
+    yield make
+    for account in opened:
+        if backend == "chroma-server":
+            for description in account.list_indexes():
+                account.delete_index(description.name)
+        account.close()
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "make_account" in metafunc.fixturenames:
+        metafunc.parametrize("make_account", BACKENDS, indirect=True)
