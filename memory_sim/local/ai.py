@@ -36,16 +36,17 @@ class LocalAi:
 
     def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
         texts, pooling = parse_inputs(inputs)
-        found = self._locate(model)
+        found = self.locate(model)
         vectors = embed_texts(self._load(found), texts, pooling)
         return output(vectors, int(vectors.shape[1]), pooling)
 
     def model_dimensions(self, model: str) -> int | None:
         """The width without running the model, when the folder's config says it."""
-        found = self._locate(model)
+        found = self.locate(model)
         return found.dimensions or KNOWN_DIMENSIONS.get(found.name)
 
-    def _locate(self, model: str) -> LocalModel:
+    def locate(self, model: str) -> LocalModel:
+        """The model behind a name, alias, `default` or folder; AiError "No such model" when unknown."""
         found = locate(canonical(model), self.model_dirs)
         if found is None:
             raise no_such_model(model)
@@ -63,6 +64,9 @@ def load_sentence_transformer(folder: Path, device: str) -> Any:
     os.environ["HF_HUB_OFFLINE"] = "1"
     os.environ["TRANSFORMERS_OFFLINE"] = "1"
     from sentence_transformers import SentenceTransformer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # no "Loading weights" bars in CLI output
 
     try:
         model = SentenceTransformer(str(folder), device=device, local_files_only=True)

@@ -116,7 +116,7 @@ def test_bge_shaped_model_loads_with_cls_pooling(bge_folder: Path) -> None:
     np.testing.assert_allclose(np.linalg.norm(mean, axis=1), 1.0, rtol=1e-5)
     assert not np.allclose(cls, mean, atol=1e-3)  # the two poolings really differ
     # Our CLS pooling equals the folder's own sentence-transformers pipeline (CLS + Normalize).
-    reference = ai._load(ai._locate(BGE_BASE)).encode(texts, convert_to_numpy=True)
+    reference = ai._load(ai.locate(BGE_BASE)).encode(texts, convert_to_numpy=True)
     np.testing.assert_allclose(cls, reference, atol=1e-5)
 
 
