@@ -1,0 +1,206 @@
+"""The D1 binding object shared by both local engines: statements, binding and its type rules, limits,
+batches and `exec`, and the shaping of results into D1's form. Engines only run one statement at a time
+behind the small `Engine` seam, so sqlite3 and DuckDB answer through the same front door.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, Callable, Protocol, Sequence
+
+from memory_sim.bindings import limits
+from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value
+from memory_sim.errors import D1ColumnNotFound, D1Error, D1ExecError, D1TypeError
+from memory_sim.local.sqlite_tokens import first_keyword, placeholders
+
+_INT64 = 2**63
+_TRANSACTION_WORDS = {"BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"}
+
+
+@dataclass(slots=True)
+class Outcome:
+    """What an engine reports for one statement."""
+
+    columns: list[str] = field(default_factory=list)
+    rows: list[tuple[Any, ...]] = field(default_factory=list)
+    changes: int = 0
+    last_row_id: int = 0
+    changed_db: bool = False
+
+
+class Engine(Protocol):
+    """One SQL engine; called under the database's lock, one statement at a time."""
+
+    def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome: ...
+
+    def begin(self) -> None: ...
+
+    def commit(self) -> None: ...
+
+    def rollback(self) -> None: ...
+
+    def size(self) -> int: ...
+
+    def close(self) -> None: ...
+
+
+def check_value(value: object) -> D1Value:
+    """D1's bind-time type rules; bytes-like values become bytes."""
+    if value is None or isinstance(value, (bool, str, float)):
+        if isinstance(value, str) and len(value.encode()) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
+            raise D1Error("string or blob too big: SQLITE_TOOBIG")
+        return value
+    if isinstance(value, int):
+        if not -_INT64 <= value < _INT64:
+            raise D1TypeError(f"Type 'bigint' not supported for value '{value}'")
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        blob = bytes(value)
+        if len(blob) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
+            raise D1Error("string or blob too big: SQLITE_TOOBIG")
+        return blob
+    raise D1TypeError(f"Type '{type(value).__name__}' not supported for value '{value}'")
+
+
+def shape_value(value: Any) -> Any:
+    """Engine values into what D1 returns: blobs as lists of byte values, booleans as 1/0."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return list(bytes(value))
+    if isinstance(value, Decimal):  # DuckDB's decimal literals and round(); SQLite's REAL
+        return float(value)
+    return value
+
+
+def check_statement(sql: str, values: Sequence[D1Value]) -> None:
+    if len(sql.encode()) > limits.D1_MAX_STATEMENT_BYTES:
+        raise D1Error(f"statement too long (over {limits.D1_MAX_STATEMENT_BYTES} bytes): SQLITE_TOOBIG")
+    if first_keyword(sql) in _TRANSACTION_WORDS:
+        raise D1Error("D1 does not support BEGIN/COMMIT/SAVEPOINT in SQL; use batch() for a transaction")
+    needed = placeholders(sql).count
+    if len(values) > limits.D1_MAX_BOUND_PARAMETERS:
+        raise D1Error(f"too many SQL variables ({len(values)}; at most {limits.D1_MAX_BOUND_PARAMETERS}): SQLITE_ERROR")
+    if len(values) != needed:
+        raise D1Error(f"Wrong number of parameter bindings for SQL query (expected {needed}, got {len(values)})")
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A prepared statement; `bind` returns a new one, as in D1."""
+
+    db: "D1CoreDatabase"
+    sql: str
+    values: tuple[D1Value, ...] = ()
+
+    def bind(self, *values: D1Value) -> "Statement":
+        return Statement(self.db, self.sql, tuple(check_value(v) for v in values))
+
+    def all(self) -> D1Result:
+        return self.db._run_one(self)
+
+    def run(self) -> D1Result:
+        return self.db._run_one(self)
+
+    def first(self, column: str | None = None) -> Any:
+        rows = self.all().results
+        if not rows:
+            return None
+        if column is None:
+            return rows[0]
+        if column not in rows[0]:
+            raise D1ColumnNotFound(f"Column not found ({column})")
+        return rows[0][column]
+
+    def raw(self, column_names: bool = False) -> list[list[Any]]:
+        outcome, _ = self.db._execute(self)
+        rows = [[shape_value(v) for v in row] for row in outcome.rows]
+        return [list(outcome.columns), *rows] if column_names else rows
+
+
+class D1CoreDatabase:
+    """`D1Database` over an `Engine`; thread-safe within a process (one lock around each call)."""
+
+    def __init__(self, engine: Engine, clock: Callable[[], float] = time.perf_counter) -> None:
+        self._engine = engine
+        self._clock = clock
+        self._lock = threading.RLock()
+        self._closed = False
+
+    def prepare(self, sql: str) -> Statement:
+        return Statement(self, sql)
+
+    def batch(self, statements: Sequence[D1PreparedStatement]) -> list[D1Result]:
+        own = [self._own(s) for s in statements]
+        with self._lock:
+            self._engine.begin()
+            try:
+                results = [self._result(*self._execute_locked(s)) for s in own]
+            except BaseException:
+                self._engine.rollback()
+                raise
+            self._engine.commit()
+            return results
+
+    def exec(self, sql: str) -> D1ExecResult:
+        """D1 splits the input by newline and runs each line as one statement, in one transaction."""
+        lines = sql.strip().split("\n")
+        total = 0.0
+        count = 0
+        with self._lock:
+            self._engine.begin()
+            for number, line in enumerate(lines, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    _, duration = self._execute_locked(Statement(self, line))
+                except D1Error as exc:
+                    self._engine.rollback()
+                    raise D1ExecError(f"Error in line {number}: {line}: {exc.cause}") from exc
+                total += duration
+                count += 1
+            self._engine.commit()
+        return D1ExecResult(count=count, duration=total)
+
+    def close(self) -> None:
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._engine.close()
+
+    # --- internals ------------------------------------------------------------------------------------------
+    def _own(self, statement: D1PreparedStatement) -> Statement:
+        if not isinstance(statement, Statement) or statement.db is not self:
+            raise D1Error("batch() takes statements prepared on this database")
+        return statement
+
+    def _run_one(self, statement: Statement) -> D1Result:
+        return self._result(*self._execute(statement))
+
+    def _execute(self, statement: Statement) -> tuple[Outcome, float]:
+        with self._lock:
+            return self._execute_locked(statement)
+
+    def _execute_locked(self, statement: Statement) -> tuple[Outcome, float]:
+        if self._closed:
+            raise D1Error("the database is closed")
+        check_statement(statement.sql, statement.values)
+        started = self._clock()
+        outcome = self._engine.execute(statement.sql, statement.values)
+        return outcome, (self._clock() - started) * 1000.0
+
+    def _result(self, outcome: Outcome, duration: float) -> D1Result:
+        rows = [{c: shape_value(v) for c, v in zip(outcome.columns, row)} for row in outcome.rows]
+        meta = D1Meta(
+            duration=duration,
+            changes=outcome.changes,
+            last_row_id=outcome.last_row_id,
+            changed_db=outcome.changed_db,
+            size_after=self._engine.size(),
+            rows_read=len(outcome.rows),
+            rows_written=outcome.changes,
+        )
+        return D1Result(results=rows, meta=meta)

@@ -1,0 +1,204 @@
+"""D1 on DuckDB with SQLite's semantics. Statements go through the SQLite dialect layer (sqlite_dialect);
+DDL is also applied to a small in-memory sqlite3 "schema mirror", which answers PRAGMA and sqlite_master
+exactly as SQLite does and tells the INSERT rewrite which tables have INTEGER PRIMARY KEY rowids. The DDL is
+kept in the DuckDB file (table __sq_ddl), so the mirror is rebuilt on open.
+
+One process owns a DuckDB file: a second process gets DataInUseError and should go through `memory-sim serve`.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Sequence
+
+from memory_sim.bindings.d1 import D1Value
+from memory_sim.errors import D1Error, DataInUseError
+from memory_sim.local import sqlite_functions
+from memory_sim.local.d1_core import D1CoreDatabase, Outcome
+from memory_sim.local.d1_sqlite import sqlite_error
+from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, translate
+from memory_sim.local.sqlite_tokens import tokenize
+
+_CONFIG = {
+    "integer_division": True,  # SQLite: 7/2 = 3
+    "error_on_division_by_zero": False,  # SQLite: x/0 is NULL
+    "default_null_order": "nulls_first_on_asc_last_on_desc",  # SQLite: NULL sorts as the smallest value
+}
+_LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
+_SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
+
+
+def connect(path: str | Path) -> Any:
+    import duckdb
+
+    try:
+        return duckdb.connect(str(path), config=dict(_CONFIG))
+    except duckdb.IOException as exc:
+        if "lock" not in str(exc).lower():
+            raise D1Error(str(exc)) from exc
+        raise DataInUseError(
+            f"the D1 data at {path} is in use by another process ({str(exc).splitlines()[0]}); "
+            "reach it through `memory-sim serve` instead of opening it directly"
+        ) from exc
+
+
+def schema_of(mirror: sqlite3.Connection) -> Schema:
+    tables: dict[str, TableInfo] = {}
+    query = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    for name, sql in mirror.execute(query).fetchall():
+        info = mirror.execute(f'PRAGMA table_info("{name}")').fetchall()  # cid, name, type, notnull, dflt, pk
+        words = {t.upper for t in tokenize(sql or "") if t.kind == "word"}
+        keys = [row for row in info if row[5] > 0]
+        is_alias = len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER" and "WITHOUT" not in words
+        rowid = keys[0][1] if is_alias else None
+        tables[name] = TableInfo(name, tuple(r[1] for r in info), rowid, "AUTOINCREMENT" in words)
+    return Schema(tables)
+
+
+class DuckDBEngine:
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self._path = str(path)
+        self._conn = connect(path)
+        sqlite_functions.register(self._conn)
+        self._conn.execute(_LEDGER)
+        self._conn.execute(_SEQUENCE)
+        self._last_rowid = 0
+        self._ddl_in_transaction = False
+        self._in_transaction = False
+        self._rebuild_mirror()
+
+    # --- Engine ---------------------------------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
+        import duckdb
+
+        translation = translate(sql, self._schema)
+        if translation.kind == "mirror":
+            return self._on_mirror(sql, params)
+        if translation.kind == "ddl":
+            return self._ddl(sql, translation, params)
+        values = [*params, *(self._extra(name, translation) for name in translation.extras)]
+        try:
+            cursor = self._conn.execute(translation.sql, values)
+            rows = cursor.fetchall()
+            columns = [d[0] for d in cursor.description or ()]
+        except duckdb.Error as exc:
+            raise D1Error(_cause(exc)) from exc
+        if translation.kind == "read":
+            return Outcome(columns, rows, 0, self._last_rowid, False)
+        return self._written(translation, columns, rows)
+
+    def begin(self) -> None:
+        self._conn.execute("BEGIN TRANSACTION")
+        self._in_transaction = True
+        self._ddl_in_transaction = False
+
+    def commit(self) -> None:
+        self._conn.execute("COMMIT")
+        self._in_transaction = False
+
+    def rollback(self) -> None:
+        self._conn.execute("ROLLBACK")
+        self._in_transaction = False
+        if self._ddl_in_transaction:
+            self._rebuild_mirror()
+
+    def size(self) -> int:
+        path = Path(self._path)
+        return path.stat().st_size if self._path != ":memory:" and path.exists() else 0
+
+    def close(self) -> None:
+        self._conn.close()
+        self._mirror.close()
+
+    # --- internals ------------------------------------------------------------------------------------------------
+    def _written(self, translation: Translation, columns: list[str], rows: list[tuple[Any, ...]]) -> Outcome:
+        if not translation.returns_rows:
+            changes = int(rows[0][0]) if rows else 0
+            return Outcome([], [], changes, self._last_rowid, changes > 0)
+        target = translation.target
+        if target is not None and rows:
+            at = columns.index(target.rowid_column) if target.rowid_column in columns else None
+            if at is not None:
+                self._last_rowid = int(rows[-1][at])
+                self._remember_sequence(target)
+        if translation.returning_injected:
+            return Outcome([], [], len(rows), self._last_rowid, bool(rows))
+        return Outcome(columns, rows, len(rows), self._last_rowid, bool(rows))
+
+    def _extra(self, name: str, translation: Translation) -> int:
+        if name == "last_rowid":
+            return self._last_rowid
+        table = translation.target
+        assert table is not None and table.rowid_column is not None
+        top = self._conn.execute(f'SELECT coalesce(max("{table.rowid_column}"), 0) FROM "{table.name}"').fetchone()
+        base = int(top[0]) if top else 0
+        if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
+            seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
+            base = max(base, int(seen[0]) if seen else 0)
+        return base
+
+    def _remember_sequence(self, table: TableInfo) -> None:
+        if table.autoincrement:
+            self._conn.execute(
+                "INSERT INTO __sq_sequence VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = greatest(seq, excluded.seq)",
+                [table.name, self._last_rowid],
+            )
+
+    def _on_mirror(self, sql: str, params: Sequence[D1Value]) -> Outcome:
+        try:
+            cursor = self._mirror.execute(sql, tuple(params))
+            rows = cursor.fetchall()
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc) from exc
+        return Outcome([d[0] for d in cursor.description or ()], rows, 0, self._last_rowid, False)
+
+    def _ddl(self, sql: str, translation: Translation, params: Sequence[D1Value]) -> Outcome:
+        import duckdb
+
+        try:
+            self._mirror.execute(sql, tuple(params))  # SQLite's own checks and wording come first
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc) from exc
+        own = not self._in_transaction
+        try:
+            if own:
+                self._conn.execute("BEGIN TRANSACTION")
+            self._conn.execute(translation.sql, list(params))
+            self._conn.execute("INSERT INTO __sq_ddl SELECT coalesce(max(seq), 0) + 1, ? FROM __sq_ddl", [sql])
+            if own:
+                self._conn.execute("COMMIT")
+        except duckdb.Error as exc:
+            if own:
+                self._conn.execute("ROLLBACK")
+                self._rebuild_mirror()
+            else:
+                self._ddl_in_transaction = True  # the batch's rollback rebuilds the mirror
+            raise D1Error(_cause(exc)) from exc
+        self._ddl_in_transaction = True
+        self._schema = schema_of(self._mirror)
+        return Outcome([], [], 0, self._last_rowid, True)
+
+    def _rebuild_mirror(self) -> None:
+        old = getattr(self, "_mirror", None)
+        if old is not None:
+            old.close()
+        self._mirror = sqlite3.connect(":memory:", check_same_thread=False)
+        for (statement,) in self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall():
+            try:
+                self._mirror.execute(statement)
+            except sqlite3.Error:
+                continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
+        self._schema = schema_of(self._mirror)
+
+
+def _cause(exc: Exception) -> str:
+    text = str(exc).strip()
+    return " ".join(line.strip() for line in text.splitlines()[:2] if line.strip())
+
+
+class DuckDBDatabase(D1CoreDatabase):
+    """`D1Database` on DuckDB with SQLite semantics. `path` may be ":memory:"."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        super().__init__(DuckDBEngine(path))
