@@ -74,6 +74,9 @@ class Emitter:
 
     def emit(self, toks: list[Token], lo: int = 0, hi: int | None = None) -> str:
         hi = len(toks) if hi is None else hi
+        if any(t.kind == "op" and t.text == "->>" for t in toks[lo:hi]):
+            toks, lo = arrow_calls(toks[lo:hi]), 0
+            hi = len(toks)
         out: list[str] = []
         i = lo
         while i < hi:
@@ -256,6 +259,38 @@ def strip_end(sql: str) -> list[Token]:
     while toks and toks[0].trivia:
         toks.pop(0)
     return toks
+
+
+def arrow_calls(toks: list[Token]) -> list[Token]:
+    """`a ->> b` becomes a call the emitter delegates to sqlite3 (DuckDB's ->> always answers text)."""
+    while True:
+        at = next((i for i, t in enumerate(toks) if t.kind == "op" and t.text == "->>"), None)
+        if at is None:
+            return toks
+        lo = _operand_start(toks, at)
+        hi = next_significant(toks, at + 1)
+        if hi is None:
+            raise D1Unsupported("->> without a right operand")
+        call = [Token("word", "->>"), Token("op", "("), *toks[lo:at], Token("op", ","), toks[hi], Token("op", ")")]
+        toks = toks[:lo] + call + toks[hi + 1 :]
+
+
+def _operand_start(toks: list[Token], at: int) -> int:
+    i = at - 1
+    while i >= 0 and toks[i].trivia:
+        i -= 1
+    if toks[i].text == ")":
+        depth = 0
+        while i >= 0:
+            depth += toks[i].text == ")" and toks[i].kind == "op"
+            depth -= toks[i].text == "(" and toks[i].kind == "op"
+            if depth == 0:
+                break
+            i -= 1
+        return i - 1 if i > 0 and toks[i - 1].kind == "word" else i
+    while i >= 2 and toks[i - 1].text == "." and toks[i - 2].kind in ("word", "qident"):
+        i -= 2
+    return i
 
 
 def new_emitter(sql: str) -> Emitter:
