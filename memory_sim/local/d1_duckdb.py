@@ -64,6 +64,7 @@ class DuckDBEngine:
         self._conn.execute(_LEDGER)
         self._conn.execute(_SEQUENCE)
         self._last_rowid = 0
+        self._id_base = 0
         self._ddl_in_transaction = False
         self._in_transaction = False
         self._rebuild_mirror()
@@ -117,10 +118,12 @@ class DuckDBEngine:
             changes = int(rows[0][0]) if rows else 0
             return Outcome([], [], changes, self._last_rowid, changes > 0)
         target = translation.target
-        if target is not None and rows:
-            at = columns.index(target.rowid_column) if target.rowid_column in columns else None
-            if at is not None:
-                self._last_rowid = int(rows[-1][at])
+        if target is not None and rows and target.rowid_column in columns:
+            at = columns.index(target.rowid_column)
+            # Rows at or below the base existed before: an upsert updated them, which SQLite does not count.
+            inserted = [int(row[at]) for row in rows if row[at] is not None and int(row[at]) > self._id_base]
+            if inserted:
+                self._last_rowid = inserted[-1]
                 self._remember_sequence(target)
         if translation.returning_injected:
             return Outcome([], [], len(rows), self._last_rowid, bool(rows))
@@ -136,6 +139,7 @@ class DuckDBEngine:
         if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
             seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
             base = max(base, int(seen[0]) if seen else 0)
+        self._id_base = base
         return base
 
     def _remember_sequence(self, table: TableInfo) -> None:

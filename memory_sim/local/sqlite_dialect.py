@@ -21,6 +21,11 @@ from memory_sim.local import sqlite_functions as fn
 from memory_sim.local.sqlite_tokens import Token, placeholders, tokenize
 
 _versions = itertools.count(1)
+# Words DuckDB reserves that SQLite does not know at all: in SQLite text they can only be names, so quote them.
+_DUCKDB_ONLY_KEYWORDS = frozenset(
+    "AT ASOF ANTI SEMI POSITIONAL PIVOT UNPIVOT PIVOT_LONGER PIVOT_WIDER LAMBDA QUALIFY SUMMARIZE SHOW DESCRIBE "
+    "MAP STRUCT TUPLE UNPACK VARIADIC TRY_CAST COLUMNS SETOF FREEZE TABLESAMPLE".split()
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +110,8 @@ class Emitter:
             return "ILIKE"  # SQLite's LIKE ignores ASCII case
         if upper in fn.NOW_TEXT:
             return fn.NOW_TEXT[upper]
+        if upper in _DUCKDB_ONLY_KEYWORDS:
+            return f'"{tok.text}"'
         if upper in ("SQLITE_MASTER", "SQLITE_SCHEMA", "SQLITE_SEQUENCE"):
             raise D1Unsupported(f"{tok.text} joined with data tables; query it on its own")
         return tok.text

@@ -120,7 +120,9 @@ def _needs_alias(item: list[Token]) -> str | None:
     sig = [t for t in item if not t.trivia]
     if not sig or sig[-1].text == "*":
         return None
-    if all(t.kind in ("word", "qident") or t.text == "." for t in sig) and len(sig) in (1, 3):
+    if len(sig) == 1 and sig[0].kind in ("word", "qident") or (
+        len(sig) == 3 and sig[1].text == "." and sig[2].kind in ("word", "qident")
+    ):
         return None  # a column (or table.column): named by the column already
     if len(sig) >= 2 and (sig[-2].is_word("AS") or _implicit_alias(sig)):
         return None
@@ -179,7 +181,7 @@ def _column_or_constraint(em: Emitter, item: list[Token]) -> str:
         type_end += 1
     declared = " ".join(t.text for t in item[name_i + 1 : type_end] if not t.trivia and t.kind == "word")
     rest = [t for t in item[type_end:] if not t.is_word("AUTOINCREMENT")]  # ids come from the INSERT rewrite
-    return f" {item[name_i].text} {column_type(declared)} {em.emit(rest)}".rstrip()
+    return f" {em.emit(item, name_i, name_i + 1)} {column_type(declared)} {em.emit(rest)}".rstrip()
 
 
 def _check_references(sig: list[Token]) -> None:
