@@ -48,7 +48,9 @@ class Engine(Protocol):
 
 
 def check_value(value: object) -> D1Value:
-    """D1's bind-time type rules; bytes-like values become bytes."""
+    """D1's bind-time type rules; booleans become 1/0 (as D1 stores them), bytes-like values bytes."""
+    if isinstance(value, bool):
+        return int(value)
     if value is None or isinstance(value, (bool, str, float)):
         if isinstance(value, str) and len(value.encode()) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
             raise D1Error("string or blob too big: SQLITE_TOOBIG")

@@ -1,0 +1,81 @@
+"""Files on disk: persistence, the one-process lock, the account and the command line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memory_sim.cli import main
+from memory_sim.errors import D1Error, DataInUseError
+from memory_sim.local.d1_account import D1Account
+from memory_sim.local.d1_duckdb import DuckDBDatabase
+
+
+def test_duckdb_file_keeps_data_and_rowid_tables(tmp_path: Path) -> None:
+    path = tmp_path / "town.duckdb"
+    db = DuckDBDatabase(path)
+    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, v TEXT)\nINSERT INTO t (v) VALUES ('a')")
+    db.close()
+    again = DuckDBDatabase(path)
+    assert again.prepare("INSERT INTO t (v) VALUES ('b')").run().meta.last_row_id == 2
+    assert again.prepare("PRAGMA table_info(t)").raw()[0][1:3] == ["id", "INTEGER"]
+    again.close()
+
+
+def test_a_second_process_gets_data_in_use(tmp_path: Path) -> None:
+    path = tmp_path / "town.duckdb"
+    db = DuckDBDatabase(path)
+    code = (
+        "import sys\nfrom memory_sim.local.d1_duckdb import DuckDBDatabase\nfrom memory_sim.errors import DataInUseError\n"
+        f"try:\n    DuckDBDatabase({str(path)!r})\nexcept DataInUseError as e:\n    print(e); sys.exit(3)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    db.close()
+    assert done.returncode == 3, done.stderr
+    assert "in use by another process" in done.stdout and "memory-sim serve" in done.stdout
+    assert issubclass(DataInUseError, Exception)
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_account(tmp_path: Path, engine: str) -> None:
+    account = D1Account(tmp_path, engine=engine)  # type: ignore[arg-type]
+    account.create("town").close()
+    assert account.list() == ["town"] and (tmp_path / "d1").is_dir()
+    with pytest.raises(D1Error):
+        account.create("town")
+    account.get("town").close()
+    account.delete("town")
+    assert account.list() == []
+    with pytest.raises(D1Error):
+        account.get("town")
+
+
+def test_cli_execute_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path)
+    assert main(["--data", data, "d1", "create", "town"]) == 0
+    sql = "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t (v) VALUES ('a'); SELECT * FROM t"
+    capsys.readouterr()
+    assert main(["--data", data, "d1", "execute", "town", "--command", sql, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out[2]["results"] == [{"id": 1, "v": "a"}] and out[1]["meta"]["last_row_id"] == 1
+    assert set(out[0]) == {"success", "meta", "results"}
+    sql_file = tmp_path / "q.sql"
+    sql_file.write_text("SELECT count(*) AS n FROM t;\n")
+    assert main(["--data", data, "d1", "execute", "town", "--file", str(sql_file)]) == 0
+    assert "n\n1" in capsys.readouterr().out
+    assert main(["--data", data, "d1", "list"]) == 0 and capsys.readouterr().out.split() == ["town"]
+    assert main(["--data", data, "d1", "execute", "town", "--command", "SELECT * FROM nowhere"]) == 2
+    assert "D1_ERROR" in capsys.readouterr().err
+    assert main(["--data", data, "d1", "delete", "town"]) == 0
+
+
+def test_cli_sqlite_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = str(tmp_path)
+    assert main(["--data", data, "d1", "--engine", "sqlite", "create", "town"]) == 0
+    assert (tmp_path / "d1" / "town.sqlite").exists()
+    assert main(["--data", data, "d1", "--engine", "sqlite", "execute", "town", "--command", "SELECT 7/2 AS q", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out.split("\n", 1)[1])[0]["results"] == [{"q": 3}]
