@@ -51,3 +51,87 @@ def weighted_fusion(parts: Sequence[tuple[Scores, float]]) -> dict[str, float]:
 def top_ids(scores: Scores, k: int) -> list[str]:
     """The `k` best ids, highest score first; ties broken by id for determinism."""
     return [doc_id for doc_id, _ in sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:k]]
+
+
+@dataclass(frozen=True, slots=True)
+class Timeline:
+    """Memories in the order they were remembered, split into episodes (a conversation session, a sim day):
+    neighbour context never crosses an episode boundary."""
+
+    episodes: tuple[tuple[str, ...], ...]
+
+    @classmethod
+    def of(cls, episodes: Sequence[Sequence[str]]) -> Timeline:
+        return cls(tuple(tuple(episode) for episode in episodes))
+
+    def positions(self) -> dict[str, tuple[int, int]]:
+        """id -> (episode, index within it)."""
+        return {doc_id: (e, i) for e, episode in enumerate(self.episodes) for i, doc_id in enumerate(episode)}
+
+
+@dataclass(frozen=True, slots=True)
+class HybridParams:
+    """Tuned on LoCoMo conv-26 and conv-30 only (docs/recall-quality.md); held out on the other eight."""
+
+    vector_weight: float = 0.3
+    keyword_weight: float = 0.7
+    neighbour_weights: tuple[float, ...] = (0.5, 0.3)  # for neighbours at distance 1, 2, ...
+    vector_candidates: int = 100  # Vectorize's topK cap without metadata
+
+
+def neighbour_context(
+    scores: Scores,
+    timeline: Timeline,
+    weights: Sequence[float],
+    positions: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, float]:
+    """Add to each memory the best score among its neighbours at each distance d, times weights[d-1].
+
+    A memory that answers a question often says little by itself ("Yes, last Sunday!"): the turns around it
+    carry the topic. Ids missing from the timeline keep their own score and lend none."""
+    where = positions if positions is not None else timeline.positions()
+    best: dict[tuple[int, str], float] = {}  # (distance, id) -> best neighbour score at that distance
+    for doc_id, score in scores.items():
+        if score <= 0.0 or doc_id not in where:
+            continue
+        episode, index = where[doc_id]
+        ids = timeline.episodes[episode]
+        for distance in range(1, len(weights) + 1):
+            for j in (index - distance, index + distance):
+                if 0 <= j < len(ids) and score > best.get((distance, ids[j]), 0.0):
+                    best[(distance, ids[j])] = score
+    smoothed = dict(scores)
+    for (distance, doc_id), score in best.items():
+        smoothed[doc_id] = smoothed.get(doc_id, 0.0) + weights[distance - 1] * score
+    return smoothed
+
+
+def hybrid_scores(
+    vector: Scores,
+    keyword: Scores,
+    timeline: Timeline,
+    params: HybridParams = HybridParams(),
+    positions: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, float]:
+    """Fuse a vector query's top-N scores with BM25 scores, then add neighbour context.
+
+    `vector`: id -> cosine for the top `params.vector_candidates` of a Vectorize query (min-max normalised over
+    those candidates, so the N-th scores 0, as anything below it would); `keyword`: id -> BM25 score for every
+    memory matching a query term (divided by the best one)."""
+    fused = weighted_fusion(
+        [(normalise_minmax(vector), params.vector_weight), (normalise_max(keyword), params.keyword_weight)]
+    )
+    return neighbour_context(fused, timeline, params.neighbour_weights, positions)
+
+
+def hybrid_rank(
+    vector: Scores,
+    keyword: Scores,
+    timeline: Timeline,
+    k: int,
+    params: HybridParams = HybridParams(),
+    positions: Mapping[str, tuple[int, int]] | None = None,
+) -> list[tuple[str, float]]:
+    """The `k` best (id, hybrid score) pairs, highest first."""
+    scores = hybrid_scores(vector, keyword, timeline, params, positions)
+    return [(doc_id, scores[doc_id]) for doc_id in top_ids(scores, k)]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 # A compact English stopword list (function words, auxiliaries, pronouns); question words are stopwords too,
@@ -64,13 +64,14 @@ class BM25Index:
     k1: float = 1.2
     b: float = 0.75
     stemming: bool = True
+    tokenizer: Callable[[str], list[str]] | None = None  # replaces `tokenize` (e.g. to compare tokenisers)
     ids: list[str] = field(default_factory=list)
     _counts: list[Counter[str]] = field(default_factory=list)
     _lengths: list[int] = field(default_factory=list)
     _postings: dict[str, list[int]] = field(default_factory=dict)
 
     def add(self, doc_id: str, text: str) -> None:
-        counts = Counter(tokenize(text, stemming=self.stemming))
+        counts = Counter(self._tokens(text))
         position = len(self.ids)
         self.ids.append(doc_id)
         self._counts.append(counts)
@@ -81,6 +82,9 @@ class BM25Index:
     def extend(self, docs: Iterable[tuple[str, str]]) -> None:
         for doc_id, text in docs:
             self.add(doc_id, text)
+
+    def _tokens(self, text: str) -> list[str]:
+        return self.tokenizer(text) if self.tokenizer else tokenize(text, stemming=self.stemming)
 
     def idf(self, term: str) -> float:
         df = len(self._postings.get(term, ()))
@@ -100,7 +104,7 @@ class BM25Index:
             return {}
         avg_length = sum(self._lengths) / len(self.ids) or 1.0
         totals: dict[int, float] = {}
-        for term, query_count in Counter(tokenize(query, stemming=self.stemming)).items():
+        for term, query_count in Counter(self._tokens(query)).items():
             idf = self.idf(term)
             for position in self._postings.get(term, ()):
                 tf = self._counts[position][term]
