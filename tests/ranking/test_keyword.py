@@ -64,3 +64,9 @@ def test_ties_keep_insertion_order_and_empty_index_is_empty() -> None:
     index = BM25Index()
     index.extend([("z", "violet words"), ("a", "violet words")])
     assert [doc_id for doc_id, _ in index.search("violet")] == ["z", "a"]
+
+
+def test_a_custom_tokenizer_replaces_the_default() -> None:
+    index = BM25Index(tokenizer=lambda text: text.lower().split())
+    index.extend([("1", "The Cat"), ("2", "a dog")])
+    assert [doc_id for doc_id, _ in index.search("the")] == ["1"]  # "the" is no stopword here
