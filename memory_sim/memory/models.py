@@ -164,6 +164,7 @@ class MemoryConfig:
     visibility_window_s: float = 120.0  # Vectorize's p99 write-visibility lag: merge such rows from D1
     candidate_factor: int = 4  # weighted recall ranks top_k * this candidates
     fallback_limit: int = 200  # short-term rows scanned when the index fails
+    expand_npc_names: bool = True  # recall adds who a named NPC is (role, description) to the query
 
     def __post_init__(self) -> None:
         for name in ("index_threshold", "forget_threshold", "keep_importance", "cap_headroom"):

@@ -54,6 +54,15 @@ def overlap_score(query: str, text: str) -> float:
     return len(wanted & set(_WORD.findall(text.lower()))) / len(wanted)
 
 
+def expand_query(query: str, profiles: Sequence[dict[str, str]]) -> str:
+    """Adds who a named NPC is ("Tom: the blacksmith, the smith at the forge") to the query: memories often
+    name people by role, and an NPC knows who Tom is even when the embedding model does not."""
+    words = set(_WORD.findall(query.lower()))
+    known = [p for p in profiles if p["name"].lower() in words or p["npc_id"] in words]
+    notes = [f"{p['name']}: {p['role']}, {p['description']}".rstrip(", ") for p in known]
+    return " ".join([query, *notes])
+
+
 def vector_matches(env: Env, npc_id: str, query_vector: np.ndarray, k: int) -> list[tuple[str, float]]:
     result = env.VECTORIZE.query([float(x) for x in query_vector], top_k=k, filter={"npcId": npc_id})
     return [(m.id, m.score) for m in result.matches]
@@ -93,6 +102,8 @@ def short_term_fallback(env: Env, npc_id: str, query: str, config: MemoryConfig)
 
 def gather(env: Env, npc_id: str, query: str, k: int, now: float, config: MemoryConfig) -> Candidates:
     """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
+    if config.expand_npc_names:
+        query = expand_query(query, store.npc_profiles(env.DB))
     try:
         query_vector = env.embedder.embed([query], query=True)[0]
     except EmbeddingUnavailable:

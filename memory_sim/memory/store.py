@@ -202,6 +202,10 @@ def npc_profile(db: D1Database, npc_id: str) -> dict[str, Any] | None:
     return dict(row) if row else None
 
 
+def npc_profiles(db: D1Database) -> list[dict[str, Any]]:
+    return [dict(r) for r in db.prepare("SELECT npc_id, name, role, description FROM npc_state ORDER BY npc_id").all().results]
+
+
 def bump(db: D1Database, name: str, by: int = 1) -> D1PreparedStatement:
     return db.prepare(
         "INSERT INTO counters (name, value) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET value = counters.value + ?"

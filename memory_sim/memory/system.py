@@ -17,7 +17,8 @@ from typing import Callable, Sequence
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.env import Env
-from memory_sim.errors import EmbeddingUnavailable, VectorizeError
+from memory_sim.bindings.vectorize_validation import CODE_FULL
+from memory_sim.errors import EmbeddingUnavailable, VectorizeError, VectorizeInputError
 from memory_sim.memory import indexing, recall as recall_sources, store
 from memory_sim.memory.models import JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
 from memory_sim.memory.schema import migrate
@@ -90,7 +91,7 @@ class MemorySystem:
         self.make_room(len(rows))
         now = self.clock()
         try:
-            indexing.embed_and_upsert(self.env, rows)
+            self._upsert_making_room(rows)
         except (EmbeddingUnavailable, VectorizeError) as exc:
             self._postpone(rows, now, str(exc))
             return set()
@@ -99,6 +100,17 @@ class MemorySystem:
             store.set_state(self.env.DB, done, "indexed", now) + store.dequeue(self.env.DB, done)
         )
         return set(done)
+
+    def _upsert_making_room(self, rows: Sequence[StoredMemory]) -> None:
+        """Upserts; if the index says it is full (its cap is lower than ours), prunes harder and tries once more."""
+        try:
+            indexing.embed_and_upsert(self.env, rows)
+        except VectorizeInputError as exc:
+            if exc.code != CODE_FULL:
+                raise
+            indexed = store.count_memories(self.env.DB, "index_state = 'indexed'")
+            self.make_room(len(rows), cap=max(1, indexed - len(rows)))
+            indexing.embed_and_upsert(self.env, rows)
 
     def _postpone(self, rows: Sequence[StoredMemory], now: float, error: str) -> None:
         attempts = store.outbox_attempts(self.env.DB, [r.id for r in rows])
@@ -109,13 +121,14 @@ class MemorySystem:
             statements.append(store.reschedule(self.env.DB, row.id, tries, next_at, error))
         self.env.DB.batch(statements + [store.bump(self.env.DB, "embedding_failures", len(rows))])
 
-    def make_room(self, incoming: int) -> int:
+    def make_room(self, incoming: int, cap: int | None = None) -> int:
         """The index's size cap: when `incoming` more would pass it, drop the lowest-valued vectors first
         (they stay in D1). Returns how many were dropped."""
-        if store.count_memories(self.env.DB, "index_state = 'indexed'") + incoming <= self.config.index_cap:
+        config = self.config if cap is None else replace(self.config, index_cap=cap)
+        if store.count_memories(self.env.DB, "index_state = 'indexed'") + incoming <= config.index_cap:
             return 0
         indexed = store.memories_in_state(self.env.DB, ["indexed"])
-        drop = plan_cap_prune(indexed, self.today(), incoming, self.config)
+        drop = plan_cap_prune(indexed, self.today(), incoming, config)
         self.unindex(drop, counter="cap_prunes")
         return len(drop)
 
@@ -178,9 +191,8 @@ class MemorySystem:
 
     def _about(self, npc_id: str) -> str:
         profile = store.npc_profile(self.env.DB, npc_id)
-        if profile is None:
-            return f"my history with {npc_id}"
-        return f"my history with {profile['name']}, {profile['role']}: {profile['description']}".strip(": ")
+        name = npc_id if profile is None else profile["name"]
+        return f"my history with {name}"  # recall's query expansion adds who they are (config.expand_npc_names)
 
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
         """The day's diary in D1: its most important short-term memories in order, and one past memory

@@ -1,0 +1,232 @@
+"""`memory-sim demo | remember | recall | consolidate | prune | retry | stats | reembed | run`.
+
+One verb, one library call on `MemorySystem`. The world's time for these commands is the one the data folder
+last recorded (`meta.world_seconds`, written by the demo and by `run`); `--day` overrides it where it matters.
+Heavy libraries load inside handlers only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env
+    from memory_sim.memory.system import MemorySystem
+
+DEMO_MARKER = ".memory-sim-demo"
+DEMO_QUESTION = "What does Margaret think of Tom?"
+
+
+def _open(args: argparse.Namespace, clock: Callable[[], float] | None = None) -> tuple["Env", "MemorySystem"]:
+    from memory_sim.env import Env
+    from memory_sim.memory import store
+    from memory_sim.memory.system import MemorySystem
+
+    env = Env.local(args.data)
+    if clock is None:
+        system = MemorySystem(env, clock=lambda: 0.0)
+        stored = store.get_meta(env.DB, "world_seconds")
+        seconds = float(stored) if stored else 0.0
+        if getattr(args, "day", None) is not None:
+            seconds = float(args.day) * 86400.0 + 23 * 3600.0
+        system.clock = lambda: seconds
+    else:
+        system = MemorySystem(env, clock=clock)
+    return env, system
+
+
+def _print(obj: Any) -> None:
+    print(json.dumps(obj, indent=2, sort_keys=True))
+
+
+# --- demo ----------------------------------------------------------------------------------------------------
+
+
+def _prepare_demo_folder(path: Path) -> None:
+    """The demo owns its folder: empty or made by an earlier demo (then it starts afresh)."""
+    import shutil
+
+    from memory_sim.errors import ConfigError
+
+    if path.exists() and any(path.iterdir()):
+        if not (path / DEMO_MARKER).exists():
+            raise ConfigError(f"{path} holds data not made by the demo; pass an empty folder with --data")
+        shutil.rmtree(path)
+    path.mkdir(parents=True, exist_ok=True)
+    (path / DEMO_MARKER).write_text("made by memory-sim demo; removed by the next demo run\n", "utf-8")
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    import time
+
+    from tqdm import tqdm
+
+    from memory_sim.memory.models import HOURS_PER_DAY
+    from memory_sim.sim.clock import SimClock
+    from memory_sim.sim.driver import run_village
+    from memory_sim.sim.world import Village
+
+    started = time.perf_counter()
+    _prepare_demo_folder(Path(args.data))
+    clock = SimClock()
+    env, system = _open(args, clock)
+    with env:
+        with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
+            summary = run_village(system, Village(args.npcs, args.seed), clock, args.days, lambda _: bar.update())
+        _report_demo(system, summary, time.perf_counter() - started)
+    return 0
+
+
+def _report_demo(system: "MemorySystem", summary: Any, elapsed: float) -> None:
+    day = system.today()
+    print(f'\n{DEMO_QUESTION}  (margaret, on day {day})\n')
+    for r in system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=5):
+        print(f"  score {r.score:.3f}  weighted {r.effective_score or 0:.3f}  imp {r.importance:.2f}  day {r.day:>2}  "
+              f"[{r.source}] {r.text}")
+    stats = system.stats()
+    print(
+        f"\n{summary.days} days, {len(system.env.DB.prepare('SELECT npc_id FROM npc_state').all().results)} NPCs: "
+        f"{stats['memories']} memories in D1 ({stats['summaries']} consolidated summaries), "
+        f"{stats['vectors']} vectors in the index, {stats.get('consolidations', 0)} consolidations, "
+        f"{stats.get('prunes', 0) + stats.get('cap_prunes', 0)} pruned from the index, "
+        f"{stats.get('reembeds', 0)} re-embedded, {stats.get('retries', 0)} retries, "
+        f"{stats['pending']} pending; {summary.diaries} diaries; {elapsed:.1f} s"
+    )
+
+
+# --- single verbs ---------------------------------------------------------------------------------------------
+
+
+def cmd_remember(args: argparse.Namespace) -> int:
+    from memory_sim.memory.models import ShortTermMemory, WorldTime
+
+    env, system = _open(args)
+    with env:
+        now = WorldTime.from_seconds(system.clock())
+        when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
+        memory = ShortTermMemory(
+            args.npc, args.text, args.importance, when, args.type, tuple(a for a in args.about.split(",") if a)
+        )
+        indexed = system.remember(memory)
+        _print({"id": memory.id, "indexed": indexed})
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    env, system = _open(args)
+    with env:
+        if args.weighted:
+            found = system.weighted_recall(args.npc, args.query, args.day, top_k=args.top_k)
+        else:
+            found = system.recall(args.npc, args.query, top_k=args.top_k)
+        if args.json:
+            _print([r.to_json() for r in found])
+            return 0
+        for r in found:
+            weighted = "" if r.effective_score is None else f"  weighted {r.effective_score:.3f}"
+            print(f"{r.score:.3f}{weighted}  imp {r.importance:.2f}  day {r.day}  [{r.source}] {r.text}")
+    return 0
+
+
+def _job(name: str) -> Callable[[argparse.Namespace], int]:
+    def handler(args: argparse.Namespace) -> int:
+        env, system = _open(args)
+        with env:
+            from dataclasses import asdict
+
+            _print(asdict(getattr(system, name)()))
+        return 0
+
+    return handler
+
+
+def cmd_stats(args: argparse.Namespace) -> int:
+    env, system = _open(args)
+    with env:
+        _print(system.stats())
+    return 0
+
+
+def cmd_reembed(args: argparse.Namespace) -> int:
+    from memory_sim.memory.rebuild import reembed
+
+    env, system = _open(args)
+    with env:
+        _print({"reembedded": reembed(system, recreate=args.recreate)})
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import time
+
+    from memory_sim.memory import store
+    from memory_sim.scheduling import WorldClock, start_service
+
+    env, system = _open(args)
+    with env:
+        clock = WorldClock(system.clock(), args.scale)
+        system.clock = clock
+        scheduler = start_service(system, args.scale)
+        print(f"running the memory jobs (world x{args.scale}); Ctrl-C stops")
+        try:
+            deadline = None if args.for_seconds is None else time.monotonic() + args.for_seconds
+            while deadline is None or time.monotonic() < deadline:
+                time.sleep(0.5)
+        except KeyboardInterrupt:
+            pass
+        finally:
+            scheduler.shutdown(wait=True)
+            store.set_meta(env.DB, "world_seconds", repr(clock()))
+    return 0
+
+
+# --- registration ---------------------------------------------------------------------------------------------
+
+
+def register(sub: Any) -> None:
+    demo = sub.add_parser("demo", help="run the seeded village, then ask what Margaret thinks of Tom")
+    demo.add_argument("--days", type=int, default=14)
+    demo.add_argument("--npcs", type=int, default=8)
+    demo.add_argument("--seed", type=int, default=7)
+    demo.add_argument("--data", default=argparse.SUPPRESS, help="an empty folder (or an earlier demo's)")
+    demo.set_defaults(handler=cmd_demo)
+
+    remember = sub.add_parser("remember", help="store one memory (D1, and the index if important)")
+    remember.add_argument("npc")
+    remember.add_argument("text")
+    remember.add_argument("--importance", type=float, default=0.5)
+    remember.add_argument("--type", default="event", choices=["event", "relationship", "opinion", "place"])
+    remember.add_argument("--about", default="", help="comma-separated NPC ids the memory is about")
+    remember.add_argument("--day", type=int)
+    remember.add_argument("--hour", type=int)
+    remember.set_defaults(handler=cmd_remember)
+
+    recall = sub.add_parser("recall", help="an NPC's memories by meaning")
+    recall.add_argument("npc")
+    recall.add_argument("query")
+    recall.add_argument("--weighted", action="store_true", help="rank by score x importance / age decay")
+    recall.add_argument("--day", type=int, help="current day for --weighted (default: the world's)")
+    recall.add_argument("--top-k", type=int, default=5)
+    recall.add_argument("--json", action="store_true")
+    recall.set_defaults(handler=cmd_recall)
+
+    for verb, method, text in (
+        ("consolidate", "consolidate", "condense older diaries into indexed summaries"),
+        ("prune", "decay_and_prune", "grow decay factors; re-embed or drop faded memories"),
+        ("retry", "retry_pending", "embed memories whose embedding failed before"),
+    ):
+        parser = sub.add_parser(verb, help=text)
+        parser.add_argument("--day", type=int, help="the world's day (default: the stored world time)")
+        parser.set_defaults(handler=_job(method))
+
+    sub.add_parser("stats", help="memories in D1, vectors, counters").set_defaults(handler=cmd_stats)
+    rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)")
+    rebuild.add_argument("--recreate", action="store_true", help="drop and recreate the index first")
+    rebuild.set_defaults(handler=cmd_reembed)
+    run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
+    run.add_argument("--scale", type=float, default=1.0, help="world seconds per real second")
+    run.add_argument("--for-seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    run.set_defaults(handler=cmd_run)

@@ -1,0 +1,81 @@
+"""Pure scoring, decay and pruning."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from memory_sim.memory.models import MemoryConfig, Recollection, StoredMemory
+from memory_sim.memory.scoring import (
+    generative_agents_scores,
+    grow_decay,
+    plan_cap_prune,
+    plan_decay,
+    rank_weighted,
+    retry_delay_s,
+    weighted_score,
+)
+
+CONFIG = MemoryConfig()
+
+
+def stored(id: str, importance: float, day: int, decay: float = 0.05, state: str = "indexed", decayed: int | None = None) -> StoredMemory:
+    return StoredMemory(id, "margaret", f"text {id}", importance, day, 12, "event", "observation", decay, state, 0.0,
+                        day if decayed is None else decayed)
+
+
+def test_weighted_score_is_the_design_formula() -> None:
+    assert weighted_score(0.8, 0.5, current_day=10, day=4, decay_factor=0.25) == pytest.approx(0.8 * 0.5 / (1 + 6 * 0.25))
+    assert weighted_score(0.8, 0.5, current_day=3, day=4, decay_factor=0.25) == pytest.approx(0.4)  # no future bonus
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(0.01, 1), st.floats(0.01, 1), st.integers(0, 100), st.floats(0.001, 1))
+def test_older_memories_never_score_higher(score: float, importance: float, age: int, decay: float) -> None:
+    assert weighted_score(score, importance, 100 + age + 1, 100, decay) <= weighted_score(score, importance, 100 + age, 100, decay)
+
+
+def test_important_memories_decay_more_slowly() -> None:
+    assert grow_decay(0.05, 0.95, 10, CONFIG) < grow_decay(0.05, 0.2, 10, CONFIG)
+    assert grow_decay(0.95, 0.0, 100, CONFIG) == 1.0
+
+
+def test_plan_decay_reembeds_important_and_drops_the_rest_past_threshold() -> None:
+    faded_important = stored("a", 0.9, 0, decay=0.89)
+    faded_plain = stored("b", 0.75, 0, decay=0.89)
+    fresh = stored("c", 0.75, 0, decay=0.05)
+    plan = plan_decay([faded_important, faded_plain, fresh], current_day=1, config=CONFIG)
+    assert plan.reembed == ["a"] and plan.unindex == ["b"]
+    assert plan.factors["a"] == CONFIG.initial_decay
+    assert plan.factors["c"] > 0.05
+
+
+def test_plan_decay_is_a_no_op_for_a_day_already_done() -> None:
+    assert plan_decay([stored("a", 0.5, 0, decayed=3)], current_day=3, config=CONFIG).factors == {}
+
+
+def test_cap_prune_drops_lowest_value_first_down_to_headroom() -> None:
+    config = MemoryConfig(index_cap=4, cap_headroom=0.5)
+    rows = [stored("old-dull", 0.71, 0, 0.5), stored("new-vivid", 0.95, 9), stored("old-vivid", 0.95, 0, 0.5),
+            stored("new-dull", 0.71, 9)]
+    drop = plan_cap_prune(rows, current_day=10, incoming=1, config=config)
+    assert drop == ["old-dull", "old-vivid", "new-dull"]  # keeps floor(4 * 0.5) - 1 = 1
+    assert plan_cap_prune(rows[:3], current_day=10, incoming=1, config=config) == []
+
+
+def test_retry_backoff_doubles_and_caps() -> None:
+    delays = [retry_delay_s(n, CONFIG) for n in (1, 2, 3, 10)]
+    assert delays[:3] == [3600.0, 7200.0, 14400.0] and delays[3] == CONFIG.retry_max_s
+
+
+def test_rank_weighted_is_deterministic_on_ties() -> None:
+    a = Recollection("b", "x", "t", 0.5, 1, "event", 0.5, effective_score=0.2)
+    b = Recollection("a", "x", "t", 0.5, 1, "event", 0.5, effective_score=0.2)
+    assert [r.id for r in rank_weighted([a, b], 2)] == ["a", "b"]
+
+
+def test_generative_agents_scores_favour_recent_relevant_important() -> None:
+    best = Recollection("best", "x", "t", 0.9, 1, "event", 0.9)
+    worst = Recollection("worst", "x", "t", 0.1, 1, "event", 0.1)
+    scores = generative_agents_scores([best, worst], current_hours=100, hours_of={"best": 99, "worst": 1})
+    assert scores == [pytest.approx(5.5), pytest.approx(0.0)]
