@@ -18,6 +18,8 @@ GROUPS = (
     "memory_sim.cli.d1",
     "memory_sim.cli.ai",
     "memory_sim.cli.memory",
+    "memory_sim.cli.server",
+    "memory_sim.cli.transfer",
 )
 
 Handler = Callable[[argparse.Namespace], int]
