@@ -78,8 +78,9 @@ class ChromaStore:
     def write(self, items: list[Stored]) -> None:
         for start in range(0, len(items), self._batch):
             chunk = items[start : start + self._batch]
+            fresh = not any(s.record.id in self.table.row_of for s in chunk)
             with chroma_errors("VECTOR_UPSERT"):
-                self.collection.upsert(
+                (self.collection.add if fresh else self.collection.upsert)(
                     ids=[s.record.id for s in chunk],
                     embeddings=np.stack([s.record.values for s in chunk]),
                     metadatas=[_to_chroma(s) for s in chunk],

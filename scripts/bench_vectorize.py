@@ -1,0 +1,192 @@
+"""Benchmark: memory_sim's Vectorize on Chroma vs numpy exact search vs raw Chroma, side by side in one run.
+
+    .venv/bin/python scripts/bench_vectorize.py            # 100,000 x 384 (issue 2's figures)
+    .venv/bin/python scripts/bench_vectorize.py --quick    # 10,000 x 384 smoke run
+
+Data: clustered vectors (like real embeddings), 100 npcIds x N/100, the seed's metadata (type, day,
+importance, decayFactor, textPreview). Writes benchmarks/vectorize.json and benchmarks/vectorize.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+import psutil
+
+from memory_sim.bindings.vectorize import Vector
+from memory_sim.local.vectorize_chroma import ChromaAccount
+
+DIMS = 384
+NPCS = 100
+BATCH = 1000
+OUT = Path(__file__).resolve().parent.parent / "benchmarks"
+
+
+def clustered(n: int, rng: np.random.Generator, clusters: int = 200) -> np.ndarray:
+    centres = rng.normal(size=(clusters, DIMS)).astype(np.float32)
+    data = centres[rng.integers(0, clusters, n)] + 0.35 * rng.normal(size=(n, DIMS)).astype(np.float32)
+    return (data / np.linalg.norm(data, axis=1, keepdims=True)).astype(np.float32)
+
+
+def seed_metadata(i: int, rng: np.random.Generator) -> dict[str, Any]:
+    return {
+        "npcId": f"npc{i % NPCS:03d}", "type": ["observation", "dialogue", "diary"][i % 3], "day": int(rng.integers(1, 31)),
+        "importance": round(float(rng.random()), 3), "decayFactor": round(float(rng.random() * 0.2), 3),
+        "textPreview": f"memory number {i} about the village"[:200],
+    }
+
+
+def timed(fn: Callable[[], Any], repeats: int) -> tuple[list[float], list[Any]]:
+    times, results = [], []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        results.append(fn())
+        times.append((time.perf_counter() - start) * 1000)
+    return times, results
+
+
+def pct(times: list[float], q: float) -> float:
+    return round(float(np.percentile(times, q)), 3)
+
+
+def exact_top(matrix: np.ndarray, rows: np.ndarray | None, q: np.ndarray, k: int = 10) -> list[int]:
+    sub = matrix if rows is None else matrix[rows]
+    scores = sub @ q
+    top = np.argpartition(-scores, min(k, len(scores) - 1))[:k]
+    top = top[np.argsort(-scores[top])]
+    return (top if rows is None else rows[top]).tolist()
+
+
+def run(n: int, queries: int, raw_queries: int) -> dict[str, Any]:
+    rng = np.random.default_rng(7)
+    matrix = clustered(n, rng)
+    meta = [seed_metadata(i, rng) for i in range(n)]
+    ids = [f"m{i}" for i in range(n)]
+    work = Path(tempfile.mkdtemp(prefix="bench-vectorize-"))
+    report: dict[str, Any] = {"n": n, "dims": DIMS, "npcs": NPCS, "machine": machine()}
+    try:
+        account = ChromaAccount(work / "ours")
+        account.create_index("memories", DIMS, "cosine")
+        index = account.index("memories")
+        for prop, kind in (("npcId", "string"), ("type", "string"), ("day", "number"), ("importance", "number")):
+            index.create_metadata_index(prop, kind)
+        start = time.perf_counter()
+        for s in range(0, n, BATCH):
+            index.upsert([Vector(ids[i], matrix[i], meta[i]) for i in range(s, min(n, s + BATCH))])
+        ours_upsert = n / (time.perf_counter() - start)
+
+        raw = raw_chroma(work / "raw", matrix, ids, meta)
+        report["upsert_per_s"] = {"ours": round(ours_upsert), "raw_chroma_add": round(raw["add_per_s"]), "ratio": round(ours_upsert / raw["add_per_s"], 3)}
+        report["queries"] = compare_queries(index, raw["collection"], matrix, meta, rng, queries, raw_queries)
+        process = psutil.Process(os.getpid())
+        report["memory"] = {"rss_mb": round(process.memory_info().rss / 2**20, 1), "raw_vector_mb": round(matrix.nbytes / 2**20, 1)}
+        account.close()
+        q = matrix[0]
+        start = time.perf_counter()
+        reopened = ChromaAccount(work / "ours")
+        reopened.index("memories").query(q.tolist(), top_k=10, filter={"npcId": "npc000"})
+        report["reopen_to_first_query_s"] = round(time.perf_counter() - start, 3)
+        reopened.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return report
+
+
+def raw_chroma(path: Path, matrix: np.ndarray, ids: list[str], meta: list[dict[str, Any]]) -> dict[str, Any]:
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+    collection = client.create_collection("raw", embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+    start = time.perf_counter()
+    for s in range(0, len(ids), BATCH):
+        collection.add(ids=ids[s : s + BATCH], embeddings=matrix[s : s + BATCH], metadatas=meta[s : s + BATCH])
+    return {"collection": collection, "add_per_s": len(ids) / (time.perf_counter() - start)}
+
+
+def compare_queries(index: Any, raw: Any, matrix: np.ndarray, meta: list[dict[str, Any]], rng: np.random.Generator, queries: int, raw_queries: int) -> dict[str, Any]:
+    npc = np.array([int(m["npcId"][3:]) for m in meta])
+    day, importance = np.array([m["day"] for m in meta]), np.array([m["importance"] for m in meta])
+    cases = {
+        "npcId": (lambda p: {"npcId": f"npc{p:03d}"}, lambda p: np.flatnonzero(npc == p), lambda p: {"npcId": f"npc{p:03d}"}),
+        "compound": (
+            lambda p: {"npcId": f"npc{p:03d}", "day": {"$gte": 3, "$lte": 9}, "importance": {"$gte": 0.5}},
+            lambda p: np.flatnonzero((npc == p) & (day >= 3) & (day <= 9) & (importance >= 0.5)),
+            lambda p: {"$and": [{"npcId": f"npc{p:03d}"}, {"day": {"$gte": 3}}, {"day": {"$lte": 9}}, {"importance": {"$gte": 0.5}}]},
+        ),
+        "none": (lambda p: None, lambda p: None, lambda p: None),
+    }
+    out = {}
+    for name, (vfilter, rows_of, where) in cases.items():
+        picks = [(int(rng.integers(0, NPCS)), clustered(1, rng)[0]) for _ in range(queries)]
+        ours_t, ours_r = timed_each(lambda p, q: index.query(q, top_k=10, filter=vfilter(p)), picks)
+        rows = [rows_of(p) for p, _ in picks]  # numpy's slices are precomputed, as an ideal planner's would be
+        exact_t, exact_r = timed_each(lambda p, q, it=iter(rows): exact_top(matrix, next(it), q), picks)
+        raw_t, raw_r = timed_each(lambda p, q: raw.query(query_embeddings=[q], n_results=10, where=where(p), include=["distances"]), picks[:raw_queries])
+        truth = [{f"m{i}" for i in r} for r in exact_r]
+        out[name] = {
+            "ours_p50_ms": pct(ours_t, 50), "ours_p95_ms": pct(ours_t, 95),
+            "numpy_exact_p50_ms": pct(exact_t, 50), "numpy_exact_p95_ms": pct(exact_t, 95),
+            "raw_chroma_p50_ms": pct(raw_t, 50), "raw_chroma_p95_ms": pct(raw_t, 95),
+            "ours_recall@10": recall([{m.id for m in r.matches} for r in ours_r], truth),
+            "raw_chroma_recall@10": recall([set(r["ids"][0]) for r in raw_r], truth[:raw_queries]),
+            "ours_over_numpy_p50": round(pct(ours_t, 50) / max(pct(exact_t, 50), 1e-6), 2),
+        }
+    return out
+
+
+def timed_each(fn: Callable[[int, np.ndarray], Any], picks: list[tuple[int, np.ndarray]]) -> tuple[list[float], list[Any]]:
+    times, results = [], []
+    for p, q in picks:
+        start = time.perf_counter()
+        results.append(fn(p, q))
+        times.append((time.perf_counter() - start) * 1000)
+    return times, results
+
+
+def recall(got: list[set[str]], truth: list[set[str]]) -> float:
+    hits = sum(len(g & t) for g, t in zip(got, truth))
+    return round(hits / max(1, sum(len(t) for t in truth)), 4)
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} logical cores ({len(os.sched_getaffinity(0))} usable), {platform.python_version()}"
+
+
+def markdown(report: dict[str, Any]) -> str:
+    lines = [f"# Vectorize benchmark: {report['n']:,} x {report['dims']}, {report['npcs']} npcIds", "", f"Machine: {report['machine']}", ""]
+    lines += ["| query | ours p50 / p95 (ms) | numpy exact p50 / p95 | raw Chroma p50 / p95 | ours recall@10 | raw Chroma recall@10 | ours / numpy p50 |",
+              "|---|---|---|---|---|---|---|"]
+    for name, q in report["queries"].items():
+        lines.append(f"| {name} | {q['ours_p50_ms']} / {q['ours_p95_ms']} | {q['numpy_exact_p50_ms']} / {q['numpy_exact_p95_ms']} | "
+                     f"{q['raw_chroma_p50_ms']} / {q['raw_chroma_p95_ms']} | {q['ours_recall@10']} | {q['raw_chroma_recall@10']} | {q['ours_over_numpy_p50']}x |")
+    u, m = report["upsert_per_s"], report["memory"]
+    lines += ["", f"Upsert (batches of {BATCH}): ours {u['ours']:,}/s, raw Chroma add {u['raw_chroma_add']:,}/s, ratio {u['ratio']}",
+              f"Reopen to first answered query: {report['reopen_to_first_query_s']} s",
+              f"Resident memory (whole process, ours + raw Chroma + the data): {m['rss_mb']} MB; raw vector bytes {m['raw_vector_mb']} MB", ""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 vectors, for a smoke run")
+    args = parser.parse_args()
+    report = run(10_000, 50, 10) if args.quick else run(100_000, 200, 30)
+    OUT.mkdir(exist_ok=True)
+    suffix = "-quick" if args.quick else ""
+    (OUT / f"vectorize{suffix}.json").write_text(json.dumps(report, indent=2) + "\n")
+    (OUT / f"vectorize{suffix}.md").write_text(markdown(report))
+    print(markdown(report))
+
+
+if __name__ == "__main__":
+    main()
