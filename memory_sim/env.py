@@ -75,6 +75,14 @@ class Env:
     def local(data_dir: str | Path = "./.memory_sim", **overrides: Any) -> "Env":
         return build_env(Settings(data_dir=Path(data_dir), **overrides))
 
+    @staticmethod
+    def cloudflare(
+        account_id: str, api_token: str, index: str, database_id: str | None = None, base_url: str | None = None, **overrides: Any
+    ) -> "Env":
+        """The same bindings on a Cloudflare account (or any server speaking its REST API, via `base_url`)."""
+        return build_env(Settings(backend="cloudflare", account_id=account_id, api_token=api_token, index_name=index,
+                                  database_id=database_id, base_url=base_url, **overrides))
+
     def close(self) -> None:
         for hook in reversed(self.close_hooks):
             hook()

@@ -1,0 +1,96 @@
+"""The official `cloudflare` SDK client, built once per Env: base URL, token, timeout, and our own retries.
+
+The SDK's built-in retries sleep on the wall clock; they are switched off (`max_retries=0`) and `call` retries
+429, 5xx, timeouts and connection failures with capped exponential backoff (embedding/retry.py's `Backoff`,
+with injected `sleep` and a seeded `random.Random`). What is still failing after that is raised as the
+binding's own transient error; a 4xx is raised at once as the binding's input error with Cloudflare's text.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
+
+from memory_sim.embedding.retry import Backoff
+from memory_sim.errors import ConfigError
+
+T = TypeVar("T")
+CLOUDFLARE_API = "https://api.cloudflare.com/client/v4"
+
+
+@dataclass(frozen=True, slots=True)
+class ApiFailure:
+    """What Cloudflare answered: HTTP status (0 when none came back), first error's code, message, pointer."""
+
+    status: int
+    code: int | None
+    message: str
+    pointer: str | None = None
+
+    @property
+    def transient(self) -> bool:
+        return self.status in (0, 408, 429) or self.status >= 500
+
+
+def failure_of(exc: Exception) -> ApiFailure | None:
+    """The SDK's exception as an `ApiFailure`, or None when it is not an API/transport error."""
+    import cloudflare
+
+    if isinstance(exc, cloudflare.APIStatusError):
+        body = exc.body if isinstance(exc.body, dict) else {}
+        errors = body.get("errors") if isinstance(body.get("errors"), list) else []
+        first = errors[0] if errors and isinstance(errors[0], dict) else {}
+        pointer = (first.get("source") or {}).get("pointer") if isinstance(first.get("source"), dict) else None
+        message = first.get("message") or f"HTTP {exc.status_code}"
+        return ApiFailure(exc.status_code, first.get("code"), str(message), pointer)
+    if isinstance(exc, (cloudflare.APITimeoutError, cloudflare.APIConnectionError)):
+        return ApiFailure(0, None, f"{type(exc).__name__}: {exc}")
+    return None
+
+
+@dataclass
+class CloudflareClient:
+    """One SDK client for an account; `call(fn, on_failure)` runs `fn(sdk)` with retries and error mapping."""
+
+    account_id: str
+    api_token: str
+    base_url: str | None = None
+    timeout_s: float = 30.0
+    backoff: Backoff = field(default_factory=lambda: Backoff(attempts=4, base_s=0.5, cap_s=8.0, deadline_s=60.0))
+    sleep: Callable[[float], None] = time.sleep
+    clock: Callable[[], float] = time.monotonic
+    rng: random.Random = field(default_factory=lambda: random.Random(0))
+    sdk: Any = None
+
+    def __post_init__(self) -> None:
+        if not self.account_id or not self.api_token:
+            raise ConfigError("the Cloudflare backend needs an account id and an API token "
+                              "(CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN)")
+        if self.sdk is None:
+            import cloudflare
+
+            self.sdk = cloudflare.Cloudflare(
+                api_token=self.api_token, base_url=self.base_url or CLOUDFLARE_API, max_retries=0, timeout=self.timeout_s
+            )
+
+    def call(self, fn: Callable[[Any], T], on_failure: Callable[[ApiFailure], Exception]) -> T:
+        started = self.clock()
+        for retry in range(self.backoff.attempts):
+            try:
+                return fn(self.sdk)
+            except Exception as exc:  # the SDK's tree; anything else is re-raised untouched below
+                failure = failure_of(exc)
+                if failure is None:
+                    raise
+                wait = self.backoff.delay(retry, self.rng)
+                last = retry + 1 >= self.backoff.attempts
+                late = self.backoff.deadline_s is not None and self.clock() - started + wait > self.backoff.deadline_s
+                if not failure.transient or last or late:
+                    raise on_failure(failure) from exc
+                self.sleep(wait)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def close(self) -> None:
+        self.sdk.close()

@@ -1,0 +1,163 @@
+"""Per-account state of the local server: each account id sees only its own indexes and databases.
+
+    <data>/accounts/<account_id>/vectorize/       Chroma files of that account's indexes
+    <data>/accounts/<account_id>/d1/               that account's D1 database files
+    <data>/accounts/<account_id>/d1/databases.json database uuid -> name and creation time
+
+The backends are not thread-safe (the Vectorize mutation queue), and FastAPI runs handlers on a thread pool,
+so every call into an account's Vectorize holds that account's lock. D1 databases lock themselves.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from memory_sim.bindings import limits
+from memory_sim.bindings.vectorize import VectorizeAccount
+from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_NOT_FOUND, ApiError
+
+ACCOUNT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+VectorizeFactory = Callable[[Path], VectorizeAccount]
+
+
+def chroma_factory(visibility_lag_s: float = 0.0) -> VectorizeFactory:
+    """Chroma in the account's folder, with REST's batch limit (5000) instead of the binding's (1000)."""
+
+    def build(folder: Path) -> VectorizeAccount:
+        from memory_sim.local.vectorize_chroma import ChromaAccount
+
+        return ChromaAccount(folder, visibility_lag_s=visibility_lag_s, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
+
+    return build
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+
+
+@dataclass
+class Account:
+    """One account: its Vectorize account (lazily opened), its D1 databases by uuid."""
+
+    folder: Path
+    d1_engine: str
+    vectorize_factory: VectorizeFactory
+    lock: threading.RLock = field(default_factory=threading.RLock)
+    _vectorize: VectorizeAccount | None = None
+    _d1: Any = None
+    _open_dbs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def vectorize(self) -> VectorizeAccount:
+        with self.lock:
+            if self._vectorize is None:
+                self._vectorize = self.vectorize_factory(self.folder / "vectorize")
+            return self._vectorize
+
+    def adopt_vectorize(self, account: VectorizeAccount) -> None:
+        with self.lock:
+            self._vectorize = account
+
+    # --- D1 ---------------------------------------------------------------------------------------------------
+    @property
+    def d1(self) -> Any:
+        if self._d1 is None:
+            from memory_sim.local.d1_account import D1Account
+
+            self._d1 = D1Account(self.folder, engine=self.d1_engine)  # type: ignore[arg-type]
+        return self._d1
+
+    def _catalogue_path(self) -> Path:
+        return self.folder / "d1" / "databases.json"
+
+    def catalogue(self) -> dict[str, dict[str, Any]]:
+        path = self._catalogue_path()
+        return json.loads(path.read_text()) if path.exists() else {}
+
+    def _save_catalogue(self, catalogue: dict[str, dict[str, Any]]) -> None:
+        path = self._catalogue_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(catalogue, indent=1))
+
+    def create_database(self, name: str) -> dict[str, Any]:
+        with self.lock:
+            catalogue = self.catalogue()
+            if any(entry["name"] == name for entry in catalogue.values()):
+                raise ApiError(400, CODE_BAD_REQUEST, f"A database with name '{name}' already exists")
+            database = self.d1.create(name)
+            database_id = str(uuid.uuid4())
+            catalogue[database_id] = {"name": name, "created_at": now_iso()}
+            self._save_catalogue(catalogue)
+            self._open_dbs[database_id] = database
+            return self.describe_database(database_id)
+
+    def describe_database(self, database_id: str) -> dict[str, Any]:
+        entry = self.catalogue().get(database_id)
+        if entry is None:
+            raise ApiError(404, CODE_D1_NOT_FOUND, f"The database {database_id} could not be found")
+        path = self.d1.path(entry["name"])
+        size = path.stat().st_size if path.exists() else 0
+        return {"uuid": database_id, "name": entry["name"], "created_at": entry["created_at"],
+                "version": "production", "num_tables": None, "file_size": size}
+
+    def database(self, database_id: str) -> Any:
+        with self.lock:
+            if database_id not in self._open_dbs:
+                entry = self.describe_database(database_id)
+                self._open_dbs[database_id] = self.d1.get(entry["name"])
+            return self._open_dbs[database_id]
+
+    def delete_database(self, database_id: str) -> None:
+        with self.lock:
+            entry = self.describe_database(database_id)
+            opened = self._open_dbs.pop(database_id, None)
+            if opened is not None:
+                opened.close()
+            self.d1.delete(entry["name"])
+            catalogue = self.catalogue()
+            catalogue.pop(database_id, None)
+            self._save_catalogue(catalogue)
+
+    def close(self) -> None:
+        with self.lock:
+            for database in self._open_dbs.values():
+                database.close()
+            self._open_dbs.clear()
+            close = getattr(self._vectorize, "close", None)
+            if close is not None:
+                close()
+            self._vectorize = None
+
+
+class Accounts:
+    """Every account of one server, by id; folders are created on first use."""
+
+    def __init__(self, data_dir: str | Path, *, d1_engine: str = "duckdb",
+                 vectorize_factory: VectorizeFactory | None = None, clock: Callable[[], float] = time.time) -> None:
+        self.root = Path(data_dir) / "accounts"
+        self.d1_engine = d1_engine
+        self.vectorize_factory = vectorize_factory or chroma_factory()
+        self._accounts: dict[str, Account] = {}
+        self._lock = threading.Lock()
+
+    def get(self, account_id: str) -> Account:
+        if not ACCOUNT_ID.match(account_id):
+            raise ApiError(400, CODE_BAD_REQUEST, f"invalid account id {account_id!r}")
+        with self._lock:
+            if account_id not in self._accounts:
+                self._accounts[account_id] = Account(self.root / account_id, self.d1_engine, self.vectorize_factory)
+            return self._accounts[account_id]
+
+    def close(self) -> None:
+        with self._lock:
+            for account in self._accounts.values():
+                account.close()
+            self._accounts.clear()

@@ -1,0 +1,19 @@
+"""Workers AI over REST (contract §4.1): `POST /accounts/{account_id}/ai/run/{model}` for embedding models,
+answered by the server's `LocalAi` with Workers AI's input rules, output shape and error wording."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import JSONResponse
+
+from memory_sim.server.envelope import ok
+
+router = APIRouter(prefix="/client/v4/accounts/{account_id}/ai", tags=["workers-ai"])
+
+
+@router.post("/run/{model:path}")
+def run(request: Request, account_id: str, model: str, body: dict[str, Any] = Body(...)) -> JSONResponse:
+    request.app.state.accounts.get(account_id)  # validates the id; models are shared by every account
+    return ok(request.app.state.ai.run(model, body))

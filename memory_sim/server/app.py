@@ -1,0 +1,81 @@
+"""The local Cloudflare API server: `create_app(data_dir, tokens)` builds the FastAPI app.
+
+Routes live under `/client/v4` exactly as on api.cloudflare.com, so the official SDK created with
+`base_url="http://127.0.0.1:PORT/client/v4"` works unchanged. Every `/client/v4` route needs
+`Authorization: Bearer <token>` with one of `tokens`; `/health` and the OpenAPI description are open.
+"""
+
+from __future__ import annotations
+
+import hmac
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator, Sequence
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+
+from memory_sim.errors import ConfigError, MemorySimError
+from memory_sim.server import ai_routes, d1_routes, vectorize_routes
+from memory_sim.server.accounts import Accounts, VectorizeFactory, chroma_factory
+from memory_sim.server.envelope import CODE_AUTH_INVALID, CODE_AUTH_MISSING, CODE_BAD_REQUEST, ApiError, fail, handle_error, ok
+
+
+def parse_tokens(value: str | Sequence[str] | None) -> list[str]:
+    """Tokens from `--token` / MEMORY_SIM_API_TOKEN: several may be given, separated by commas."""
+    raw = [value] if isinstance(value, str) else list(value or [])
+    return [t.strip() for item in raw for t in item.split(",") if t.strip()]
+
+
+def require_token(request: Request) -> None:
+    header = request.headers.get("authorization", "")
+    if not header:
+        raise ApiError(401, CODE_AUTH_MISSING, "Authentication error")
+    scheme, _, token = header.partition(" ")
+    tokens: list[str] = request.app.state.tokens
+    if scheme.lower() != "bearer" or not any(hmac.compare_digest(token.strip(), t) for t in tokens):
+        raise ApiError(403, CODE_AUTH_INVALID, "Invalid access token")
+
+
+async def _invalid_request(request: Request, exc: RequestValidationError) -> Any:
+    first = exc.errors()[0] if exc.errors() else {}
+    where = "/".join(str(p) for p in first.get("loc", ()))
+    return fail(400, CODE_BAD_REQUEST, f"invalid request: {where}: {first.get('msg', 'malformed body')}")
+
+
+def create_app(
+    data_dir: str | Path,
+    tokens: str | Sequence[str],
+    *,
+    d1_engine: str = "duckdb",
+    visibility_lag_s: float = 0.0,
+    vectorize_factory: VectorizeFactory | None = None,
+    ai: Any = None,
+) -> FastAPI:
+    """The app over `<data_dir>/accounts/<account_id>/...`; `ai` defaults to a `LocalAi` (models load lazily)."""
+    allowed = parse_tokens(tokens)
+    if not allowed:
+        raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
+    if ai is None:
+        from memory_sim.local.ai import LocalAi
+
+        ai = LocalAi()
+    accounts = Accounts(data_dir, d1_engine=d1_engine, vectorize_factory=vectorize_factory or chroma_factory(visibility_lag_s))
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        yield
+        accounts.close()  # applies queued Vectorize mutations and closes the D1 files
+
+    app = FastAPI(title="memory-sim local Cloudflare API", version="4", description=__doc__, lifespan=lifespan)
+    app.state.tokens = allowed
+    app.state.accounts = accounts
+    app.state.ai = ai
+    for router in (vectorize_routes.router, d1_routes.router, ai_routes.router):
+        app.include_router(router, dependencies=[Depends(require_token)])
+    app.add_exception_handler(Exception, handle_error)
+    app.add_exception_handler(ApiError, handle_error)  # type: ignore[arg-type]
+    app.add_exception_handler(MemorySimError, handle_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
+    app.add_api_route("/health", lambda: ok({"status": "ok"}), methods=["GET"], tags=["meta"])
+    return app

@@ -1,0 +1,137 @@
+"""D1 over REST (contract §3.4): `/accounts/{account_id}/d1/database[/{database_id}[/query|/raw]]`.
+
+`/query` and `/raw` take `{sql, params?}` (the sql may hold several `;`-separated statements) or
+`{batch: [{sql, params?}, ...]}`; every statement of one request runs in one transaction, through the same
+binding front door as `env.DB`. A failing statement's position comes back as the error's `source.pointer`
+(`/batch/N`), which the Cloudflare adapter uses to word `exec` errors by line.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import JSONResponse
+
+from memory_sim.errors import D1Error
+from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError, ok
+
+router = APIRouter(prefix="/client/v4/accounts/{account_id}/d1/database", tags=["d1"])
+Json = dict[str, Any]
+
+
+def _account(request: Request, account_id: str) -> Any:
+    return request.app.state.accounts.get(account_id)
+
+
+@router.post("")
+def create_database(request: Request, account_id: str, body: Json = Body(...)) -> JSONResponse:
+    name = body.get("name")
+    if not isinstance(name, str) or not name:
+        raise ApiError(400, CODE_BAD_REQUEST, "a database needs a name")
+    return ok(_account(request, account_id).create_database(name))
+
+
+@router.get("")
+def list_databases(request: Request, account_id: str, page: int = 1, per_page: int = 1000, name: str | None = None) -> JSONResponse:
+    account = _account(request, account_id)
+    described = [account.describe_database(i) for i in sorted(account.catalogue())]
+    if name is not None:
+        described = [d for d in described if d["name"] == name]
+    start = (max(page, 1) - 1) * per_page
+    shown = described[start : start + per_page]
+    info = {"page": page, "per_page": per_page, "count": len(shown), "total_count": len(described)}
+    return ok(shown, result_info=info)
+
+
+@router.get("/{database_id}")
+def get_database(request: Request, account_id: str, database_id: str) -> JSONResponse:
+    return ok(_account(request, account_id).describe_database(database_id))
+
+
+@router.delete("/{database_id}")
+def delete_database(request: Request, account_id: str, database_id: str) -> JSONResponse:
+    _account(request, account_id).delete_database(database_id)
+    return ok(None)
+
+
+def bound_value(value: Any) -> Any:
+    """JSON params as D1 values. An array of byte values is a BLOB: the adapter sends bytes that way (Cloudflare
+    types params as strings; whether it takes other JSON types is UNCONFIRMED, contract §3.4)."""
+    if isinstance(value, list) and all(isinstance(b, int) and not isinstance(b, bool) and 0 <= b < 256 for b in value):
+        return bytes(value)
+    return value
+
+
+def statements_of(body: Json) -> list[tuple[str, list[Any]]]:
+    """(sql, params) per statement, from `{sql, params}` (split on `;`) or `{batch: [...]}`."""
+    from memory_sim.local.sqlite_tokens import split_statements
+
+    items = body.get("batch") if "batch" in body else [body]
+    if not isinstance(items, list) or not items:
+        raise ApiError(400, CODE_BAD_REQUEST, "the body needs `sql` or a non-empty `batch`")
+    out: list[tuple[str, list[Any]]] = []
+    for item in items:
+        sql, params = item.get("sql") if isinstance(item, dict) else None, (item or {}).get("params") or []
+        if not isinstance(sql, str) or not sql.strip() or not isinstance(params, list):
+            raise ApiError(400, CODE_BAD_REQUEST, "each query needs `sql` (a string) and optional `params` (an array)")
+        parts = split_statements(sql) or [sql]
+        if len(parts) > 1 and params:
+            raise ApiError(400, CODE_D1_SQL, "D1_ERROR: params bind one statement; send several statements as `batch`")
+        out.extend((part, [bound_value(p) for p in params] if len(parts) == 1 else []) for part in parts)
+    return out
+
+
+def _run(request: Request, account_id: str, database_id: str, body: Json) -> tuple[Any, list[Any]]:
+    database = _account(request, account_id).database(database_id)
+    statements = []
+    for position, (sql, params) in enumerate(statements_of(body)):
+        try:
+            statements.append(database.prepare(sql).bind(*params))
+        except D1Error as exc:
+            raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{position}") from exc
+    return database, statements
+
+
+def run_transaction(database: Any, statements: list[Any]) -> list[tuple[Any, float]]:
+    """Every statement in one transaction, as `batch` runs them, keeping each statement's engine outcome (the
+    column names `/raw` needs even without rows). Uses D1CoreDatabase's lock and engine seam directly, because
+    its public `batch` neither keeps column names nor says which statement failed."""
+    outcomes: list[tuple[Any, float]] = []
+    with database._lock:
+        database._engine.begin()
+        try:
+            for position, statement in enumerate(statements):
+                try:
+                    outcomes.append(database._execute_locked(statement))
+                except D1Error as exc:
+                    raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{position}") from exc
+        except BaseException:
+            database._engine.rollback()
+            raise
+        database._engine.commit()
+    return outcomes
+
+
+def _query_shape(database: Any, outcome: Any, duration: float) -> Json:
+    return database._result(outcome, duration).to_json()
+
+
+def _raw_shape(database: Any, outcome: Any, duration: float) -> Json:
+    from memory_sim.local.d1_core import shape_value
+
+    meta = database._result(outcome, duration).meta.to_json()
+    rows = [[shape_value(v) for v in row] for row in outcome.rows]
+    return {"success": True, "meta": meta, "results": {"columns": list(outcome.columns), "rows": rows}}
+
+
+@router.post("/{database_id}/query")
+def query(request: Request, account_id: str, database_id: str, body: Json = Body(...)) -> JSONResponse:
+    database, statements = _run(request, account_id, database_id, body)
+    return ok([_query_shape(database, *done) for done in run_transaction(database, statements)])
+
+
+@router.post("/{database_id}/raw")
+def raw(request: Request, account_id: str, database_id: str, body: Json = Body(...)) -> JSONResponse:
+    database, statements = _run(request, account_id, database_id, body)
+    return ok([_raw_shape(database, *done) for done in run_transaction(database, statements)])

@@ -1,0 +1,84 @@
+"""Cloudflare's v4 response envelope `{success, errors, messages, result}`, and the mapping of the project's
+errors into it at the HTTP boundary.
+
+Error codes: Vectorize errors carry their own codes (vectorize_validation.py); D1 answers SQL errors with 7500
+and an unknown database with 7404; Workers AI bad input with 5006 and an unknown model with 5007; auth with
+10000 (missing) and 9109 (invalid token). Cloudflare does not publish a full table: where a code is not seen in
+the wild it is this project's choice (UNCONFIRMED).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+
+from memory_sim.errors import (
+    AiError,
+    ConfigError,
+    D1Error,
+    EmbeddingUnavailable,
+    MemorySimError,
+    VectorizeError,
+    VectorizeUnavailable,
+)
+
+CODE_D1_SQL = 7500
+CODE_D1_NOT_FOUND = 7404
+CODE_AI_BAD_INPUT = 5006
+CODE_AI_NO_MODEL = 5007
+CODE_AUTH_MISSING = 10000
+CODE_AUTH_INVALID = 9109
+CODE_INTERNAL = 1000
+CODE_UNAVAILABLE = 1001
+CODE_BAD_REQUEST = 1002
+
+
+class ApiError(Exception):
+    """An error answered as-is: HTTP status, Cloudflare code, message, and an optional `source.pointer`."""
+
+    def __init__(self, status: int, code: int, message: str, pointer: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.pointer = status, code, message, pointer
+
+
+def ok(result: Any, status: int = 200, result_info: dict[str, Any] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"success": True, "errors": [], "messages": [], "result": result}
+    if result_info is not None:
+        body["result_info"] = result_info
+    return JSONResponse(body, status_code=status)
+
+
+def fail(status: int, code: int, message: str, pointer: str | None = None) -> JSONResponse:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if pointer is not None:
+        error["source"] = {"pointer": pointer}
+    return JSONResponse({"success": False, "errors": [error], "messages": [], "result": None}, status_code=status)
+
+
+def to_api_error(exc: Exception) -> ApiError:
+    """The project's errors in Cloudflare's words; anything else is a 500."""
+    if isinstance(exc, ApiError):
+        return exc
+    if isinstance(exc, VectorizeUnavailable):
+        return ApiError(exc.status, exc.code or CODE_UNAVAILABLE, exc.detail)
+    if isinstance(exc, VectorizeError):
+        return ApiError(exc.status, exc.code or CODE_BAD_REQUEST, exc.detail)
+    if isinstance(exc, D1Error):
+        return ApiError(400, CODE_D1_SQL, str(exc))  # the full "D1_<KIND>: cause" text, as D1 words it
+    if isinstance(exc, EmbeddingUnavailable):
+        return ApiError(503, CODE_UNAVAILABLE, str(exc))
+    if isinstance(exc, AiError):
+        code = CODE_AI_NO_MODEL if "No such model" in str(exc) else CODE_AI_BAD_INPUT
+        return ApiError(400, code, str(exc))
+    if isinstance(exc, ConfigError):
+        return ApiError(400, CODE_BAD_REQUEST, str(exc))
+    if isinstance(exc, MemorySimError):
+        return ApiError(400, CODE_BAD_REQUEST, str(exc))
+    return ApiError(500, CODE_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
+
+
+async def handle_error(request: Request, exc: Exception) -> JSONResponse:
+    error = to_api_error(exc)
+    return fail(error.status, error.code, error.message, error.pointer)

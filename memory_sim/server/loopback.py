@@ -1,0 +1,52 @@
+"""Run an app on a free loopback port in a background thread: for tests, benchmarks and `push` checks.
+
+`with LoopbackServer(app) as server: server.base_url` -> "http://127.0.0.1:PORT/client/v4". Uvicorn serves in a
+real thread of this process, so in-process state (an injected clock, an adopted account) stays reachable.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from typing import Any
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+class LoopbackServer:
+    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int | None = None, start_timeout_s: float = 30.0) -> None:
+        import uvicorn
+
+        self.host, self.port = host, port or free_port(host)
+        config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", access_log=False, lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._server.run, name=f"loopback-{self.port}", daemon=True)
+        self._timeout = start_timeout_s
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/client/v4"
+
+    def start(self) -> "LoopbackServer":
+        self._thread.start()
+        deadline = time.monotonic() + self._timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError(f"the loopback server on port {self.port} did not start")
+            time.sleep(0.01)  # waiting for a real server thread to bind its socket
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+    def __enter__(self) -> "LoopbackServer":
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,186 @@
+"""Vectorize v2 over REST (contract §2): `/accounts/{account_id}/vectorize/v2/indexes/...`.
+
+Every route validates through the same front door as the binding (the account's `QueuedIndex`), with REST's
+batch limit of 5000 vectors per write. Inserts and upserts take NDJSON either as the multipart part `vectors`
+(what wrangler sends) or as the raw body (what the Python SDK 5.9 sends, labelled application/json).
+"""
+
+from __future__ import annotations
+
+import json
+from email.parser import BytesParser
+from email.policy import HTTP
+from typing import Any, Callable
+
+from fastapi import APIRouter, Body, Request
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from memory_sim.bindings import limits
+from memory_sim.bindings.vectorize import VectorizeIndex
+from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
+from memory_sim.errors import VectorizeInputError
+from memory_sim.server.envelope import ok
+
+router = APIRouter(prefix="/client/v4/accounts/{account_id}/vectorize/v2/indexes", tags=["vectorize"])
+Json = dict[str, Any]
+
+
+def _account(request: Request, account_id: str) -> Any:
+    return request.app.state.accounts.get(account_id)
+
+
+def _on_index(request: Request, account_id: str, name: str, work: Callable[[VectorizeIndex], Any]) -> Any:
+    """Run `work` on one index under its account's lock (the backends are not thread-safe)."""
+    account = _account(request, account_id)
+    with account.lock:
+        return work(account.vectorize.index(name))
+
+
+# --- indexes --------------------------------------------------------------------------------------------------
+@router.post("", status_code=201)
+def create_index(request: Request, account_id: str, body: Json = Body(...)) -> JSONResponse:
+    config = body.get("config") or {}
+    if "preset" in config:
+        raise VectorizeInputError("INDEX_CREATE", "presets are not supported locally; give dimensions and metric", 40010)
+    account = _account(request, account_id)
+    with account.lock:
+        made = account.vectorize.create_index(
+            body.get("name"), config.get("dimensions"), config.get("metric"), body.get("description", "")
+        )
+    return ok(made.to_json(), status=201)
+
+
+@router.get("")
+def list_indexes(request: Request, account_id: str) -> JSONResponse:
+    account = _account(request, account_id)
+    with account.lock:
+        return ok([d.to_json() for d in account.vectorize.list_indexes()])
+
+
+@router.get("/{name}")
+def get_index(request: Request, account_id: str, name: str) -> JSONResponse:
+    account = _account(request, account_id)
+    with account.lock:
+        return ok(account.vectorize.get_index(name).to_json())
+
+
+@router.delete("/{name}")
+def delete_index(request: Request, account_id: str, name: str) -> JSONResponse:
+    account = _account(request, account_id)
+    with account.lock:
+        account.vectorize.delete_index(name)
+    return ok(None)
+
+
+@router.get("/{name}/info")
+def info(request: Request, account_id: str, name: str) -> JSONResponse:
+    return ok(_on_index(request, account_id, name, lambda index: index.describe().to_json()))
+
+
+# --- writes ---------------------------------------------------------------------------------------------------
+def ndjson_of(content_type: str, body: bytes) -> bytes:
+    """The NDJSON payload: the multipart part `vectors` (wrangler), or the whole body (SDK, raw uploads)."""
+    if not content_type.lower().startswith("multipart/"):
+        return body
+    message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+    for part in message.iter_parts():
+        if part.get_param("name", header="content-disposition") == "vectors":
+            return part.get_payload(decode=True) or b""
+    raise VectorizeInputError("VECTOR_INSERT", "the multipart body has no part named 'vectors'", CODE_BAD_VECTOR)
+
+
+def parse_ndjson(payload: bytes, op: str, discard_unparsable: bool) -> list[Json]:
+    """One vector object per line; blank lines skipped; unparsable lines refused or dropped."""
+    vectors: list[Json] = []
+    for number, line in enumerate(payload.decode("utf-8", errors="replace").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            parsed = json.loads(line)
+        except ValueError:
+            parsed = None
+        if not isinstance(parsed, dict):
+            if discard_unparsable:
+                continue
+            raise VectorizeInputError(op, f"line {number} is not a JSON object (unparsable-behavior=error)", CODE_BAD_VECTOR)
+        vectors.append(parsed)
+    return vectors
+
+
+async def _write(request: Request, account_id: str, name: str, kind: str) -> JSONResponse:
+    op = "VECTOR_INSERT" if kind == "insert" else "VECTOR_UPSERT"
+    behaviour = request.query_params.get("unparsable-behavior", "error")
+    if behaviour not in ("error", "discard"):
+        raise VectorizeInputError(op, f"unparsable-behavior must be 'error' or 'discard', got {behaviour!r}", CODE_BAD_VECTOR)
+    payload = ndjson_of(request.headers.get("content-type", ""), await request.body())
+    vectors = parse_ndjson(payload, op, behaviour == "discard")
+    if len(vectors) > limits.VECTORIZE_MAX_BATCH_REST:
+        raise VectorizeInputError(op, f"too many vectors: {len(vectors)} > {limits.VECTORIZE_MAX_BATCH_REST} per request", 40005)
+    write = (lambda index: index.insert(vectors)) if kind == "insert" else (lambda index: index.upsert(vectors))
+    mutation = await run_in_threadpool(_on_index, request, account_id, name, write)
+    return ok(mutation.to_json())
+
+
+@router.post("/{name}/insert")
+async def insert(request: Request, account_id: str, name: str) -> JSONResponse:
+    return await _write(request, account_id, name, "insert")
+
+
+@router.post("/{name}/upsert")
+async def upsert(request: Request, account_id: str, name: str) -> JSONResponse:
+    return await _write(request, account_id, name, "upsert")
+
+
+@router.post("/{name}/delete_by_ids")
+def delete_by_ids(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+    ids = body.get("ids", [])
+    return ok(_on_index(request, account_id, name, lambda index: index.delete_by_ids(ids)).to_json())
+
+
+# --- reads ----------------------------------------------------------------------------------------------------
+@router.post("/{name}/query")
+def query(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+    options = {
+        "top_k": body.get("topK", limits.VECTORIZE_DEFAULT_TOP_K),
+        "filter": body.get("filter"),
+        "return_values": body.get("returnValues", False),
+        "return_metadata": body.get("returnMetadata", "none"),
+        "namespace": body.get("namespace"),
+    }
+    if "vectorId" in body:
+        result = _on_index(request, account_id, name, lambda index: index.query_by_id(body["vectorId"], **options))
+    else:
+        result = _on_index(request, account_id, name, lambda index: index.query(body.get("vector"), **options))
+    return ok(result.to_json())
+
+
+@router.post("/{name}/get_by_ids")
+def get_by_ids(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+    ids = body.get("ids", [])
+    return ok([v.to_json() for v in _on_index(request, account_id, name, lambda index: index.get_by_ids(ids))])
+
+
+@router.get("/{name}/list")
+def list_vectors(request: Request, account_id: str, name: str, count: str | None = None, cursor: str | None = None) -> JSONResponse:
+    wanted: Any = limits.VECTORIZE_LIST_DEFAULT_COUNT if count is None else (int(count) if count.isdigit() else count)
+    return ok(_on_index(request, account_id, name, lambda index: index.list_vectors(wanted, cursor)).to_json())
+
+
+# --- metadata indexes -----------------------------------------------------------------------------------------
+@router.post("/{name}/metadata_index/create")
+def create_metadata_index(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+    work = lambda index: index.create_metadata_index(body.get("propertyName"), body.get("indexType"))  # noqa: E731
+    return ok(_on_index(request, account_id, name, work).to_json())
+
+
+@router.get("/{name}/metadata_index/list")
+def list_metadata_indexes(request: Request, account_id: str, name: str) -> JSONResponse:
+    found = _on_index(request, account_id, name, lambda index: index.list_metadata_indexes())
+    return ok({"metadataIndexes": [m.to_json() for m in found]})
+
+
+@router.post("/{name}/metadata_index/delete")
+def delete_metadata_index(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+    work = lambda index: index.delete_metadata_index(body.get("propertyName"))  # noqa: E731
+    return ok(_on_index(request, account_id, name, work).to_json())
