@@ -31,6 +31,9 @@ from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
 from memory_sim.errors import VectorizeError, VectorizeInputError, VectorizeUnavailable
 
 
+MULTIPART: Any = {"headers": {"Content-Type": "multipart/form-data"}}  # the SDK then adds the boundary
+
+
 def mapper(op: str):  # type: ignore[no-untyped-def]
     """Cloudflare's answer as the binding's error for `op`: 4xx input errors, the rest unavailable."""
 
@@ -92,12 +95,18 @@ class CloudflareVectorizeIndex:
         op = "VECTOR_INSERT" if kind == "insert" else "VECTOR_UPSERT"
         if not vectors:
             raise VectorizeInputError(op, "no vectors to write", 40005)
+        # Sent as the multipart part `vectors`, as wrangler does (contract §2), through the SDK's raw `post`:
+        # SDK 5.9's typed insert/upsert send the bytes labelled application/json and warn that it is deprecated.
+        path = f"{self._path}/{kind}"
         answer: Any = None
         for start in range(0, len(vectors), self._max_batch):
-            body = to_ndjson(vectors[start : start + self._max_batch], op)
-            send = getattr(self._indexes, kind)
-            answer = self._call(op, lambda sdk, b=body: send(self._name, account_id=self._client.account_id, body=b))
-        return Mutation(answer.mutation_id)
+            files = {"vectors": ("vectors.ndjson", to_ndjson(vectors[start : start + self._max_batch], op), "application/x-ndjson")}
+            answer = self._call(op, lambda sdk, f=files: sdk.post(path, files=f, options=MULTIPART, cast_to=object))
+        return Mutation(answer["result"]["mutationId"])
+
+    @property
+    def _path(self) -> str:
+        return f"/accounts/{quote(self._client.account_id)}/vectorize/v2/indexes/{quote(self._name)}"
 
     def insert(self, vectors: Sequence[Vector]) -> Mutation:
         return self._write("insert", vectors)
@@ -108,8 +117,7 @@ class CloudflareVectorizeIndex:
     def _query(self, body: dict[str, Any]) -> QueryResult:
         # The SDK's `query` has no `vectorId` or `namespace` (contract §2), so the query goes through the SDK
         # client's raw `post` helper: same base URL, token, timeout and envelope handling.
-        path = f"/accounts/{quote(self._client.account_id)}/vectorize/v2/indexes/{quote(self._name)}/query"
-        answer = self._call("VECTOR_QUERY", lambda sdk: sdk.post(path, body=body, cast_to=object))
+        answer = self._call("VECTOR_QUERY", lambda sdk: sdk.post(f"{self._path}/query", body=body, cast_to=object))
         result = answer["result"]
         matches = [Match(m["id"], float(m["score"]), m.get("values"), m.get("metadata"), m.get("namespace")) for m in result["matches"]]
         return QueryResult(int(result["count"]), matches)

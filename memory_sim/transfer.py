@@ -1,0 +1,217 @@
+"""Moving local memory to production: export files for wrangler, and `push` through the Cloudflare adapter.
+
+- `export_vectors(index, out)` writes NDJSON, one `{id, values, metadata?, namespace?}` per line: what
+  `wrangler vectorize insert <index> --file out` takes.
+- `export_sql(db, out)` writes the schema and the rows as SQL statements: what `wrangler d1 execute <db> --file`
+  takes.
+- `push(source, target, progress_file)` sends the local index and database to another account (Cloudflare, or
+  the local server acting as it) in batches. Progress is recorded after every acknowledged batch, so a rerun
+  after an interruption resumes there; vectors are upserted and rows written with INSERT OR REPLACE, so a batch
+  sent twice (its answer lost) leaves no duplicates where the table has a primary key.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from memory_sim.bindings import limits
+from memory_sim.bindings.d1 import D1Database
+from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex, Vector
+
+GET_CHUNK = limits.VECTORIZE_MAX_BATCH_BINDING  # get_by_ids per call, within every backend's limit
+ROWS_PER_REQUEST = 200
+SKIPPED_TABLES = ("sqlite_%", "_cf_%", "d1_%")
+
+
+# --- reading the local side ------------------------------------------------------------------------------------
+def vector_pages(index: VectorizeIndex, *, page_size: int = limits.VECTORIZE_LIST_MAX_COUNT,
+                 after: str | None = None) -> Iterator[tuple[list[Vector], str | None]]:
+    """Every vector, a page at a time, with the cursor that follows the page (None at the end)."""
+    cursor = after
+    while True:
+        page = index.list_vectors(page_size, cursor)
+        vectors: list[Vector] = []
+        for start in range(0, len(page.ids), GET_CHUNK):
+            vectors.extend(index.get_by_ids(page.ids[start : start + GET_CHUNK]))
+        if page.ids:
+            yield vectors, page.next_cursor
+        if not page.is_truncated or page.next_cursor is None:
+            return
+        cursor = page.next_cursor
+
+
+def tables(db: D1Database) -> list[dict[str, Any]]:
+    """User tables and their indexes, in creation order, as `sqlite_master` lists them."""
+    skip = " AND ".join(f"name NOT LIKE '{p}'" for p in SKIPPED_TABLES)
+    sql = f"SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL AND {skip}"
+    return db.prepare(sql).all().results
+
+
+def rows_of(db: D1Database, table: str, *, offset: int = 0, page: int = ROWS_PER_REQUEST) -> Iterator[tuple[list[str], list[list[Any]]]]:
+    while True:
+        rows = db.prepare(f'SELECT * FROM "{table}" ORDER BY rowid LIMIT ? OFFSET ?').bind(page, offset).raw(column_names=True)
+        if len(rows) <= 1:
+            return
+        yield rows[0], rows[1:]
+        offset += len(rows) - 1
+
+
+# --- export ----------------------------------------------------------------------------------------------------
+def export_vectors(index: VectorizeIndex, out: str | Path) -> int:
+    count = 0
+    with open(out, "w", encoding="utf-8") as sink:
+        for vectors, _ in vector_pages(index):
+            for vector in vectors:
+                sink.write(json.dumps(vector.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n")
+                count += 1
+    return count
+
+
+def sql_literal(value: Any) -> str:
+    """A value as SQLite literal text; blobs (lists of byte values) as X'..'."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, list):
+        return "X'" + bytes(value).hex() + "'"
+    return "'" + str(value).replace("'", "''") + "'"
+
+
+def insert_sql(table: str, columns: list[str], row: list[Any], verb: str = "INSERT") -> str:
+    names = ", ".join(f'"{c}"' for c in columns)
+    return f'{verb} INTO "{table}" ({names}) VALUES ({", ".join(sql_literal(v) for v in row)});'
+
+
+def export_sql(db: D1Database, out: str | Path) -> int:
+    """Schema then rows, one statement per line (`wrangler d1 execute --file`); returns the number of rows."""
+    count = 0
+    schema = tables(db)
+    with open(out, "w", encoding="utf-8") as sink:
+        for item in schema:
+            if item["type"] == "table":
+                sink.write(" ".join(item["sql"].split()) + ";\n")
+        for item in schema:
+            if item["type"] != "table":
+                continue
+            for columns, rows in rows_of(db, item["name"]):
+                for row in rows:
+                    sink.write(insert_sql(item["name"], columns, row) + "\n")
+                    count += 1
+        for item in schema:
+            if item["type"] == "index":
+                sink.write(" ".join(item["sql"].split()) + ";\n")
+    return count
+
+
+# --- push ------------------------------------------------------------------------------------------------------
+@dataclass
+class Progress:
+    """What has been acknowledged; saved after every batch."""
+
+    path: Path
+    vectors_cursor: str | None = None
+    vectors_done: bool = False
+    vectors_sent: int = 0
+    schema_done: bool = False
+    rows_done: dict[str, int] = field(default_factory=dict)
+    tables_done: list[str] = field(default_factory=list)
+
+    @staticmethod
+    def load(path: str | Path) -> "Progress":
+        path = Path(path)
+        if not path.exists():
+            return Progress(path)
+        return Progress(path, **json.loads(path.read_text()))
+
+    def save(self) -> None:
+        state = {k: v for k, v in self.__dict__.items() if k != "path"}
+        tmp = self.path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(state))
+        tmp.replace(self.path)  # atomic: an interruption leaves the old or the new record, never half
+
+
+def ensure_target_index(source: VectorizeAccount, target: VectorizeAccount, name: str) -> VectorizeIndex:
+    """The target index with the source's config and metadata indexes (created before any vector)."""
+    wanted = source.get_index(name)
+    if name not in {d.name for d in target.list_indexes()}:
+        target.create_index(name, wanted.dimensions, wanted.metric, wanted.description)
+    index = target.index(name)
+    present = {m.property_name for m in index.list_metadata_indexes()}
+    for meta in source.index(name).list_metadata_indexes():
+        if meta.property_name not in present:
+            index.create_metadata_index(meta.property_name, meta.index_type)
+    return index
+
+
+def push_vectors(source: VectorizeAccount, target: VectorizeAccount, name: str, progress: Progress,
+                 batch: int = limits.VECTORIZE_MAX_BATCH_REST, on_batch: Callable[[int], None] | None = None) -> int:
+    if progress.vectors_done:
+        return 0
+    to = ensure_target_index(source, target, name)
+    sent = 0
+    for vectors, cursor in vector_pages(source.index(name), page_size=min(batch, limits.VECTORIZE_LIST_MAX_COUNT),
+                                        after=progress.vectors_cursor):
+        for start in range(0, len(vectors), batch):
+            to.upsert(vectors[start : start + batch])
+        sent += len(vectors)
+        progress.vectors_cursor, progress.vectors_sent = cursor, progress.vectors_sent + len(vectors)
+        progress.save()
+        if on_batch is not None:
+            on_batch(sent)
+    progress.vectors_done = True
+    progress.save()
+    return sent
+
+
+def push_rows(source: D1Database, target: D1Database, progress: Progress, rows_per_request: int = ROWS_PER_REQUEST,
+              on_batch: Callable[[int], None] | None = None) -> int:
+    schema = tables(source)
+    if not progress.schema_done:
+        existing = {r["name"] for r in tables(target)}
+        creates = [target.prepare(s["sql"]) for s in schema if s["name"] not in existing]
+        if creates:
+            target.batch(creates)
+        progress.schema_done = True
+        progress.save()
+    sent = 0
+    for item in (s for s in schema if s["type"] == "table" and s["name"] not in progress.tables_done):
+        table = item["name"]
+        for columns, rows in rows_of(source, table, offset=progress.rows_done.get(table, 0), page=rows_per_request):
+            statements = [_row_statement(target, table, columns, row) for row in rows]
+            target.batch(statements)
+            sent += len(rows)
+            progress.rows_done[table] = progress.rows_done.get(table, 0) + len(rows)
+            progress.save()
+            if on_batch is not None:
+                on_batch(sent)
+        progress.tables_done.append(table)
+        progress.save()
+    return sent
+
+
+def _row_statement(db: D1Database, table: str, columns: list[str], row: list[Any]) -> Any:
+    marks = ", ".join("?" for _ in columns)
+    names = ", ".join(f'"{c}"' for c in columns)
+    values = [bytes(v) if isinstance(v, list) else v for v in row]
+    return db.prepare(f'INSERT OR REPLACE INTO "{table}" ({names}) VALUES ({marks})').bind(*values)
+
+
+@dataclass(frozen=True)
+class PushReport:
+    vectors: int
+    rows: int
+
+
+def push(source: VectorizeAccount, source_db: D1Database, target: VectorizeAccount, target_db: D1Database,
+         index_name: str, progress_file: str | Path, **options: Any) -> PushReport:
+    """Local account and database -> another account (Cloudflare): the index, then the database's rows."""
+    progress = Progress.load(progress_file)
+    vectors = push_vectors(source, target, index_name, progress, **options)
+    rows = push_rows(source_db, target_db, progress)
+    return PushReport(vectors, rows)
