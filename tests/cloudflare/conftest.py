@@ -1,0 +1,16 @@
+"""The Cloudflare backends against a real local server on loopback (the session's), and the live account
+when CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN are set."""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+import pytest
+
+from memory_sim.server.testing import ServerForTests
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerForTests]:
+    with ServerForTests(tmp_path_factory.mktemp("cf-server")) as running:
+        yield running
