@@ -1,0 +1,45 @@
+"""`memory-sim serve` as a real subprocess on loopback: it needs a token, answers /health, and stops cleanly."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+from memory_sim.server.loopback import free_port
+
+
+def test_serve_runs_on_loopback_with_a_token(tmp_path: Path) -> None:
+    port = free_port()
+    env = {**os.environ, "MEMORY_SIM_API_TOKEN": "secret"}
+    command = [sys.executable, "-c", "from memory_sim.cli import main; main()", "--data", str(tmp_path), "serve",
+               "--port", str(port), "--d1-engine", "sqlite", "--log-level", "warning"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
+                time.sleep(0.1)  # waiting for a real process to bind its port
+        assert health.json()["result"] == {"status": "ok"}
+        url = f"http://127.0.0.1:{port}/client/v4/accounts/a/d1/database"
+        assert httpx.get(url).status_code == 401
+        assert httpx.get(url, headers={"Authorization": "Bearer secret"}).json()["result"] == []
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=20)[0].decode()
+    assert "http://127.0.0.1:%d/client/v4" % port in output
+
+
+def test_serve_without_a_token_is_refused(tmp_path: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "MEMORY_SIM_API_TOKEN"}
+    done = subprocess.run([sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())",
+                           "--data", str(tmp_path), "serve"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "token" in done.stderr
