@@ -48,33 +48,40 @@ def _select(db: D1Database, where: str, *values: Any, order: str = "day, hour, i
 # --- memories ----------------------------------------------------------------------------------------------
 
 
-def insert_memory(db: D1Database, memory: ShortTermMemory, decay: float, state: str) -> D1PreparedStatement:
-    """The insert, as a statement for a batch; a memory remembered twice is kept once (first write wins)."""
-    return db.prepare(
-        "INSERT INTO short_term_memories (id, npc_id, content, importance, day, hour, type, about, kind,"
-        " decay_factor, decayed_day, index_state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-        " ON CONFLICT (id) DO NOTHING"
-    ).bind(
-        memory.id,
-        memory.npc_id,
-        memory.content,
-        float(memory.importance),
-        memory.world_time.day,
-        memory.world_time.hour,
-        memory.type,
-        ",".join(memory.about),
-        memory.kind,
-        decay,
-        memory.world_time.day,
-        state,
-    )
+_INSERT_COLUMNS = (
+    "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state"
+)
+_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 12
 
 
-def enqueue(db: D1Database, memory_id: str, next_attempt_at: float) -> D1PreparedStatement:
-    return db.prepare(
-        "INSERT INTO embedding_outbox (memory_id, attempts, next_attempt_at) VALUES (?, 0, ?)"
-        " ON CONFLICT (memory_id) DO NOTHING"
-    ).bind(memory_id, next_attempt_at)
+def _memory_values(memory: ShortTermMemory, decay: float, state: str) -> list[Any]:
+    when = memory.world_time
+    return [memory.id, memory.npc_id, memory.content, float(memory.importance), when.day, when.hour, memory.type,
+            ",".join(memory.about), memory.kind, decay, when.day, state]
+
+
+def insert_memories(
+    db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str]
+) -> list[D1PreparedStatement]:
+    """Multi-row inserts for a batch; a memory remembered twice is kept once (first write wins)."""
+    statements = []
+    for start in range(0, len(memories), _ROWS_PER_INSERT):
+        chunk = memories[start : start + _ROWS_PER_INSERT]
+        rows = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
+        values = [v for m in chunk for v in _memory_values(m, decay, states.get(m.id, "none"))]
+        sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows} ON CONFLICT (id) DO NOTHING"
+        statements.append(db.prepare(sql).bind(*values))
+    return statements
+
+
+def enqueue_many(db: D1Database, ids: Sequence[str], next_attempt_at: float) -> list[D1PreparedStatement]:
+    statements = []
+    for chunk in _chunks(list(ids), 45):
+        rows = ", ".join("(?, 0, ?)" for _ in chunk)
+        values = [v for memory_id in chunk for v in (memory_id, next_attempt_at)]
+        sql = f"INSERT INTO embedding_outbox (memory_id, attempts, next_attempt_at) VALUES {rows}"
+        statements.append(db.prepare(sql + " ON CONFLICT (memory_id) DO NOTHING").bind(*values))
+    return statements
 
 
 def memories_by_ids(db: D1Database, ids: Sequence[str]) -> dict[str, StoredMemory]:
@@ -118,21 +125,30 @@ def recent_short_term(db: D1Database, npc_id: str, limit: int) -> list[StoredMem
 def set_state(
     db: D1Database, ids: Iterable[str], state: str, indexed_at: float | None = None
 ) -> list[D1PreparedStatement]:
-    return [
-        db.prepare("UPDATE short_term_memories SET index_state = ?, indexed_at = ? WHERE id = ?").bind(
-            state, indexed_at, memory_id
-        )
-        for memory_id in ids
-    ]
+    """One UPDATE per chunk of ids (D1 counts every statement; DuckDB pays per statement too)."""
+    statements = []
+    for chunk in _chunks(sorted(set(ids))):
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"UPDATE short_term_memories SET index_state = ?, indexed_at = ? WHERE id IN ({marks})"
+        statements.append(db.prepare(sql).bind(state, indexed_at, *chunk))
+    return statements
 
 
 def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1PreparedStatement]:
-    return [
-        db.prepare("UPDATE short_term_memories SET decay_factor = ?, decayed_day = ? WHERE id = ?").bind(
-            factor, day, memory_id
+    """Per-row factors, 30 rows a statement: a CASE maps id to factor (2 parameters a row, plus the IN list)."""
+    statements = []
+    items = sorted(factors.items())
+    for start in range(0, len(items), 30):
+        chunk = items[start : start + 30]
+        cases = " ".join("WHEN ? THEN ?" for _ in chunk)
+        marks = ", ".join("?" for _ in chunk)
+        sql = (
+            f"UPDATE short_term_memories SET decay_factor = CASE id {cases} ELSE decay_factor END,"
+            f" decayed_day = ? WHERE id IN ({marks})"
         )
-        for memory_id, factor in sorted(factors.items())
-    ]
+        values: list[Any] = [v for pair in chunk for v in pair] + [day] + [memory_id for memory_id, _ in chunk]
+        statements.append(db.prepare(sql).bind(*values))
+    return statements
 
 
 def count_memories(db: D1Database, where: str = "1 = 1") -> int:
@@ -159,7 +175,11 @@ def outbox_attempts(db: D1Database, ids: Sequence[str]) -> dict[str, int]:
 
 
 def dequeue(db: D1Database, ids: Iterable[str]) -> list[D1PreparedStatement]:
-    return [db.prepare("DELETE FROM embedding_outbox WHERE memory_id = ?").bind(i) for i in ids]
+    statements = []
+    for chunk in _chunks(sorted(set(ids))):
+        marks = ", ".join("?" for _ in chunk)
+        statements.append(db.prepare(f"DELETE FROM embedding_outbox WHERE memory_id IN ({marks})").bind(*chunk))
+    return statements
 
 
 def reschedule(db: D1Database, memory_id: str, attempts: int, next_at: float, error: str) -> D1PreparedStatement:

@@ -67,11 +67,9 @@ class MemorySystem:
         indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
         wanted = {m.id for m in indexable}
         now = self.clock()
-        statements = [
-            store.insert_memory(self.env.DB, m, self.config.initial_decay, "pending" if m.id in wanted else "none")
-            for m in memories
-        ]
-        statements += [store.enqueue(self.env.DB, m.id, now) for m in indexable]
+        states = {m.id: "pending" for m in indexable}
+        statements = store.insert_memories(self.env.DB, memories, self.config.initial_decay, states)
+        statements += store.enqueue_many(self.env.DB, [m.id for m in indexable], now)
         if statements:
             self.env.DB.batch(statements)
         return self.index_memories([m.id for m in indexable])
@@ -79,7 +77,7 @@ class MemorySystem:
     def index_memory(self, memory: ShortTermMemory) -> bool:
         """The indexing step alone, for a memory already in D1 (e.g. after `remember` kept it D1-only)."""
         self.env.DB.batch(
-            store.set_state(self.env.DB, [memory.id], "pending") + [store.enqueue(self.env.DB, memory.id, self.clock())]
+            store.set_state(self.env.DB, [memory.id], "pending") + store.enqueue_many(self.env.DB, [memory.id], self.clock())
         )
         return memory.id in self.index_memories([memory.id])
 
@@ -212,8 +210,19 @@ class MemorySystem:
 
     def _echo(self, npc_id: str, day: int, chosen: Sequence[StoredMemory]) -> Recollection | None:
         focus = max(chosen, key=lambda m: (m.importance, -m.hour))
-        past = [r for r in self.recall(npc_id, focus.content, top_k=5) if r.day < day and r.source == "vectorize"]
+        past = [r for r in self._neighbours(npc_id, focus) if r.day < day and r.source == "vectorize"]
         return past[0] if past else None
+
+    def _neighbours(self, npc_id: str, focus: StoredMemory, k: int = 5) -> list[Recollection]:
+        """Memories like `focus`: by its stored vector when indexed (no embedding needed), else by recall."""
+        if focus.index_state == "indexed":
+            try:
+                result = self.env.VECTORIZE.query_by_id(focus.id, top_k=k + 1, filter={"npcId": npc_id})
+                matches = [(m.id, m.score) for m in result.matches if m.id != focus.id]
+                return recall_sources.from_index(self.env, npc_id, matches)
+            except VectorizeError:
+                pass  # not visible yet, or the index failed: recall by text below
+        return self.recall(npc_id, focus.content, top_k=k)
 
     # --- jobs (memory/jobs.py) ------------------------------------------------------------------------------
 

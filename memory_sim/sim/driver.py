@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from memory_sim.bindings.d1 import D1Database
+from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.memory import store
 from memory_sim.memory.models import HOURS_PER_DAY, JobReport, WorldTime
 from memory_sim.memory.system import MemorySystem
@@ -38,8 +38,8 @@ def save_npcs(db: D1Database, village: Village) -> None:
     )
 
 
-def save_tick(db: D1Database, tick: Tick, village: Village) -> None:
-    """World events, where everyone is, and how they feel about each other, as of this hour."""
+def save_tick(db: D1Database, tick: Tick) -> None:
+    """The hour's world events."""
     statements = [
         db.prepare(
             "INSERT INTO world_events (id, day, hour, place, text, importance) VALUES (?, ?, ?, ?, ?, ?)"
@@ -47,25 +47,35 @@ def save_tick(db: D1Database, tick: Tick, village: Village) -> None:
         ).bind(e.id, e.when.day, e.when.hour, e.place, e.text, e.importance)
         for e in tick.events
     ]
-    statements += [
-        db.prepare("UPDATE npc_state SET place = ?, updated_day = ? WHERE npc_id = ?").bind(place, tick.when.day, npc)
-        for npc, place in sorted(tick.locations.items())
-    ]
     if statements:
         db.batch(statements)
 
 
-def save_relationships(db: D1Database, village: Village, day: int) -> None:
+def save_day(db: D1Database, village: Village, places: dict[str, str], day: int) -> None:
+    """At the end of a day: where each NPC last was, and how they feel about each other."""
     db.batch(
         [
-            db.prepare(
-                "INSERT INTO relationships (npc_id, other_id, affinity, updated_day) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (npc_id, other_id) DO UPDATE SET affinity = excluded.affinity,"
-                " updated_day = excluded.updated_day"
-            ).bind(a, b, value, day)
-            for (a, b), value in sorted(village.affinity.items())
+            db.prepare("UPDATE npc_state SET place = ?, updated_day = ? WHERE npc_id = ?").bind(place, day, npc)
+            for npc, place in sorted(places.items())
         ]
+        + relationship_rows(db, sorted(village.affinity.items()), day)
     )
+
+
+def relationship_rows(db: D1Database, pairs: list[tuple[tuple[str, str], float]], day: int) -> list[D1PreparedStatement]:
+    statements = []
+    for start in range(0, len(pairs), 24):  # 4 parameters a row, under D1's 100
+        chunk = pairs[start : start + 24]
+        values = [v for (a, b), affinity in chunk for v in (a, b, affinity, day)]
+        statements.append(
+            db.prepare(
+                "INSERT INTO relationships (npc_id, other_id, affinity, updated_day) VALUES "
+                + ", ".join("(?, ?, ?, ?)" for _ in chunk)
+                + " ON CONFLICT (npc_id, other_id) DO UPDATE SET affinity = excluded.affinity,"
+                " updated_day = excluded.updated_day"
+            ).bind(*values)
+        )
+    return statements
 
 
 def run_village(
@@ -78,7 +88,7 @@ def run_village(
     """Runs `days` whole days from the clock's current hour; jobs run as their periods come."""
     db, scheduler = system.env.DB, SimScheduler(system)
     save_npcs(db, village)
-    summary = RunSummary(days)
+    summary, places = RunSummary(days), {}
     start = clock.now.hours
     for hours in range(start, start + days * HOURS_PER_DAY):
         when = WorldTime.from_hours(hours)
@@ -86,12 +96,13 @@ def run_village(
         summary.reports += scheduler.tick(clock())
         tick = village.tick(when)
         system.remember_many(tick.memories)
-        save_tick(db, tick, village)
+        save_tick(db, tick)
+        places.update(tick.locations)
         summary.memories += len(tick.memories)
         summary.events += len(tick.events)
         if when.hour == DIARY_HOUR:
             summary.diaries += sum(1 for n in village.npcs if system.write_diary(n.id, when.day))
-            save_relationships(db, village, when.day)
+            save_day(db, village, places, when.day)
         if on_hour is not None:
             on_hour(when)
     store.set_meta(db, "world_seconds", repr(clock()))
