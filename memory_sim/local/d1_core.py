@@ -9,6 +9,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import lru_cache
+from itertools import starmap
 from typing import Any, Callable, Protocol, Sequence
 
 from memory_sim.bindings import limits
@@ -29,12 +31,22 @@ class Outcome:
     changes: int = 0
     last_row_id: int = 0
     changed_db: bool = False
+    plain: bool = False  # the engine vouches that no value needs shape_value (no blobs, booleans, decimals)
+    tail: list[list[Any]] | None = None  # further rows, one list per column, after `rows`
+
+    @property
+    def row_count(self) -> int:
+        return len(self.rows) + (len(self.tail[0]) if self.tail else 0)
 
 
 class Engine(Protocol):
     """One SQL engine; called under the database's lock, one statement at a time."""
 
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome: ...
+
+    def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
+        """One statement bound several times, in a batch: the outcomes, or None to run them one by one."""
+        ...
 
     def begin(self) -> None: ...
 
@@ -119,7 +131,10 @@ class Statement:
 
     def raw(self, column_names: bool = False) -> list[list[Any]]:
         outcome, _ = self.db._execute(self)
-        rows = [[shape_value(v) for v in row] for row in outcome.rows]
+        if outcome.plain:
+            rows = [list(row) for row in outcome.rows] + [list(row) for row in zip(*(outcome.tail or ()))]
+        else:
+            rows = [[shape_value(v) for v in row] for row in outcome.rows]
         return [list(outcome.columns), *rows] if column_names else rows
 
 
@@ -140,7 +155,7 @@ class D1CoreDatabase:
         with self._lock:
             self._engine.begin()
             try:
-                results = [self._result(*self._execute_locked(s)) for s in own]
+                results = [result for run in _runs(own) for result in self._run_locked(run)]
             except BaseException:
                 self._engine.rollback()
                 raise
@@ -179,6 +194,22 @@ class D1CoreDatabase:
             raise D1Error("batch() takes statements prepared on this database")
         return statement
 
+    def _run_locked(self, run: list[Statement]) -> list[D1Result]:
+        """Consecutive statements with the same SQL; the engine may execute them as one."""
+        if len(run) == 1:
+            return [self._result(*self._execute_locked(run[0]))]
+        if self._closed:
+            raise D1Error("the database is closed")
+        for statement in run:
+            check_statement(statement.sql, statement.values)
+        started = self._clock()
+        outcomes = self._engine.execute_run(run[0].sql, [s.values for s in run])
+        if outcomes is None:
+            return [self._result(*self._execute_locked(s)) for s in run]
+        share = (self._clock() - started) * 1000.0 / len(run)
+        size = self._engine.size()
+        return [self._result(outcome, share, size) for outcome in outcomes]
+
     def _run_one(self, statement: Statement) -> D1Result:
         return self._result(*self._execute(statement))
 
@@ -194,15 +225,45 @@ class D1CoreDatabase:
         outcome = self._engine.execute(statement.sql, statement.values)
         return outcome, (self._clock() - started) * 1000.0
 
-    def _result(self, outcome: Outcome, duration: float) -> D1Result:
-        rows = [{c: shape_value(v) for c, v in zip(outcome.columns, row)} for row in outcome.rows]
+    def _result(self, outcome: Outcome, duration: float, size: int | None = None) -> D1Result:
+        rows = _dict_rows(outcome)
         meta = D1Meta(
             duration=duration,
             changes=outcome.changes,
             last_row_id=outcome.last_row_id,
             changed_db=outcome.changed_db,
-            size_after=self._engine.size(),
-            rows_read=len(outcome.rows),
+            size_after=self._engine.size() if size is None else size,
+            rows_read=len(rows),
             rows_written=outcome.changes,
         )
         return D1Result(results=rows, meta=meta)
+
+
+def _runs(statements: list[Statement]) -> list[list[Statement]]:
+    """Split into runs of consecutive statements with the same SQL text."""
+    runs: list[list[Statement]] = []
+    for statement in statements:
+        if runs and runs[-1][0].sql == statement.sql:
+            runs[-1].append(statement)
+        else:
+            runs.append([statement])
+    return runs
+
+
+@lru_cache(maxsize=256)
+def _row_maker(columns: tuple[str, ...]) -> Callable[..., dict[str, Any]]:
+    """A function building one row's dict from positional values: a dict display is the fastest way CPython
+    has to build many small dicts (keys are repr()'d string literals; duplicates keep the last, as zip would)."""
+    args = ", ".join(f"a{i}" for i in range(len(columns)))
+    body = ", ".join(f"{name!r}: a{i}" for i, name in enumerate(columns))
+    return eval(f"lambda {args}: {{{body}}}")  # noqa: S307 - built only from repr()'d names
+
+
+def _dict_rows(outcome: Outcome) -> list[dict[str, Any]]:
+    if not outcome.plain:
+        return [{c: shape_value(v) for c, v in zip(outcome.columns, row)} for row in outcome.rows]
+    make = _row_maker(tuple(outcome.columns))
+    rows = list(starmap(make, outcome.rows))
+    if outcome.tail:
+        rows.extend(map(make, *outcome.tail))
+    return rows

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.errors import D1Error, DataInUseError
 from memory_sim.local import sqlite_functions
+from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 from memory_sim.local.d1_sqlite import sqlite_error
 from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, translate
@@ -25,6 +26,9 @@ _CONFIG = {
     "error_on_division_by_zero": False,  # SQLite: x/0 is NULL
     "default_null_order": "nulls_first_on_asc_last_on_desc",  # SQLite: NULL sorts as the smallest value
 }
+# Result types whose Python values need no reshaping for D1 (and convert exactly through numpy).
+_PLAIN_TYPES = frozenset({"VARCHAR", "BIGINT", "INTEGER", "DOUBLE"})
+_HEAD_ROWS = 64  # rows fetched as tuples before a large result switches to columnar fetching
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
 _SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
 
@@ -48,12 +52,31 @@ def schema_of(mirror: sqlite3.Connection) -> Schema:
     query = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
     for name, sql in mirror.execute(query).fetchall():
         info = mirror.execute(f'PRAGMA table_info("{name}")').fetchall()  # cid, name, type, notnull, dflt, pk
-        words = {t.upper for t in tokenize(sql or "") if t.kind == "word"}
+        toks = [t for t in tokenize(sql or "") if not t.trivia]
+        words = {t.upper for t in toks if t.kind == "word"}
         keys = [row for row in info if row[5] > 0]
         is_alias = len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER" and "WITHOUT" not in words
         rowid = keys[0][1] if is_alias else None
-        tables[name] = TableInfo(name, tuple(r[1] for r in info), rowid, "AUTOINCREMENT" in words)
+        tables[name] = TableInfo(
+            name,
+            tuple(r[1] for r in info),
+            rowid,
+            "AUTOINCREMENT" in words,
+            _unique_keys(mirror, name, rowid),
+            frozenset(r[1] for r in info if r[4] is not None),
+            any(t.is_word("REFERENCES") and i + 1 < len(toks) and toks[i + 1].name.lower() == name.lower()
+                for i, t in enumerate(toks)),
+        )
     return Schema(tables)
+
+
+def _unique_keys(mirror: sqlite3.Connection, table: str, rowid: str | None) -> tuple[tuple[str, ...], ...]:
+    keys = [(rowid,)] if rowid is not None else []
+    for _, index, unique, _, partial in mirror.execute(f'PRAGMA index_list("{table}")').fetchall():
+        if unique and not partial:
+            info = mirror.execute(f'PRAGMA index_info("{index}")').fetchall()  # seqno, cid, name
+            keys.append(tuple(row[2] for row in sorted(info)))
+    return tuple(keys)
 
 
 class DuckDBEngine:
@@ -81,13 +104,35 @@ class DuckDBEngine:
         values = [*params, *(self._extra(name, translation) for name in translation.extras)]
         try:
             cursor = self._conn.execute(translation.sql, values)
+            if translation.kind == "read":
+                return self._read(cursor)
             rows = cursor.fetchall()
             columns = [d[0] for d in cursor.description or ()]
         except duckdb.Error as exc:
             raise D1Error(_cause(exc)) from exc
-        if translation.kind == "read":
-            return Outcome(columns, rows, 0, self._last_rowid, False)
         return self._written(translation, columns, rows)
+
+    def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
+        """A run of one INSERT bound many times, as one statement (d1_bulk); None: run them one by one."""
+        import duckdb
+
+        bulk = bulk_insert(sql, self._schema)
+        lists = column_lists(param_rows, bulk.params) if bulk is not None else None
+        if bulk is None or lists is None:
+            return None
+        count = len(param_rows)
+        base = self._id_base_of(bulk.target) if bulk.target is not None else 0
+        if bulk.target is not None:
+            lists.append(list(range(base + 1, base + count + 1)))
+        try:
+            self._conn.execute(bulk.sql, lists)
+        except duckdb.Error as exc:
+            raise D1Error(_cause(exc)) from exc
+        if bulk.target is None:
+            return [Outcome([], [], 1, self._last_rowid, True) for _ in range(count)]
+        self._last_rowid = base + count
+        self._remember_sequence(bulk.target)
+        return [Outcome([], [], 1, base + n, True) for n in range(1, count + 1)]
 
     def begin(self) -> None:
         self._conn.execute("BEGIN TRANSACTION")
@@ -129,11 +174,29 @@ class DuckDBEngine:
             return Outcome([], [], len(rows), self._last_rowid, bool(rows))
         return Outcome(columns, rows, len(rows), self._last_rowid, bool(rows))
 
+    def _read(self, cursor: Any) -> Outcome:
+        """Rows as tuples; past the first few, columns of plain types come columnar (numpy), which is far
+        cheaper for large reads than Python tuples."""
+        description = cursor.description or ()
+        columns = [d[0] for d in description]
+        plain = len(set(columns)) == len(columns) and all(str(d[1]) in _PLAIN_TYPES for d in description)
+        rows = cursor.fetchmany(_HEAD_ROWS)
+        if len(rows) < _HEAD_ROWS:
+            return Outcome(columns, rows, 0, self._last_rowid, False, plain)
+        if not plain:
+            return Outcome(columns, rows + cursor.fetchall(), 0, self._last_rowid, False)
+        arrays = cursor.fetchnumpy()
+        tail = [arrays[name].tolist() for name in columns]
+        return Outcome(columns, rows, 0, self._last_rowid, False, plain, tail)
+
     def _extra(self, name: str, translation: Translation) -> int:
         if name == "last_rowid":
             return self._last_rowid
-        table = translation.target
-        assert table is not None and table.rowid_column is not None
+        assert translation.target is not None
+        return self._id_base_of(translation.target)
+
+    def _id_base_of(self, table: TableInfo) -> int:
+        assert table.rowid_column is not None
         top = self._conn.execute(f'SELECT coalesce(max("{table.rowid_column}"), 0) FROM "{table.name}"').fetchone()
         base = int(top[0]) if top else 0
         if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted

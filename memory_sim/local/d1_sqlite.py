@@ -34,6 +34,9 @@ class SqliteEngine:
         last = self._conn.execute("SELECT last_insert_rowid()").fetchone()[0]
         return Outcome(columns, rows, changes, int(last), changes > 0 or _is_ddl(sql))
 
+    def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
+        return None  # sqlite3 statements are cheap: one by one keeps changes and last_row_id exact
+
     def begin(self) -> None:
         self._conn.execute("BEGIN")
 

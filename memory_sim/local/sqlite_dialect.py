@@ -34,6 +34,9 @@ class TableInfo:
     columns: tuple[str, ...]
     rowid_column: str | None  # the INTEGER PRIMARY KEY column that aliases the rowid
     autoincrement: bool = False
+    unique_keys: tuple[tuple[str, ...], ...] = ()  # PRIMARY KEY, UNIQUE constraints and unique indexes
+    defaults: frozenset[str] = frozenset()  # columns with a DEFAULT clause
+    self_referencing: bool = False  # has a foreign key to itself (rows of one INSERT may depend on each other)
 
 
 class Schema:
