@@ -18,6 +18,7 @@ from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 from memory_sim.local.d1_sqlite import sqlite_error
+from memory_sim.local.sqlite_replace import STAGE
 from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, translate
 from memory_sim.local.sqlite_tokens import tokenize
 
@@ -102,6 +103,8 @@ class DuckDBEngine:
         if translation.kind == "ddl":
             return self._ddl(sql, translation, params)
         values = [*params, *(self._extra(name, translation) for name in translation.extras)]
+        if translation.kind == "replace":
+            return self._replace(translation, values)
         try:
             cursor = self._conn.execute(translation.sql, values)
             if translation.kind == "read":
@@ -165,14 +168,43 @@ class DuckDBEngine:
         target = translation.target
         if target is not None and rows and target.rowid_column in columns:
             at = columns.index(target.rowid_column)
+            ids = [int(row[at]) for row in rows if row[at] is not None]
             # Rows at or below the base existed before: an upsert updated them, which SQLite does not count.
-            inserted = [int(row[at]) for row in rows if row[at] is not None and int(row[at]) > self._id_base]
+            inserted = [i for i in ids if i > self._id_base] if translation.upsert else ids
             if inserted:
                 self._last_rowid = inserted[-1]
                 self._remember_sequence(target)
         if translation.returning_injected:
             return Outcome([], [], len(rows), self._last_rowid, bool(rows))
         return Outcome(columns, rows, len(rows), self._last_rowid, bool(rows))
+
+    def _replace(self, translation: Translation, values: list[Any]) -> Outcome:
+        """Run an INSERT OR REPLACE plan (sqlite_replace) atomically; `changes` counts every new row."""
+        import duckdb
+
+        own = not self._in_transaction
+        try:
+            if own:
+                self._conn.execute("BEGIN TRANSACTION")
+            self._conn.execute(translation.steps[0], values)
+            staged = int(self._conn.execute(translation.steps[1]).fetchone()[0])
+            for step in translation.steps[2:]:
+                self._conn.execute(step)
+            cursor = self._conn.execute(translation.sql)
+            rows = cursor.fetchall()
+            columns = [d[0] for d in cursor.description or ()]
+            self._conn.execute(f"DROP TABLE {STAGE}")
+            if own:
+                self._conn.execute("COMMIT")
+        except BaseException as exc:
+            if own:
+                self._conn.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error):
+                raise D1Error(_cause(exc)) from exc
+            raise
+        outcome = self._written(translation, columns, rows)
+        outcome.changes, outcome.changed_db = staged, staged > 0
+        return outcome
 
     def _read(self, cursor: Any) -> Outcome:
         """Rows as tuples; past the first few, columns of plain types come columnar (numpy), which is far

@@ -59,11 +59,14 @@ class Schema:
 @dataclass(frozen=True, slots=True)
 class Translation:
     sql: str
-    kind: str  # "read" (rows), "write" (INSERT/UPDATE/DELETE), "ddl", "mirror" (answered by the schema mirror)
+    kind: str  # "read" (rows), "write" (INSERT/UPDATE/DELETE), "ddl", "mirror" (answered by the schema mirror),
+    # "replace" (INSERT OR REPLACE: a plan of `steps` then `sql`, run in one transaction)
     returns_rows: bool = True
     extras: tuple[str, ...] = ()  # engine-supplied values bound after the user's: "id_base", "last_rowid"
     target: TableInfo | None = None  # rowid table whose ids this INSERT generates
     returning_injected: bool = False  # we appended RETURNING <rowid column> to learn last_row_id
+    upsert: bool = False  # ON CONFLICT DO UPDATE: RETURNING also lists updated rows, which are not inserted
+    steps: tuple[str, ...] = ()  # kind "replace": statements run before `sql` (sqlite_replace)
 
 
 @dataclass(slots=True)

@@ -223,13 +223,18 @@ def _insert(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
     returning = any(t.is_word("RETURNING") for t in toks)
     body_start = sig[k][0] + 1
     body = name_result_columns(toks[body_start:], start_word="RETURNING") if returning else toks[body_start:]
+    if prefix == "INSERT OR REPLACE" and table is not None:
+        from memory_sim.local.sqlite_replace import replace_plan
+
+        return replace_plan(em, body, table, returning)
     if table is None or table.rowid_column is None:
         sql = f"{prefix} INTO{em.emit(body)}"
         return Translation(sql, "write", returns_rows=returning, extras=tuple(em.extras))
     sql = f"{prefix} INTO{_with_ids(em, body, table)}"
     if not returning:
         sql += f' RETURNING "{table.rowid_column}"'
-    return Translation(sql, "write", True, tuple(em.extras), table, returning_injected=not returning)
+    upsert = any(t.is_word("CONFLICT") for t in toks)
+    return Translation(sql, "write", True, tuple(em.extras), table, returning_injected=not returning, upsert=upsert)
 
 
 def _with_ids(em: Emitter, body: list[Token], table: TableInfo) -> str:
@@ -262,7 +267,7 @@ def _with_ids(em: Emitter, body: list[Token], table: TableInfo) -> str:
         return _values_with_ids(em, body, src, head, listed, lower, rowid, base)
     if rowid.lower() in lower:
         return head + em.emit(body, name_end)  # ids come from the SELECT itself
-    end = _source_end(body, src)
+    end = source_end(body, src)
     cols = ", ".join(f'"{c}"' for c in [rowid, *listed])
     select = em.emit(body, src, end)
     return f"{head} ({cols}) SELECT {base} + row_number() OVER (), __src.* FROM ({select}) AS __src " + em.emit(body, end)
@@ -296,7 +301,7 @@ def _values_with_ids(
     return "".join(out) + " " + em.emit(body, i)
 
 
-def _source_end(body: list[Token], start: int) -> int:
+def source_end(body: list[Token], start: int) -> int:
     depth = 0
     for i in range(start, len(body)):
         tok = body[i]

@@ -189,6 +189,24 @@ SELECT id FROM events_log
 CREATE VIEW margaret_view AS SELECT id, content FROM short_term_memories WHERE npc_id = 'margaret'
 SELECT id FROM margaret_view ORDER BY id
 DROP VIEW margaret_view
+CREATE TABLE places (name TEXT PRIMARY KEY, code INTEGER UNIQUE, owner TEXT DEFAULT 'council', visits INTEGER DEFAULT 0)
+INSERT INTO places (name, code, owner, visits) VALUES ('mill', 1, 'tom', 5), ('bakery', 2, 'ada', 9), ('library', 3, 'ada', 2)
+INSERT OR REPLACE INTO places (name, code) VALUES ('mill', 1)
+SELECT name, code, owner, visits FROM places ORDER BY name
+REPLACE INTO places (name, code, visits) VALUES ('forge', 2, 1)
+SELECT name, code, owner, visits FROM places ORDER BY name
+REPLACE INTO places (name, code) VALUES ('well', 10), ('well', 11), ('pond', 11)
+SELECT name, code, owner FROM places ORDER BY name
+INSERT OR REPLACE INTO places VALUES ('mill', 20, 'margaret', 1) RETURNING name, owner
+INSERT OR REPLACE INTO places (name, code) SELECT npc_id, 100 + day FROM short_term_memories WHERE npc_id = 'margaret' ORDER BY day, hour
+SELECT name, code, owner, visits FROM places ORDER BY name
+INSERT OR REPLACE INTO diaries (npc_id, day) VALUES ('tom', 1)
+SELECT id, npc_id, day, summary FROM diaries WHERE npc_id = 'tom' ORDER BY day
+REPLACE INTO diaries (id, npc_id, day, summary) VALUES (1, 'margaret', 1, 'rewritten')
+SELECT id, npc_id, day, summary FROM diaries ORDER BY id
+SELECT last_insert_rowid()
+INSERT OR REPLACE INTO diaries (npc_id, day, summary) VALUES ('ada', 3, 'both keys'), ('ada', 3, 'replaced again')
+SELECT id, npc_id, day, summary FROM diaries WHERE npc_id = 'ada' ORDER BY id
 SELECT random()
 CREATE TRIGGER t_ai AFTER INSERT ON npc_state BEGIN SELECT 1; END
 CREATE VIRTUAL TABLE docs USING fts5(body)
