@@ -121,7 +121,10 @@ def _raw_shape(database: Any, outcome: Any, duration: float) -> Json:
     from memory_sim.local.d1_core import shape_value
 
     meta = database._result(outcome, duration).meta.to_json()
-    rows = [[shape_value(v) for v in row] for row in outcome.rows]
+    if getattr(outcome, "plain", False):  # the engine's fast path: values need no shaping, more rows in `tail`
+        rows = [list(row) for row in outcome.rows] + [list(row) for row in zip(*(getattr(outcome, "tail", None) or ()))]
+    else:
+        rows = [[shape_value(v) for v in row] for row in outcome.rows]
     return {"success": True, "meta": meta, "results": {"columns": list(outcome.columns), "rows": rows}}
 
 

@@ -3,6 +3,8 @@ the contracts. `memory_faults.py` wraps them to inject failures."""
 
 from __future__ import annotations
 
+from typing import Any, Callable, Iterator
+
 import pytest
 
 from memory_sim.env import Env
@@ -10,7 +12,7 @@ from memory_sim.memory.models import MemoryConfig
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 
-from memory_env import build_env
+from memory_env import DIMENSIONS, METADATA_INDEXES, build_env
 
 
 @pytest.fixture
@@ -18,8 +20,33 @@ def clock() -> SimClock:
     return SimClock()
 
 
-@pytest.fixture
-def env(clock: SimClock) -> Env:
+def build_cloudflare_env(clock: Callable[[], float], server: Any) -> Env:
+    """The same, through the Cloudflare REST adapters against the local server (the oracle adopted behind it)."""
+    from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
+    from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.local.vectorize_memory import MemoryAccount
+
+    account = server.adopt(MemoryAccount(clock=clock, max_batch=VECTORIZE_MAX_BATCH_REST))
+    account.create_index("memories", DIMENSIONS, "cosine")
+    index = account.index("memories")
+    for prop, kind in METADATA_INDEXES:
+        index.create_metadata_index(prop, kind)
+    db = server.new_database("memory", account.client.account_id)
+    return Env(VECTORIZE=index, DB=db, AI=None, embedder=HashingEmbedder(DIMENSIONS), vectorize_account=account)  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def cloudflare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from memory_sim.server.testing import ServerForTests
+
+    with ServerForTests(tmp_path_factory.mktemp("cloudflare-server")) as server:
+        yield server
+
+
+@pytest.fixture(params=["local", "cloudflare"])
+def env(request: pytest.FixtureRequest, clock: SimClock) -> Env:
+    if request.param == "cloudflare":
+        return build_cloudflare_env(clock, request.getfixturevalue("cloudflare_server"))
     return build_env(clock)
 
 

@@ -15,7 +15,7 @@ import pytest
 from memory_sim.local.vectorize_chroma import ChromaAccount
 from memory_sim.local.vectorize_memory import MemoryAccount
 
-BACKENDS = ("oracle", "chroma", "chroma-server")
+BACKENDS = ("oracle", "chroma", "chroma-server", "cloudflare")
 
 
 class FakeClock:
@@ -74,6 +74,14 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
         log.close()
 
 
+@pytest.fixture(scope="session")
+def cloudflare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    from memory_sim.server.testing import ServerForTests
+
+    with ServerForTests(tmp_path_factory.mktemp("cloudflare-server")) as server:
+        yield server
+
+
 _server_names = iter(range(10**6))
 
 
@@ -88,6 +96,11 @@ def make_account(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
             account: Any = MemoryAccount(**options)
         elif backend == "chroma":
             account = ChromaAccount(tmp_path / "chroma", **options)
+        elif backend == "cloudflare":  # the REST adapter against the local server, the oracle behind it
+            from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
+
+            server = request.getfixturevalue("cloudflare_server")
+            account = server.adopt(MemoryAccount(**{"max_batch": VECTORIZE_MAX_BATCH_REST, **options}))
         else:
             port = request.getfixturevalue("chroma_server")
             account = ChromaAccount(host="127.0.0.1", port=port, **options)
@@ -105,3 +118,16 @@ def make_account(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if "make_account" in metafunc.fixturenames:
         metafunc.parametrize("make_account", BACKENDS, indirect=True)
+
+
+# Where REST legitimately differs from the binding, the Cloudflare backend skips that one case.
+REST_DIFFERS = {
+    "test_malformed_writes_raise_and_change_nothing[cloudflare-batch]": "REST takes 5000 vectors per request, the binding 1000",
+    "test_get_delete_and_list_with_cursor[cloudflare]": "REST takes 5000 ids per request, the binding 1000 (list/cursor: tests/server)",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.name in REST_DIFFERS:
+            item.add_marker(pytest.mark.skip(reason=REST_DIFFERS[item.name]))
