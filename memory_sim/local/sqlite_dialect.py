@@ -2,8 +2,8 @@
 refuses it (D1Unsupported, naming the construct and the SQLite alternative). Token-level rewrites, cached
 by (SQL text, schema version): the schema matters because INSERTs into INTEGER PRIMARY KEY tables get ids.
 
-Rewrites done here (expressions): `?`/`?NNN` -> `$N`; LIKE -> ILIKE (case-insensitive; Unicode-wide where
-SQLite folds ASCII only); CURRENT_TIMESTAMP/DATE/TIME and datetime('now') & co. as SQLite's UTC text;
+Rewrites done here (expressions): `?`/`?NNN` -> `$N`; LIKE -> __sq_like (ASCII-only case folding, as
+SQLite; sqlite_like); CURRENT_TIMESTAMP/DATE/TIME and datetime('now') & co. as SQLite's UTC text;
 date/time and json_extract/->> answered by sqlite3 itself (sqlite_functions); typeof, total, max/min with
 several arguments, CAST(x AS INTEGER) truncating; iif; last_insert_rowid(); unaliased result columns named
 by their SQL text as SQLite names them. Statement-level rewrites live in sqlite_statements.
@@ -18,6 +18,7 @@ from typing import Callable
 
 from memory_sim.errors import D1Unsupported
 from memory_sim.local import sqlite_functions as fn
+from memory_sim.local.sqlite_like import like_calls
 from memory_sim.local.sqlite_tokens import Token, placeholders, tokenize
 
 _versions = itertools.count(1)
@@ -88,6 +89,9 @@ class Emitter:
         if any(t.kind == "op" and t.text == "->>" for t in toks[lo:hi]):
             toks, lo = arrow_calls(toks[lo:hi]), 0
             hi = len(toks)
+        if any(t.kind == "word" and t.upper == "LIKE" for t in toks[lo:hi]):
+            toks, lo = like_calls(toks[lo:hi]), 0
+            hi = len(toks)
         out: list[str] = []
         i = lo
         while i < hi:
@@ -112,8 +116,6 @@ class Emitter:
 
     def _word(self, tok: Token) -> str:
         upper = tok.upper
-        if upper == "LIKE":
-            return "ILIKE"  # SQLite's LIKE ignores ASCII case
         if upper in fn.NOW_TEXT:
             return fn.NOW_TEXT[upper]
         if upper in _DUCKDB_ONLY_KEYWORDS:

@@ -30,6 +30,11 @@ NOW_CALLS = {
 _INTEGER_TYPES = "'BIGINT','INTEGER','HUGEINT','SMALLINT','TINYINT','UBIGINT','UINTEGER','USMALLINT','UTINYINT','BOOLEAN'"
 _VARIANT_INTEGER = "'INT8','INT16','INT32','INT64','UINT8','UINT16','UINT32','UINT64','BOOL_TRUE','BOOL_FALSE'"
 
+def _fold(x: str) -> str:
+    return f"translate(CAST({x} AS VARCHAR), '{_UPPER}', '{_UPPER.lower()}')"
+
+
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MACROS = (
     # typeof with SQLite's names; values from delegated functions are VARIANTs, typed by their content.
     f"""CREATE OR REPLACE TEMP MACRO __sq_typeof(x) AS CASE
@@ -50,6 +55,9 @@ MACROS = (
     """CREATE OR REPLACE TEMP MACRO __sq_min(a, b) AS CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE least(a, b) END,
         (a, b, c) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL THEN NULL ELSE least(a, b, c) END,
         (a, b, c, d) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL OR d IS NULL THEN NULL ELSE least(a, b, c, d) END""",
+    # LIKE folding ASCII case only, as SQLite does (DuckDB's ILIKE folds all of Unicode); see sqlite_like.
+    f"""CREATE OR REPLACE TEMP MACRO __sq_like(x, p) AS {_fold('x')} LIKE {_fold('p')},
+        (x, p, e) AS like_escape({_fold('x')}, {_fold('p')}, {_fold('e')})""",
     # total(): like sum() but 0.0 on no rows and always real.
     "CREATE OR REPLACE TEMP MACRO __sq_total(x) AS coalesce(CAST(sum(x) AS DOUBLE), 0.0)",
     # CAST(x AS INTEGER) truncates toward zero in SQLite; DuckDB rounds. Non-numeric text gives 0.

@@ -207,6 +207,18 @@ SELECT id, npc_id, day, summary FROM diaries ORDER BY id
 SELECT last_insert_rowid()
 INSERT OR REPLACE INTO diaries (npc_id, day, summary) VALUES ('ada', 3, 'both keys'), ('ada', 3, 'replaced again')
 SELECT id, npc_id, day, summary FROM diaries WHERE npc_id = 'ada' ORDER BY id
+CREATE TABLE words (w TEXT)
+INSERT INTO words VALUES ('Émile'), ('émile'), ('ÉMILE'), ('Straße'), ('STRASSE'), ('Ärger'), ('ärger'), ('100%'), ('100 percent'), ('a_b'), ('axb')
+SELECT w FROM words WHERE w LIKE 'émile' ORDER BY w
+SELECT w FROM words WHERE w LIKE 'É%' ORDER BY w
+SELECT w FROM words WHERE w LIKE '%RGER' ORDER BY w
+SELECT w FROM words WHERE w NOT LIKE '%e' ORDER BY w
+SELECT 'Ä' LIKE 'ä', 'A' LIKE 'a', 'ß' LIKE 'SS', 'é' LIKE '_', 'Straße' LIKE 'STRA_E'
+SELECT w FROM words WHERE w LIKE '100!%' ESCAPE '!' ORDER BY w
+SELECT w FROM words WHERE w LIKE 'A!_B' ESCAPE '!' ORDER BY w
+SELECT w, w LIKE 'STR' || '%' AS s, CASE WHEN w LIKE '%X%' THEN 1 ELSE 0 END AS x FROM words ORDER BY w
+SELECT count(*) FROM words WHERE w LIKE 'e%' OR w LIKE 'É%' AND w NOT LIKE '%E'
+SELECT 12345 LIKE '123%', NULL LIKE 'a', 'a' LIKE NULL, (1 + 1) || 'x' LIKE '2X'
 SELECT random()
 CREATE TRIGGER t_ai AFTER INSERT ON npc_state BEGIN SELECT 1; END
 CREATE VIRTUAL TABLE docs USING fts5(body)
