@@ -30,8 +30,21 @@ def no_bge_on_this_machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> N
 
 
 @pytest.fixture(scope="module")
-def local_ai() -> LocalAi:
+def shared_local_ai() -> LocalAi:
     return LocalAi()
+
+
+@pytest.fixture(scope="module", params=["local", "cloudflare"])
+def local_ai(request: pytest.FixtureRequest, shared_local_ai: LocalAi, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+    """LocalAi itself, and Workers AI over REST against the local server answering with the same LocalAi."""
+    if request.param == "local":
+        return shared_local_ai
+    from memory_sim.cloudflare.workers_ai import WorkersAi
+    from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+
+    server = ServerForTests(tmp_path_factory.mktemp("ai-server"), ai=shared_local_ai).start()
+    request.addfinalizer(server.stop)
+    return WorkersAi("parity", TEST_TOKEN, base_url=server.base_url)
 
 
 @pytest.fixture(scope="module")
