@@ -130,7 +130,7 @@ def lookup(metadata: Mapping[str, Any] | None, path: str) -> Any:
     """The value at a dotted path of nested metadata, or None."""
     node: Any = metadata
     for part in path.split("."):
-        if not isinstance(node, Mapping) or part not in node:
+        if not (type(node) is dict or isinstance(node, Mapping)) or part not in node:  # dict first: ABC checks are slow
             return None
         node = node[part]
     return node
@@ -151,7 +151,7 @@ def indexed_values(metadata: Mapping[str, Any] | None, indexes: Mapping[str, Met
     """The values a record's metadata contributes to the given metadata indexes, at write time."""
     out: dict[str, IndexedValue] = {}
     for prop, kind in indexes.items():
-        value = index_value(lookup(metadata, prop), kind)
+        value = index_value(metadata.get(prop) if "." not in prop and type(metadata) is dict else lookup(metadata, prop), kind)
         if value is not None:
             out[prop] = value
     return out

@@ -126,12 +126,21 @@ def check_ids(ids: Any, op: str, max_batch: int = limits.VECTORIZE_MAX_BATCH_BIN
     return [check_id(i, op) for i in ids]
 
 
+def _holds_booleans(values: Any) -> bool:
+    """True/False are not numbers here; checked with one C-level pass (`map(type)`), not a Python loop."""
+    if isinstance(values, np.ndarray):
+        return values.dtype == np.bool_ or (values.dtype == object and bool in set(map(type, values.tolist())))
+    return bool in set(map(type, values))
+
+
 def check_values(values: Any, dimensions: int, op: str) -> np.ndarray:
+    if isinstance(values, (str, bytes)):
+        raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR)
     try:
         array = np.asarray(values, dtype=np.float64)
     except (TypeError, ValueError):
         raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR) from None
-    if array.ndim != 1 or isinstance(values, (str, bytes)) or any(isinstance(v, bool) for v in list(values)[:dimensions]):
+    if array.ndim != 1 or _holds_booleans(values):
         raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR)
     if array.shape[0] != dimensions:
         raise VectorizeInputError(op, f"expected {dimensions} dimensions, got {array.shape[0]}", CODE_DIMENSIONS)
@@ -142,6 +151,9 @@ def check_values(values: Any, dimensions: int, op: str) -> np.ndarray:
 
 
 def _check_metadata_value(op: str, key: str, value: Any, depth: int) -> None:
+    kind = type(value)
+    if kind is str or kind is bool or kind is int or (kind is float and math.isfinite(value)):
+        return  # the common cases, without isinstance chains (this runs for every value of every write)
     if isinstance(value, (str, bool)) or (isinstance(value, (int, float)) and math.isfinite(value)):
         return
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
@@ -167,12 +179,13 @@ def check_metadata(metadata: Any, op: str) -> Metadata | None:
     if not isinstance(metadata, dict):
         raise VectorizeInputError(op, "metadata must be an object", CODE_BAD_METADATA)
     _check_metadata_keys(op, metadata)
-    size = _utf8_len(json.dumps(metadata, separators=(",", ":"), ensure_ascii=False))
+    compact = json.dumps(metadata, separators=(",", ":"), ensure_ascii=False)
+    size = len(compact) if compact.isascii() else _utf8_len(compact)
     if size > limits.VECTORIZE_MAX_METADATA_BYTES:
         raise VectorizeInputError(
             op, f"metadata too large: {size} bytes > {limits.VECTORIZE_MAX_METADATA_BYTES} bytes per vector", CODE_BAD_METADATA
         )
-    return _copy(metadata)
+    return json.loads(compact)  # the private copy, from the one serialisation the size check needed
 
 
 def check_namespace(namespace: Any, op: str) -> str | None:

@@ -1,9 +1,12 @@
 """The in-memory columns kept beside Chroma: a float32 matrix, ids, namespaces and one typed column per
-metadata index. Filters become boolean masks over the columns, and exact numpy scoring runs over the rows a
-mask leaves: for one NPC's 1,000 vectors that is tens of microseconds, where Chroma's filtered HNSW takes
-tens of milliseconds.
+metadata index. Exact numpy scoring runs over the rows a filter leaves: for one NPC's 1,000 vectors that is
+tens of microseconds, where Chroma's filtered HNSW takes tens of milliseconds.
 
-Rows are deleted by moving the last row into the hole, so the arrays stay dense.
+String columns also keep per-value row sets (an inverted index), so a selective `{npcId}` filter starts from
+that NPC's rows alone instead of comparing every row; the other conditions then mask the few rows left.
+
+Rows are deleted by moving the last row into the hole, so the arrays stay dense. A row's indexed values are
+not stored twice: they are read back from the columns.
 """
 
 from __future__ import annotations
@@ -13,22 +16,27 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from memory_sim.bindings.filters import LOWER_OPS, UPPER_OPS, Condition, IndexedValue
+from memory_sim.bindings.filters import Condition, IndexedValue
 from memory_sim.bindings.vectorize import Metric
 from memory_sim.local.vectorize_core import Stored
 
 MISSING, NUMBER, STRING, BOOLEAN = 0, 1, 2, 3
 RERANK_MARGIN = 16  # extra candidates re-scored in float64, so float32 rounding cannot reorder the top k
+EMPTY_ROWS = np.zeros(0, dtype=np.int64)
+Rows = slice | np.ndarray  # every row (slice(0, n)) or some rows (an index array)
 
 
 class Column:
-    """One metadata index's values, typed per row; strings dictionary-encoded."""
+    """One metadata index's values, typed per row; strings dictionary-encoded, with row sets per string."""
 
     def __init__(self, capacity: int) -> None:
         self.kind = np.zeros(capacity, dtype=np.int8)
         self.num = np.zeros(capacity, dtype=np.float64)
         self.code = np.full(capacity, -1, dtype=np.int32)
         self.vocab: dict[str, int] = {}
+        self.words: list[str] = []
+        self.postings: dict[int, set[int]] = {}
+        self._cached: dict[int, np.ndarray] = {}
 
     def grow(self, capacity: int) -> None:
         for name, fill in (("kind", 0), ("num", 0.0), ("code", -1)):
@@ -37,45 +45,88 @@ class Column:
             new[: old.shape[0]] = old
             setattr(self, name, new)
 
+    def _post(self, code: int, row: int, add: bool) -> None:
+        rows = self.postings.setdefault(code, set())
+        rows.add(row) if add else rows.discard(row)
+        self._cached.pop(code, None)
+
     def set(self, row: int, value: IndexedValue | None) -> None:
-        self.kind[row], self.num[row], self.code[row] = MISSING, 0.0, -1
+        self.clear(row)
         if isinstance(value, bool):
             self.kind[row], self.num[row] = BOOLEAN, float(value)
         elif isinstance(value, str):
-            self.kind[row], self.code[row] = STRING, self.vocab.setdefault(value, len(self.vocab))
+            code = self.vocab.get(value)
+            if code is None:
+                code = self.vocab[value] = len(self.words)
+                self.words.append(value)
+            self.kind[row], self.code[row] = STRING, code
+            self._post(code, row, True)
         elif value is not None:
             self.kind[row], self.num[row] = NUMBER, float(value)
 
-    def move(self, src: int, dst: int) -> None:
-        self.kind[dst], self.num[dst], self.code[dst] = self.kind[src], self.num[src], self.code[src]
+    def clear(self, row: int) -> None:
+        if self.kind[row] == STRING:
+            self._post(int(self.code[row]), row, False)
+        self.kind[row], self.num[row], self.code[row] = MISSING, 0.0, -1
 
-    def equal(self, n: int, operand: Any) -> np.ndarray:
-        kind = self.kind[:n]
+    def move(self, src: int, dst: int) -> None:
+        """Move row `src` into `dst` (already cleared), leaving `src` empty."""
+        if self.kind[src] == STRING:
+            code = int(self.code[src])
+            self._post(code, src, False)
+            self._post(code, dst, True)
+        self.kind[dst], self.num[dst], self.code[dst] = self.kind[src], self.num[src], self.code[src]
+        self.kind[src], self.num[src], self.code[src] = MISSING, 0.0, -1
+
+    def value(self, row: int) -> IndexedValue | None:
+        kind = self.kind[row]
+        if kind == STRING:
+            return self.words[self.code[row]]
+        if kind == NUMBER:
+            return float(self.num[row])
+        return bool(self.num[row]) if kind == BOOLEAN else None
+
+    def rows_of(self, words: Sequence[str]) -> np.ndarray:
+        """The rows holding any of these strings, from the row sets: O(rows found), not O(all rows)."""
+        parts = []
+        for word in dict.fromkeys(words):
+            code = self.vocab.get(word)
+            if code is None or not self.postings.get(code):
+                continue
+            if code not in self._cached:
+                self._cached[code] = np.sort(np.fromiter(self.postings[code], dtype=np.int64, count=len(self.postings[code])))
+            parts.append(self._cached[code])
+        if not parts:
+            return EMPTY_ROWS
+        return parts[0] if len(parts) == 1 else np.sort(np.concatenate(parts))
+
+    def equal(self, rows: Rows, operand: Any) -> np.ndarray:
+        kind = self.kind[rows]
         if operand is None:
             return kind == MISSING
         if isinstance(operand, bool):
-            return (kind == BOOLEAN) & (self.num[:n] == float(operand))
+            return (kind == BOOLEAN) & (self.num[rows] == float(operand))
         if isinstance(operand, str):
-            return self.code[:n] == self.vocab.get(operand, -2)
-        return (kind == NUMBER) & (self.num[:n] == operand)
+            return self.code[rows] == self.vocab.get(operand, -2)
+        return (kind == NUMBER) & (self.num[rows] == operand)
 
-    def ranged(self, n: int, op: str, operand: Any) -> np.ndarray:
+    def ranged(self, rows: Rows, op: str, operand: Any) -> np.ndarray:
         if isinstance(operand, str):
             codes = [c for s, c in self.vocab.items() if _compare(s, op, operand)]
-            return np.isin(self.code[:n], np.asarray(codes, dtype=np.int32))
-        return (self.kind[:n] == NUMBER) & _compare(self.num[:n], op, operand)
+            return np.isin(self.code[rows], np.asarray(codes, dtype=np.int32))
+        return (self.kind[rows] == NUMBER) & _compare(self.num[rows], op, operand)
 
-    def holds(self, n: int, op: str, operand: Any) -> np.ndarray:
+    def holds(self, rows: Rows, op: str, operand: Any) -> np.ndarray:
         if op == "$eq":
-            return self.equal(n, operand)
+            return self.equal(rows, operand)
         if op == "$ne":
-            return ~self.equal(n, operand)
+            return ~self.equal(rows, operand)
         if op in ("$in", "$nin"):
-            hit = np.zeros(n, dtype=bool)
+            hit = np.zeros(self.kind[rows].shape[0], dtype=bool)
             for value in operand:
-                hit |= self.equal(n, value)
+                hit |= self.equal(rows, value)
             return hit if op == "$in" else ~hit
-        return self.ranged(n, op, operand)
+        return self.ranged(rows, op, operand)
 
 
 def _compare(left: Any, op: str, right: Any) -> Any:
@@ -86,6 +137,15 @@ def _compare(left: Any, op: str, right: Any) -> Any:
     if op == "$gt":
         return left > right
     return left >= right
+
+
+def _string_seed(op: str, operand: Any) -> list[str] | None:
+    """The strings an `$eq`/`$in` condition needs, when the row sets can answer it alone."""
+    if op == "$eq" and isinstance(operand, str):
+        return [operand]
+    if op == "$in" and operand and all(isinstance(o, str) for o in operand):
+        return list(operand)
+    return None
 
 
 class ArrayTable:
@@ -101,11 +161,11 @@ class ArrayTable:
         self.ids: list[str] = []
         self.row_of: dict[str, int] = {}
         self.metadata_json: list[str | None] = []
-        self.indexed: list[dict[str, IndexedValue]] = []
         self.columns: dict[str, Column] = {}
 
     # --- writes -----------------------------------------------------------------------------------------------
     def _ensure(self, capacity: int) -> None:
+        """Amortised growth: capacity doubles, so a long run of batches copies each row O(1) times."""
         if capacity <= self.matrix.shape[0]:
             return
         size = max(capacity, 2 * self.matrix.shape[0])
@@ -122,31 +182,41 @@ class ArrayTable:
             self.columns[prop] = Column(self.matrix.shape[0])
         return self.columns[prop]
 
-    def write(self, items: Sequence[Stored]) -> None:
+    def write(self, items: Sequence[Stored], metadata_json: Sequence[str | None] | None = None) -> None:
+        """Write a batch (ids unique within it); the matrix and norms in one numpy step each."""
+        if not items:
+            return
         self._ensure(self.n + len(items))
-        for item in items:
-            self._write_row(item)
+        rows = np.fromiter((self._row(item.record.id) for item in items), dtype=np.int64, count=len(items))
+        values = np.stack([item.record.values for item in items])
+        self.matrix[rows] = values
+        self.norms[rows] = np.linalg.norm(values, axis=1)
+        texts = metadata_json if metadata_json is not None else [_json(item.record.metadata) for item in items]
+        for row, item, text in zip(rows.tolist(), items, texts):
+            self._write_fields(row, item, text)
 
-    def _write_row(self, item: Stored) -> None:
-        record = item.record
-        row = self.row_of.get(record.id)
+    def _row(self, vid: str) -> int:
+        row = self.row_of.get(vid)
         if row is None:
             row, self.n = self.n, self.n + 1
-            self.row_of[record.id] = row
-            self.ids.append(record.id)
+            self.row_of[vid] = row
+            self.ids.append(vid)
             self.metadata_json.append(None)
-            self.indexed.append({})
-        self.matrix[row] = record.values
-        self.norms[row] = np.linalg.norm(record.values)
-        ns = record.namespace
+        return row
+
+    def _write_fields(self, row: int, item: Stored, text: str | None) -> None:
+        ns = item.record.namespace
         if ns is not None and ns not in self.ns_vocab:
             self.ns_vocab[ns] = len(self.ns_names)
             self.ns_names.append(ns)
         self.ns_code[row] = -1 if ns is None else self.ns_vocab[ns]
-        self.metadata_json[row] = None if record.metadata is None else json.dumps(record.metadata)
-        self.indexed[row] = item.indexed
-        for prop in set(self.columns) | set(item.indexed):
-            self._column(prop).set(row, item.indexed.get(prop))
+        self.metadata_json[row] = text
+        indexed = item.indexed
+        for prop, column in self.columns.items():
+            if prop not in indexed:
+                column.clear(row)
+        for prop, value in indexed.items():
+            self._column(prop).set(row, value)
 
     def delete(self, ids: Sequence[str]) -> None:
         for vid in ids:
@@ -156,28 +226,56 @@ class ArrayTable:
 
     def _move_last_into(self, row: int) -> None:
         last = self.n - 1
+        for column in self.columns.values():
+            column.clear(row)
         if row != last:
             moved = self.ids[last]
             self.matrix[row], self.norms[row], self.ns_code[row] = self.matrix[last], self.norms[last], self.ns_code[last]
             for column in self.columns.values():
                 column.move(last, row)
-            self.ids[row], self.metadata_json[row], self.indexed[row] = moved, self.metadata_json[last], self.indexed[last]
+            self.ids[row], self.metadata_json[row] = moved, self.metadata_json[last]
             self.row_of[moved] = row
+        self.ns_code[last] = -1
         self.ids.pop()
         self.metadata_json.pop()
-        self.indexed.pop()
         self.n = last
 
+    def forget(self, prop: str) -> list[str]:
+        """Drop a metadata index's values from every row; returns the ids that held one."""
+        column = self.columns.pop(prop, None)
+        if column is None:
+            return []
+        return [self.ids[r] for r in np.flatnonzero(column.kind[: self.n] != MISSING).tolist()]
+
     # --- reads ------------------------------------------------------------------------------------------------
-    def mask(self, conditions: tuple[Condition, ...], namespace: str | None) -> np.ndarray | None:
-        """Rows passing the namespace, then the filter; None means every row."""
-        keep: np.ndarray | None = None
-        if namespace is not None:
-            keep = self.ns_code[: self.n] == self.ns_vocab.get(namespace, -2)
+    def candidates(self, conditions: tuple[Condition, ...], namespace: str | None) -> np.ndarray | None:
+        """Rows passing the namespace, then the filter; None means every row. A string equality/$in on an
+        indexed property starts from its row sets (the smallest one); the rest is masked over those rows."""
+        seed: np.ndarray | None = None
         for condition in conditions:
             column = self.columns.get(condition.key)
             for op, operand in condition.ops:
-                hit = column.holds(self.n, op, operand) if column else _no_column(self.n, op, operand)
+                words = _string_seed(op, operand)
+                if words is not None:
+                    rows = column.rows_of(words) if column else EMPTY_ROWS
+                    seed = rows if seed is None or rows.shape[0] < seed.shape[0] else seed
+        if seed is None:
+            keep = self._mask(conditions, namespace, slice(0, self.n))
+            return None if keep is None else np.flatnonzero(keep)
+        if seed.shape[0] == 0:
+            return seed
+        keep = self._mask(conditions, namespace, seed)
+        return seed if keep is None else seed[keep]
+
+    def _mask(self, conditions: tuple[Condition, ...], namespace: str | None, rows: Rows) -> np.ndarray | None:
+        keep: np.ndarray | None = None
+        if namespace is not None:
+            keep = self.ns_code[rows] == self.ns_vocab.get(namespace, -2)
+        size = self.ns_code[rows].shape[0]
+        for condition in conditions:
+            column = self.columns.get(condition.key)
+            for op, operand in condition.ops:
+                hit = column.holds(rows, op, operand) if column else _no_column(size, op, operand)
                 keep = hit if keep is None else keep & hit
         return keep
 
@@ -219,13 +317,25 @@ class ArrayTable:
         hits = [(self.ids[r], float(v)) for r, v in zip(rows.tolist(), values.tolist())]
         return sorted(hits, key=lambda hit: (sign * hit[1], hit[0]))
 
+    def indexed(self, row: int) -> dict[str, IndexedValue]:
+        out = {}
+        for prop, column in self.columns.items():
+            value = column.value(row)
+            if value is not None:
+                out[prop] = value
+        return out
+
     def stored(self, vid: str) -> tuple[np.ndarray, str | None, str | None, dict[str, IndexedValue]] | None:
         row = self.row_of.get(vid)
         if row is None:
             return None
         ns = self.ns_code[row]
         namespace = None if ns < 0 else self.ns_names[ns]
-        return self.matrix[row].copy(), self.metadata_json[row], namespace, self.indexed[row]
+        return self.matrix[row].copy(), self.metadata_json[row], namespace, self.indexed(row)
+
+
+def _json(metadata: Any) -> str | None:
+    return None if metadata is None else json.dumps(metadata, separators=(",", ":"), ensure_ascii=False)
 
 
 def _no_column(n: int, op: str, operand: Any) -> np.ndarray:

@@ -27,6 +27,7 @@ from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import IndexDescription, Metric
 from memory_sim.bindings.vectorize_validation import QueryOptions, Record
 from memory_sim.errors import ConfigError, MemorySimError, VectorizeUnavailable
+from memory_sim.local import vectorize_snapshot as snapshot
 from memory_sim.local.vectorize_arrays import ArrayTable
 from memory_sim.local.vectorize_core import Clock, IndexState, QueuedIndex, Stored, new_state
 
@@ -35,6 +36,8 @@ STATE_KEY = "vectorize_state"
 CHROMA_SPACE = {"cosine": "cosine", "euclidean": "l2", "dot-product": "ip"}
 DEFAULT_EXACT_SCAN_LIMIT = 64_000_000  # floats scanned exactly (~170k x 384) before unfiltered queries use HNSW
 LOAD_PAGE = 5000
+DEFAULT_SNAPSHOT_EVERY = 50_000  # rows changed before a snapshot is written without waiting for close()
+SNAPSHOTS = "snapshots"
 
 
 @contextmanager
@@ -49,16 +52,43 @@ def chroma_errors(op: str) -> Iterator[None]:
 
 
 class ChromaStore:
-    """A `VectorStore`: writes go to Chroma first, then to the arrays; reads come from the arrays."""
+    """A `VectorStore`: writes go to Chroma first, then to the arrays; reads come from the arrays.
 
-    def __init__(self, collection: Any, state: IndexState, max_chroma_batch: int, exact_scan_limit: int) -> None:
+    With a snapshot path (embedded Chroma), the arrays are saved beside Chroma on `close()` and after
+    `snapshot_every` rows written, and loaded on open when their tag matches Chroma's state. The file on disk
+    is removed before the first change that would make it stale, so a crash between a Chroma write and the
+    state's update can never leave a snapshot that looks current.
+    """
+
+    def __init__(
+        self, collection: Any, state: IndexState, max_chroma_batch: int, exact_scan_limit: int,
+        snapshot_path: Path | None = None, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    ) -> None:
         self.collection = collection
         self.table = ArrayTable(state.dimensions, state.metric)
         self._batch = max_chroma_batch
         self._exact_scan_limit = exact_scan_limit
+        self._snapshot_path, self._snapshot_every = snapshot_path, snapshot_every
+        self._live_tag: dict[str, Any] | None = None  # the tag of the snapshot on disk, while it is current
+        self._written = 0  # rows changed since the last snapshot
+        self._state = state
+        self._mutation = state.processed_mutation  # the last mutation Chroma's stored state records
+        self.loaded_from_snapshot = False
 
     def load(self) -> None:
-        """Rebuild the arrays from Chroma, page by page."""
+        """The arrays from a matching snapshot, else rebuilt from Chroma page by page."""
+        if self._snapshot_path is not None:
+            with chroma_errors("INDEX_GET"):
+                count = self.collection.count()
+            tag = snapshot.tag_of(self._mutation, count)
+            table = snapshot.load(self._snapshot_path, tag, self._state.dimensions, self._state.metric)
+            if table is not None:
+                self.table, self._live_tag, self.loaded_from_snapshot = table, tag, True
+                return
+        self._rebuild()
+        self._written = self.table.n
+
+    def _rebuild(self) -> None:
         offset = 0
         while True:
             with chroma_errors("INDEX_GET"):
@@ -69,6 +99,13 @@ class ChromaStore:
             self.table.write([_from_chroma(i, e, m) for i, e, m in zip(ids, page["embeddings"], page["metadatas"])])
             offset += len(ids)
 
+    def _changing(self, rows: int) -> None:
+        """Called before Chroma changes: the snapshot on disk is about to be stale."""
+        if self._live_tag is not None and self._snapshot_path is not None:
+            self._snapshot_path.unlink(missing_ok=True)
+            self._live_tag = None
+        self._written += rows
+
     def count(self) -> int:
         return self.table.n
 
@@ -76,23 +113,43 @@ class ChromaStore:
         return [i in self.table.row_of for i in ids]
 
     def write(self, items: list[Stored]) -> None:
+        if not items:
+            return
+        self._changing(len(items))
+        texts = [_metadata_json(s.record) for s in items]
         for start in range(0, len(items), self._batch):
-            chunk = items[start : start + self._batch]
+            chunk, chunk_texts = items[start : start + self._batch], texts[start : start + self._batch]
             fresh = not any(s.record.id in self.table.row_of for s in chunk)
             with chroma_errors("VECTOR_UPSERT"):
                 (self.collection.add if fresh else self.collection.upsert)(
                     ids=[s.record.id for s in chunk],
                     embeddings=np.stack([s.record.values for s in chunk]),
-                    metadatas=[_to_chroma(s) for s in chunk],
+                    metadatas=[_to_chroma(s, t) for s, t in zip(chunk, chunk_texts)],
                 )
-        self.table.write(items)
+        self.table.write(items, texts)
 
     def delete(self, ids: Sequence[str]) -> None:
         present = [i for i in dict.fromkeys(ids) if i in self.table.row_of]
         if present:
+            self._changing(len(present))
             with chroma_errors("VECTOR_DELETE"):
                 self.collection.delete(ids=present)
         self.table.delete(present)
+
+    def forget_indexed(self, property_name: str) -> None:
+        """A deleted metadata index leaves no values behind, in Chroma's `ix` and in the arrays."""
+        column = self.table.columns.get(property_name)
+        if column is None:
+            return
+        holders = [self.table.row_of[i] for i in self.table.forget(property_name)]
+        self.table.columns[property_name] = column  # kept until Chroma agrees, so a failure changes nothing
+        self._changing(len(holders))
+        for start in range(0, len(holders), self._batch):
+            rows = holders[start : start + self._batch]
+            fields = [{k: v for k, v in self.table.indexed(r).items() if k != property_name} for r in rows]
+            with chroma_errors("METADATA_INDEX_DELETE"):
+                self.collection.update(ids=[self.table.ids[r] for r in rows], metadatas=[{"ix": json.dumps(f)} for f in fields])
+        del self.table.columns[property_name]
 
     def get(self, ids: Sequence[str]) -> list[Stored]:
         out = []
@@ -111,8 +168,7 @@ class ChromaStore:
         table = self.table
         if not options.conditions and table.n * table.dimensions > self._exact_scan_limit:
             return self._search_hnsw(query, options)
-        keep = table.mask(options.conditions, options.namespace)
-        return table.top(query, None if keep is None else np.flatnonzero(keep), options.top_k)
+        return table.top(query, table.candidates(options.conditions, options.namespace), options.top_k)
 
     def _search_hnsw(self, query: np.ndarray, options: QueryOptions) -> list[tuple[str, float]]:
         """Chroma's HNSW proposes candidates (namespace as its `where`); the arrays re-score them exactly."""
@@ -126,11 +182,30 @@ class ChromaStore:
     def save_state(self, state: IndexState) -> None:
         with chroma_errors("INDEX_UPDATE"):
             self.collection.modify(metadata={STATE_KEY: json.dumps(state.to_json())})
+        self._mutation = state.processed_mutation
+        if self._written >= self._snapshot_every:
+            self.snapshot()
+
+    def snapshot(self) -> None:
+        """Save the arrays beside Chroma, tagged with the state Chroma now holds (embedded backend only).
+        A state-only change (a metadata index created) leaves the old file with an old tag: ignored on open."""
+        tag = snapshot.tag_of(self._mutation, self.table.n)
+        if self._snapshot_path is None or tag == self._live_tag:
+            return
+        try:
+            snapshot.save(self.table, self._snapshot_path, tag)
+        except OSError:
+            return  # a snapshot is only a cache: without one, the next open rebuilds from Chroma
+        self._live_tag, self._written = tag, 0
 
 
-def _to_chroma(stored: Stored) -> dict[str, Any]:
+def _metadata_json(record: Record) -> str | None:
+    return None if record.metadata is None else json.dumps(record.metadata, separators=(",", ":"), ensure_ascii=False)
+
+
+def _to_chroma(stored: Stored, metadata_json: str | None) -> dict[str, Any]:
     record = stored.record
-    out: dict[str, Any] = {"md": json.dumps(record.metadata), "ix": json.dumps(stored.indexed)}
+    out: dict[str, Any] = {"md": metadata_json or "null", "ix": json.dumps(stored.indexed)}
     if record.namespace is not None:
         out["ns"] = record.namespace
     return out
@@ -156,10 +231,13 @@ class ChromaAccount:
         max_vectors: int = limits.VECTORIZE_MAX_VECTORS_PER_INDEX,
         max_batch: int = limits.VECTORIZE_MAX_BATCH_BINDING,
         exact_scan_limit: int = DEFAULT_EXACT_SCAN_LIMIT,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     ) -> None:
         self._clock, self._lag, self._max_vectors = clock, visibility_lag_s, max_vectors
-        self._max_batch, self._exact_scan_limit = max_batch, exact_scan_limit
+        self._max_batch, self._exact_scan_limit, self._snapshot_every = max_batch, exact_scan_limit, snapshot_every
         self._client = _connect(path, host, port)
+        embedded = path is not None and host is None and port is None
+        self._snapshots = Path(path) / SNAPSHOTS if embedded and path is not None else None
         with chroma_errors("INDEX_GET"):
             self._chroma_batch = int(self._client.get_max_batch_size())
         self._open: dict[str, QueuedIndex] = {}
@@ -197,7 +275,9 @@ class ChromaAccount:
         if collection is None:
             raise check.index_not_found(name)
         state = IndexState.from_json(json.loads(collection.metadata[STATE_KEY]))
-        store = ChromaStore(collection, state, self._chroma_batch, self._exact_scan_limit)
+        store = ChromaStore(
+            collection, state, self._chroma_batch, self._exact_scan_limit, self._snapshot_file(name), self._snapshot_every
+        )
         store.load()
         self._open[name] = QueuedIndex(
             state, store, clock=self._clock, visibility_lag_s=self._lag, max_vectors=self._max_vectors, max_batch=self._max_batch
@@ -224,13 +304,23 @@ class ChromaAccount:
         if self._collection(name) is None:
             raise check.index_not_found(name, "INDEX_DELETE")
         self._open.pop(name, None)
+        snapshot_file = self._snapshot_file(name)
+        if snapshot_file is not None:
+            snapshot_file.unlink(missing_ok=True)
         with chroma_errors("INDEX_DELETE"):
             self._client.delete_collection(PREFIX + name)
 
+    def _snapshot_file(self, name: str) -> Path | None:
+        return None if self._snapshots is None else self._snapshots / f"{name}.npz"
+
     def close(self) -> None:
-        """Apply every queued mutation (a lag does not outlive the process) and let go of the indexes."""
+        """Apply every queued mutation (a lag does not outlive the process), save each index's snapshot
+        (embedded Chroma) and let go of the indexes."""
         for index in self._open.values():
             index.flush()
+            store = index.store
+            if isinstance(store, ChromaStore):
+                store.snapshot()
         self._open.clear()
 
 

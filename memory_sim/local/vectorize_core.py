@@ -83,6 +83,10 @@ class VectorStore(Protocol):
 
     def delete(self, ids: Sequence[str]) -> None: ...
 
+    def forget_indexed(self, property_name: str) -> None:
+        """Drop every stored value of a deleted metadata index."""
+        ...
+
     def get(self, ids: Sequence[str]) -> list[Stored]: ...
 
     def sorted_ids(self) -> list[str]: ...
@@ -155,6 +159,9 @@ class QueuedIndex:
         elif kind == "metadata-create":
             self.state.metadata_indexes[payload[0]] = payload[1]
         elif kind == "metadata-delete":
+            # Vectors written before an index exists are not indexed until re-upserted (Cloudflare's rule), so a
+            # deleted index's values go with it: re-creating it must not make old vectors filterable again.
+            self.store.forget_indexed(payload)
             self.state.metadata_indexes.pop(payload, None)
         self.state.processed_mutation = mutation.mutation_id
         self.state.processed_at = mutation.visible_at

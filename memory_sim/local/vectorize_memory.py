@@ -59,6 +59,12 @@ class MemoryStore:
         for vid in ids:
             self.rows.pop(vid, None)
 
+    def forget_indexed(self, property_name: str) -> None:
+        for vid, item in self.rows.items():
+            if property_name in item.indexed:
+                kept = {k: v for k, v in item.indexed.items() if k != property_name}
+                self.rows[vid] = Stored(item.record, kept)
+
     def get(self, ids: Sequence[str]) -> list[Stored]:
         return [self.rows[i] for i in ids if i in self.rows]
 
