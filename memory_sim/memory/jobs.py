@@ -68,8 +68,7 @@ def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
     db, config = system.env.DB, system.config
     today = WorldTime.from_seconds(now).day
     plan = plan_decay(store.all_memories(db), today, config)
-    if plan.factors:
-        db.batch(store.set_decay(db, plan.factors, today))
+    db.batch(store.set_decay(db, plan.factors, today) + [store.bump(db, "decay_runs")])
     reembedded = _reembed(system, plan.reembed, now)
     system.unindex(plan.unindex, counter="prunes")
     indexed = store.memories_in_state(db, ["indexed"])
