@@ -27,7 +27,7 @@ def parse_tokens(value: str | Sequence[str] | None) -> list[str]:
     return [t.strip() for item in raw for t in item.split(",") if t.strip()]
 
 
-def require_token(request: Request) -> None:
+async def require_token(request: Request) -> None:
     header = request.headers.get("authorization", "")
     if not header:
         raise ApiError(401, CODE_AUTH_MISSING, "Authentication error")

@@ -139,8 +139,21 @@ def delete_by_ids(request: Request, account_id: str, name: str, body: Json = Bod
 
 
 # --- reads ----------------------------------------------------------------------------------------------------
-@router.post("/{name}/query")
-def query(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+async def json_body(request: Request) -> Json:
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        raise VectorizeInputError("VECTOR_QUERY", "the request body is not valid JSON", CODE_BAD_VECTOR) from None
+    if not isinstance(body, dict):
+        raise VectorizeInputError("VECTOR_QUERY", "the request body must be a JSON object", CODE_BAD_VECTOR)
+    return body
+
+
+@router.post("/{name}/query", openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}})
+async def query(request: Request, account_id: str, name: str) -> JSONResponse:
+    # Inline on the event loop, parsed without a pydantic model: a query is short and holds the GIL anyway, and
+    # each thread hop or validation pass is added latency (benchmarks/server.md).
+    body = await json_body(request)
     options = {
         "top_k": body.get("topK", limits.VECTORIZE_DEFAULT_TOP_K),
         "filter": body.get("filter"),

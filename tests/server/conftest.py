@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
 import cloudflare
 import pytest
@@ -32,9 +32,3 @@ def account_id(server: ServerForTests) -> str:
 @pytest.fixture
 def data_root(server: ServerForTests) -> Path:
     return Path(server.app.state.accounts.root)
-
-
-def vectors_ndjson(rows: list[dict[str, Any]]) -> bytes:
-    import json
-
-    return "".join(json.dumps(r) + "\n" for r in rows).encode()

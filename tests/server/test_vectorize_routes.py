@@ -7,7 +7,7 @@ import json
 import cloudflare
 import httpx
 import pytest
-from conftest import vectors_ndjson
+from server_helpers import vectors_ndjson
 
 from memory_sim.server.testing import TEST_TOKEN
 
