@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
@@ -49,6 +49,7 @@ class Record:
     values: np.ndarray
     metadata: Metadata | None
     namespace: str | None
+    metadata_json: str | None = field(default=None, compare=False, repr=False)  # compact JSON, when known
 
     def to_vector(self) -> Vector:
         return Vector(self.id, [float(v) for v in self.values], _copy(self.metadata), self.namespace)
@@ -174,8 +175,13 @@ def _check_metadata_keys(op: str, metadata: Mapping[str, Any], depth: int = 0) -
 
 
 def check_metadata(metadata: Any, op: str) -> Metadata | None:
+    return _metadata_and_json(metadata, op)[0]
+
+
+def _metadata_and_json(metadata: Any, op: str) -> tuple[Metadata | None, str | None]:
+    """The validated private copy and its compact JSON (kept so storage need not serialise it again)."""
     if metadata is None:
-        return None
+        return None, None
     if not isinstance(metadata, dict):
         raise VectorizeInputError(op, "metadata must be an object", CODE_BAD_METADATA)
     _check_metadata_keys(op, metadata)
@@ -185,7 +191,7 @@ def check_metadata(metadata: Any, op: str) -> Metadata | None:
         raise VectorizeInputError(
             op, f"metadata too large: {size} bytes > {limits.VECTORIZE_MAX_METADATA_BYTES} bytes per vector", CODE_BAD_METADATA
         )
-    return json.loads(compact)  # the private copy, from the one serialisation the size check needed
+    return json.loads(compact), compact  # the private copy, from the one serialisation the size check needed
 
 
 def check_namespace(namespace: Any, op: str) -> str | None:
@@ -216,11 +222,9 @@ def _record(vector: Any, dimensions: int, op: str) -> Record:
         vector = Vector(vector["id"], vector["values"], vector.get("metadata"), vector.get("namespace"))
     if not isinstance(vector, Vector):
         raise VectorizeInputError(op, "each vector must be a Vector or an object with id and values", CODE_BAD_VECTOR)
+    metadata, compact = _metadata_and_json(vector.metadata, op)
     return Record(
-        check_id(vector.id, op),
-        check_values(vector.values, dimensions, op),
-        check_metadata(vector.metadata, op),
-        check_namespace(vector.namespace, op),
+        check_id(vector.id, op), check_values(vector.values, dimensions, op), metadata, check_namespace(vector.namespace, op), compact
     )
 
 

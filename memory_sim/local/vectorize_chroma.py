@@ -200,6 +200,8 @@ class ChromaStore:
 
 
 def _metadata_json(record: Record) -> str | None:
+    if record.metadata_json is not None:
+        return record.metadata_json
     return None if record.metadata is None else json.dumps(record.metadata, separators=(",", ":"), ensure_ascii=False)
 
 
