@@ -8,12 +8,13 @@ One process owns a DuckDB file: a second process gets DataInUseError and should 
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from pathlib import Path
 from typing import Any, Sequence
 
 from memory_sim.bindings.d1 import D1Value
-from memory_sim.errors import D1Error, DataInUseError
+from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
@@ -28,6 +29,7 @@ _CONFIG = {
     "default_null_order": "nulls_first_on_asc_last_on_desc",  # SQLite: NULL sorts as the smallest value
 }
 # Result types whose Python values need no reshaping for D1 (and convert exactly through numpy).
+_BARE_COLUMN = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause')
 _PLAIN_TYPES = frozenset({"VARCHAR", "BIGINT", "INTEGER", "DOUBLE"})
 _HEAD_ROWS = 64  # rows fetched as tuples before a large result switches to columnar fetching
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
@@ -112,7 +114,7 @@ class DuckDBEngine:
             rows = cursor.fetchall()
             columns = [d[0] for d in cursor.description or ()]
         except duckdb.Error as exc:
-            raise D1Error(_cause(exc)) from exc
+            raise _refusal(exc) or D1Error(_cause(exc)) from exc
         return self._written(translation, columns, rows)
 
     def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
@@ -289,6 +291,19 @@ class DuckDBEngine:
             except sqlite3.Error:
                 continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
         self._schema = schema_of(self._mirror)
+
+
+def _refusal(exc: Exception) -> D1Unsupported | None:
+    """DuckDB errors that mean "valid SQLite, but not with SQLite's meaning here", as refusals."""
+    found = _BARE_COLUMN.search(str(exc))
+    if found is None:
+        return None
+    column = found.group(1)
+    return D1Unsupported(
+        f"bare column {column} next to an aggregate outside GROUP BY: SQLite takes it from an arbitrary (or the "
+        f"max()/min()) row, which DuckDB cannot reproduce; add {column} to GROUP BY or wrap it in an aggregate "
+        f"such as max({column})"
+    )
 
 
 def _cause(exc: Exception) -> str:

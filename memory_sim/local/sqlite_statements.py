@@ -157,11 +157,46 @@ def _create_table(em: Emitter, toks: list[Token]) -> str:
         return em.emit(toks)  # CREATE TABLE ... AS SELECT
     close_i = match_paren(toks, open_i)
     head = em.emit(toks, 0, open_i + 1)
-    items = [_column_or_constraint(em, toks[lo:hi]) for lo, hi in split_args(toks, open_i, close_i)]
     tail = [t for t in toks[close_i + 1 :] if not t.trivia]
     if any(not t.is_word("WITHOUT", "ROWID", "STRICT") and t.text != "," for t in tail):
         raise D1Unsupported("table options other than WITHOUT ROWID and STRICT")
+    parts = [toks[lo:hi] for lo, hi in split_args(toks, open_i, close_i)]
+    if not any(t.is_word("WITHOUT") for t in tail):
+        parts = [_nullable_key(part, _integer_columns(parts)) for part in parts]
+    items = [_column_or_constraint(em, part) for part in parts]
     return head + ",".join(items) + ")"  # WITHOUT ROWID / STRICT dropped: DuckDB tables are both already
+
+
+def _integer_columns(parts: list[list[Token]]) -> set[str]:
+    out = set()
+    for part in parts:
+        sig = [t for t in part if not t.trivia]
+        if len(sig) > 1 and sig[0].upper not in _TABLE_CONSTRAINTS and sig[1].is_word("INTEGER"):
+            out.add(sig[0].name.lower())
+    return out
+
+
+def _nullable_key(part: list[Token], integer_columns: set[str]) -> list[Token]:
+    """A rowid table's PRIMARY KEY other than INTEGER PRIMARY KEY admits NULLs in SQLite (a legacy quirk: it is
+    only a UNIQUE index); DuckDB's PRIMARY KEY implies NOT NULL, so such keys become UNIQUE here."""
+    sig = [i for i, t in enumerate(part) if not t.trivia]
+    at = next((k for k, i in enumerate(sig[:-1]) if part[i].is_word("PRIMARY") and part[sig[k + 1]].is_word("KEY")), None)
+    if at is None:
+        return part
+    first = part[sig[0]]
+    if first.upper in _TABLE_CONSTRAINTS:
+        key_open = next((i for i in sig[at + 2 :] if part[i].text == "("), None)
+        names = [] if key_open is None else [
+            next(t for t in part[lo:hi] if not t.trivia).name.lower() for lo, hi in split_args(part, key_open, match_paren(part, key_open))
+        ]
+        if len(names) == 1 and names[0] in integer_columns:
+            return part
+    elif first.name.lower() in integer_columns:
+        return part  # INTEGER PRIMARY KEY: the rowid itself, never NULL
+    drop = {sig[at + 1]}
+    if at + 2 < len(sig) and part[sig[at + 2]].is_word("ASC", "DESC"):
+        drop.add(sig[at + 2])
+    return [Token("word", "UNIQUE") if i == sig[at] else t for i, t in enumerate(part) if i not in drop]
 
 
 def _column_or_constraint(em: Emitter, item: list[Token]) -> str:

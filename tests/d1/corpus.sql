@@ -164,6 +164,13 @@ INSERT INTO counters (name, value, active, updated) VALUES ('big', 9007199254740
 SELECT value, active, updated FROM counters WHERE name = 'big'
 SELECT value + 1 FROM counters WHERE name = 'ticks'
 INSERT INTO counters (name, value) VALUES (NULL, 1)
+INSERT INTO counters (name, value) VALUES (NULL, 2)
+SELECT name, value FROM counters WHERE name IS NULL ORDER BY value
+INSERT INTO tags (name, weight) VALUES (NULL, 1.0)
+CREATE TABLE pairs (a TEXT, b TEXT, n INTEGER, PRIMARY KEY (a, b))
+INSERT INTO pairs VALUES ('x', NULL, 1), ('x', NULL, 2), ('x', 'y', 3)
+INSERT INTO pairs VALUES ('x', 'y', 4)
+SELECT a, b, n FROM pairs ORDER BY n
 INSERT INTO counters (name) VALUES ('ticks')
 INSERT INTO short_term_memories (id, npc_id, content) VALUES ('m9', NULL, 'x')
 SELECT * FROM no_such_table
@@ -219,6 +226,9 @@ SELECT w FROM words WHERE w LIKE 'A!_B' ESCAPE '!' ORDER BY w
 SELECT w, w LIKE 'STR' || '%' AS s, CASE WHEN w LIKE '%X%' THEN 1 ELSE 0 END AS x FROM words ORDER BY w
 SELECT count(*) FROM words WHERE w LIKE 'e%' OR w LIKE 'É%' AND w NOT LIKE '%E'
 SELECT 12345 LIKE '123%', NULL LIKE 'a', 'a' LIKE NULL, (1 + 1) || 'x' LIKE '2X'
+SELECT npc_id, count(*) FROM short_term_memories
+SELECT npc_id, content, count(*) FROM short_term_memories GROUP BY npc_id
+SELECT max(importance), content FROM short_term_memories
 SELECT random()
 CREATE TRIGGER t_ai AFTER INSERT ON npc_state BEGIN SELECT 1; END
 CREATE VIRTUAL TABLE docs USING fts5(body)
