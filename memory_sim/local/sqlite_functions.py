@@ -34,6 +34,10 @@ def _fold(x: str) -> str:
     return f"translate(CAST({x} AS VARCHAR), '{_UPPER}', '{_UPPER.lower()}')"
 
 
+def _ascii(x: str) -> str:
+    return f"strlen(CAST({x} AS VARCHAR)) = length(CAST({x} AS VARCHAR))"
+
+
 _UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MACROS = (
     # typeof with SQLite's names; values from delegated functions are VARIANTs, typed by their content.
@@ -56,8 +60,12 @@ MACROS = (
         (a, b, c) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL THEN NULL ELSE least(a, b, c) END,
         (a, b, c, d) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL OR d IS NULL THEN NULL ELSE least(a, b, c, d) END""",
     # LIKE folding ASCII case only, as SQLite does (DuckDB's ILIKE folds all of Unicode); see sqlite_like.
-    f"""CREATE OR REPLACE TEMP MACRO __sq_like(x, p) AS {_fold('x')} LIKE {_fold('p')},
-        (x, p, e) AS like_escape({_fold('x')}, {_fold('p')}, {_fold('e')})""",
+    # ILIKE is exact on ASCII text and a superset elsewhere, so the slow translate() check runs only on the
+    # non-ASCII rows ILIKE lets through (strlen counts bytes, length characters).
+    f"""CREATE OR REPLACE TEMP MACRO __sq_like(x, p) AS CAST(x AS VARCHAR) ILIKE p
+            AND ({_ascii('x')} AND {_ascii('p')} OR {_fold('x')} LIKE {_fold('p')}),
+        (x, p, e) AS ilike_escape(CAST(x AS VARCHAR), p, e)
+            AND ({_ascii('x')} AND {_ascii('p')} OR like_escape({_fold('x')}, {_fold('p')}, {_fold('e')}))""",
     # total(): like sum() but 0.0 on no rows and always real.
     "CREATE OR REPLACE TEMP MACRO __sq_total(x) AS coalesce(CAST(sum(x) AS DOUBLE), 0.0)",
     # CAST(x AS INTEGER) truncates toward zero in SQLite; DuckDB rounds. Non-numeric text gives 0.
