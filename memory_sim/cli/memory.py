@@ -125,9 +125,9 @@ def cmd_recall(args: argparse.Namespace) -> int:
     env, system = _open(args)
     with env:
         if args.weighted:
-            found = system.weighted_recall(args.npc, args.query, args.day, top_k=args.top_k)
+            found = system.weighted_recall(args.npc, args.query, args.day, top_k=args.top_k, mode=args.mode)
         else:
-            found = system.recall(args.npc, args.query, top_k=args.top_k)
+            found = system.recall(args.npc, args.query, top_k=args.top_k, mode=args.mode)
         if args.json:
             _print([r.to_json() for r in found])
             return 0
@@ -217,6 +217,7 @@ def register(sub: Any) -> None:
     recall.add_argument("--weighted", action="store_true", help="rank by score x importance / age decay")
     recall.add_argument("--day", type=int, help="current day for --weighted (default: the world's)")
     recall.add_argument("--top-k", type=int, default=5)
+    recall.add_argument("--mode", default="vector", choices=["vector", "keyword", "hybrid"])
     recall.add_argument("--json", action="store_true")
     recall.set_defaults(handler=cmd_recall)
 

@@ -12,7 +12,7 @@ from typing import Literal, get_args
 MemoryType = Literal["event", "relationship", "opinion", "place"]
 MemoryKind = Literal["observation", "summary"]  # a summary is a consolidated diary day
 Source = Literal["vectorize", "short_term"]
-RecallMode = Literal["vector"]  # later: "keyword" | "hybrid" | "weighted" plug in at candidate generation
+RecallMode = Literal["vector", "keyword", "hybrid"]  # candidate generation; weighting is weighted_recall's
 
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 SECONDS_PER_HOUR = 3600

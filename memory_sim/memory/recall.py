@@ -20,7 +20,7 @@ import numpy as np
 from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
-from memory_sim.memory.models import MemoryConfig, Recollection, Source, StoredMemory
+from memory_sim.memory.models import MemoryConfig, RecallMode, Recollection, Source, StoredMemory
 
 _WORD = re.compile(r"[a-z0-9']+")
 _RECENT_LIMIT = 32
@@ -100,8 +100,45 @@ def short_term_fallback(env: Env, npc_id: str, query: str, config: MemoryConfig)
     return [to_recollection(m, overlap_score(query, m.content), "short_term") for m in rows]
 
 
-def gather(env: Env, npc_id: str, query: str, k: int, now: float, config: MemoryConfig) -> Candidates:
+def keyword_candidates(env: Env, npc_id: str, query: str, k: int) -> list[Recollection]:
+    """BM25 over the NPC's memories in D1 (memory/keyword.py); scores divided by the best, so 1.0 tops."""
+    from memory_sim.memory.keyword import BM25Index
+
+    rows = store.memories_of(env.DB, npc_id)
+    index = BM25Index()
+    index.extend((m.id, m.content) for m in rows)
+    found = index.search(query, k)
+    best = found[0][1] if found else 1.0
+    by_id = {m.id: m for m in rows}
+    return [to_recollection(by_id[i], score / best, "short_term") for i, score in found]
+
+
+def hybrid_candidates(env: Env, npc_id: str, query: str, query_vector: np.ndarray, k: int) -> list[Recollection]:
+    """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/hybrid.py); episodes
+    are sim days. Raises VectorizeUnavailable like the vector path."""
+    from memory_sim.memory.hybrid import HybridParams, Timeline, hybrid_rank
+    from memory_sim.memory.keyword import BM25Index
+
+    params = HybridParams()
+    vector = dict(vector_matches(env, npc_id, query_vector, params.vector_candidates))
+    rows = store.memories_of(env.DB, npc_id)  # ordered by day, hour, id: the order they were remembered
+    index = BM25Index()
+    index.extend((m.id, m.content) for m in rows)
+    days: dict[int, list[str]] = {}
+    for m in rows:
+        days.setdefault(m.day, []).append(m.id)
+    vector = {i: s for i, s in vector.items() if i in {m.id for m in rows}}  # the ledger decides, as above
+    ranked = hybrid_rank(vector, index.scores(query), Timeline.of(list(days.values())), k, params)
+    by_id = {m.id: m for m in rows}
+    return [to_recollection(by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
+
+
+def gather(
+    env: Env, npc_id: str, query: str, k: int, now: float, config: MemoryConfig, mode: RecallMode = "vector"
+) -> Candidates:
     """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
+    if mode == "keyword":
+        return Candidates(keyword_candidates(env, npc_id, query, k), False)
     if config.expand_npc_names:
         query = expand_query(query, store.npc_profiles(env.DB))
     try:
@@ -109,6 +146,8 @@ def gather(env: Env, npc_id: str, query: str, k: int, now: float, config: Memory
     except EmbeddingUnavailable:
         return Candidates(short_term_fallback(env, npc_id, query, config), True)
     try:
+        if mode == "hybrid":
+            return Candidates(hybrid_candidates(env, npc_id, query, query_vector, k), False)
         matches = vector_matches(env, npc_id, query_vector, k)
     except VectorizeUnavailable:
         return Candidates(short_term_fallback(env, npc_id, query, config), True)

@@ -166,7 +166,7 @@ class MemorySystem:
             raise ValueError("recall needs an npc_id and a non-empty query")
         if not 1 <= k <= VECTORIZE_MAX_TOP_K:
             raise ValueError(f"top_k must be in 1..{VECTORIZE_MAX_TOP_K}, got {k}")
-        candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config)
+        candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config, mode)
         if candidates.fell_back:
             self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
         return candidates.recollections

@@ -81,3 +81,15 @@ def test_demo_runs_and_answers_the_question(tmp_path: Path, capsys: pytest.Captu
     assert "What does Margaret think of Tom?" in out and "[vectorize]" in out
     assert re.search(r"2 days, 3 NPCs: \d+ memories in D1 .* \d+ vectors in the index, \d+ consolidations, 2 decay passes", out)
     assert main(["demo", "--days", "1", "--npcs", "2", "--data", str(tmp_path / "demo")]) == 0  # starts afresh
+
+
+def test_meaning_finds_what_keywords_miss(village_data: Path) -> None:
+    # Margaret's opinions of Tom mostly name him by role: keyword recall of "Tom" sees only those naming him.
+    clock = SimClock(WorldTime(2, 0))
+    with Env.local(village_data) as env:
+        system = MemorySystem(env, clock=clock)
+        question = "What does Margaret think of Tom?"
+        by_meaning = system.recall("margaret", question, top_k=10)
+        by_keyword = system.recall("margaret", question, top_k=10, mode="keyword")
+        role_only = [r for r in by_meaning if "Tom" not in r.text and re.search(r"smith|forge|horses|ironworker|hammer", r.text)]
+        assert role_only and not any(r.id in {k.id for k in by_keyword} for r in role_only)

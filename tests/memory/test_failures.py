@@ -123,3 +123,23 @@ def test_visibility_lag_recall_still_finds_a_memory_just_remembered(clock: SimCl
     assert [r.text for r in found] == ["The blacksmith mended my oven door."]
     clock.seconds += 3600.0
     assert [r.source for r in system.recall("margaret", "oven door")] == ["vectorize"]  # visible now, no dup
+
+
+class FilterDroppingIndex(FlakyIndex):
+    """An index that silently ignores the filter (the bug class behind mem0 #6423's cross-tenant leak)."""
+
+    def query(self, vector, top_k=5, **kwargs):  # type: ignore[no-untyped-def]
+        kwargs.pop("filter", None)
+        return self.inner.query(vector, top_k, **kwargs)
+
+
+def test_tenant_isolation_holds_even_if_the_index_drops_the_filter(clock: SimClock) -> None:
+    env = build_env(clock)
+    env.VECTORIZE = FilterDroppingIndex(env.VECTORIZE)  # type: ignore[assignment]
+    system = MemorySystem(env, clock=clock)
+    system.remember(mem("Tom's secret: he owes the miller money.", npc="tom"))
+    system.remember(mem("I baked rye today."))
+    clock.seconds += HOUR
+    for mode in ("vector", "hybrid"):
+        found = system.recall("margaret", "Tom's secret: he owes the miller money.", top_k=5, mode=mode)  # type: ignore[arg-type]
+        assert [r.npc_id for r in found] == ["margaret"]

@@ -86,3 +86,15 @@ def test_write_diary_draws_on_the_day_and_the_past(system: MemorySystem, env: En
     assert "It brought back day 1: The blacksmith mended my oven door." in text
     assert store.diary(env.DB, "margaret", 2) == text
     assert system.write_diary("margaret", 9) == ""
+
+
+def test_recall_modes_share_one_path(system: MemorySystem) -> None:
+    system.remember(mem("margaret", "The blacksmith shod the grey mare.", 0.9, day=1))
+    system.remember(mem("margaret", "Bread sold out by noon.", 0.4, day=1, hour=12))
+    system.remember(mem("tom", "Grey mare, blacksmith, shod.", 0.9))
+    keyword = system.recall("margaret", "bread noon", mode="keyword")
+    assert keyword[0].text == "Bread sold out by noon." and keyword[0].score == 1.0
+    assert all(r.npc_id == "margaret" for r in keyword)
+    hybrid = system.recall("margaret", "grey mare", mode="hybrid")
+    assert hybrid[0].text == "The blacksmith shod the grey mare." and hybrid[0].source == "vectorize"
+    assert {r.npc_id for r in hybrid} == {"margaret"}
