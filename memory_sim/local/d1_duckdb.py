@@ -91,6 +91,10 @@ class DuckDBEngine:
         self._conn.execute(_SEQUENCE)
         self._last_rowid = 0
         self._id_base = 0
+        # Highest rowid (or AUTOINCREMENT sequence) per table, known without a max() query: kept across plain
+        # INSERTs, forgotten on anything that may lower it or that is undone (UPDATE, DELETE, REPLACE, DDL, rollback).
+        self._tops: dict[str, int] = {}
+        self._file = None if self._path == ":memory:" else Path(self._path)
         self._ddl_in_transaction = False
         self._in_transaction = False
         self._rebuild_mirror()
@@ -104,6 +108,8 @@ class DuckDBEngine:
             return self._on_mirror(sql, params)
         if translation.kind == "ddl":
             return self._ddl(sql, translation, params)
+        if translation.kind != "read" and (translation.upsert or translation.sql.lstrip()[:6].upper() != "INSERT"):
+            self._tops.clear()
         values = [*params, *(self._extra(name, translation) for name in translation.extras)]
         if translation.kind == "replace":
             return self._replace(translation, values)
@@ -136,7 +142,7 @@ class DuckDBEngine:
         if bulk.target is None:
             return [Outcome([], [], 1, self._last_rowid, True) for _ in range(count)]
         self._last_rowid = base + count
-        self._remember_sequence(bulk.target)
+        self._note_ids(bulk.target, [base + count])
         return [Outcome([], [], 1, base + n, True) for n in range(1, count + 1)]
 
     def begin(self) -> None:
@@ -151,12 +157,12 @@ class DuckDBEngine:
     def rollback(self) -> None:
         self._conn.execute("ROLLBACK")
         self._in_transaction = False
+        self._tops.clear()
         if self._ddl_in_transaction:
             self._rebuild_mirror()
 
     def size(self) -> int:
-        path = Path(self._path)
-        return path.stat().st_size if self._path != ":memory:" and path.exists() else 0
+        return self._file.stat().st_size if self._file is not None and self._file.exists() else 0
 
     def close(self) -> None:
         self._conn.close()
@@ -175,7 +181,7 @@ class DuckDBEngine:
             inserted = [i for i in ids if i > self._id_base] if translation.upsert else ids
             if inserted:
                 self._last_rowid = inserted[-1]
-                self._remember_sequence(target)
+                self._note_ids(target, inserted)
         if translation.returning_injected:
             return Outcome([], [], len(rows), self._last_rowid, bool(rows))
         return Outcome(columns, rows, len(rows), self._last_rowid, bool(rows))
@@ -205,6 +211,7 @@ class DuckDBEngine:
                 raise D1Error(_cause(exc)) from exc
             raise
         outcome = self._written(translation, columns, rows)
+        self._tops.clear()  # the deletes may have removed the highest rowid
         outcome.changes, outcome.changed_db = staged, staged > 0
         return outcome
 
@@ -231,19 +238,25 @@ class DuckDBEngine:
 
     def _id_base_of(self, table: TableInfo) -> int:
         assert table.rowid_column is not None
+        known = self._tops.get(table.name.lower())
+        if known is not None:
+            self._id_base = known
+            return known
         top = self._conn.execute(f'SELECT coalesce(max("{table.rowid_column}"), 0) FROM "{table.name}"').fetchone()
         base = int(top[0]) if top else 0
         if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
             seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
             base = max(base, int(seen[0]) if seen else 0)
-        self._id_base = base
+        self._id_base = self._tops[table.name.lower()] = base
         return base
 
-    def _remember_sequence(self, table: TableInfo) -> None:
+    def _note_ids(self, table: TableInfo, inserted: list[int]) -> None:
+        top = max(self._tops.get(table.name.lower(), 0), *inserted)
+        self._tops[table.name.lower()] = top
         if table.autoincrement:
             self._conn.execute(
                 "INSERT INTO __sq_sequence VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = greatest(seq, excluded.seq)",
-                [table.name, self._last_rowid],
+                [table.name, top],
             )
 
     def _on_mirror(self, sql: str, params: Sequence[D1Value]) -> Outcome:
@@ -277,6 +290,7 @@ class DuckDBEngine:
                 self._ddl_in_transaction = True  # the batch's rollback rebuilds the mirror
             raise D1Error(_cause(exc)) from exc
         self._ddl_in_transaction = True
+        self._tops.clear()
         self._schema = schema_of(self._mirror)
         return Outcome([], [], 0, self._last_rowid, True)
 

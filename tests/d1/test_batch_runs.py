@@ -107,3 +107,25 @@ def test_large_reads_come_back_identical_to_row_by_row_fetching() -> None:
     want, got = (db.prepare(sql).bind("npc1").all() for db in (ref, duck))
     assert got.results == want.results and got.meta.rows_read == want.meta.rows_read == 167
     assert duck.prepare(sql).bind("npc1").raw(column_names=True) == ref.prepare(sql).bind("npc1").raw(column_names=True)
+
+
+def test_ids_after_rollbacks_deletes_and_replaces_follow_sqlite() -> None:
+    """The engine remembers each table's highest rowid between INSERTs; whatever may lower it must not leave it stale."""
+    ref, duck = _both()
+    insert = "INSERT INTO plain_ids (label) VALUES (?)"
+    ids = []
+    for db in (ref, duck):
+        db.batch([db.prepare(insert).bind(x) for x in "abc"])
+        with pytest.raises(D1Error):
+            db.batch([db.prepare(insert).bind("d"), db.prepare("INSERT INTO plain_ids (id) VALUES (1)")])
+        got = [db.prepare(insert).bind("e").run().meta.last_row_id]
+        db.prepare("DELETE FROM plain_ids WHERE id >= 3").run()
+        got.append(db.prepare(insert).bind("f").run().meta.last_row_id)
+        db.prepare("REPLACE INTO plain_ids (id, label) VALUES (1, 'g')").run()
+        db.prepare("UPDATE plain_ids SET id = 10 WHERE id = 3").run()
+        got.append(db.prepare(insert).bind("h").run().meta.last_row_id)
+        db.prepare("INSERT INTO plain_ids (id, label) VALUES (50, 'i') ON CONFLICT(id) DO UPDATE SET id = 60").run()
+        db.prepare("DELETE FROM plain_ids WHERE id = 50").run()
+        got.append(db.prepare(insert).bind("j").run().meta.last_row_id)
+        ids.append(got)
+    assert ids[1] == ids[0] == [4, 3, 11, 12]
