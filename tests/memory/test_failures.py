@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from memory_sim.env import Env
 from memory_sim.memory import store
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
