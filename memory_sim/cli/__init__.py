@@ -20,6 +20,7 @@ GROUPS = (
     "memory_sim.cli.memory",
     "memory_sim.cli.server",
     "memory_sim.cli.transfer",
+    "memory_sim.cli.check",
 )
 
 Handler = Callable[[argparse.Namespace], int]

@@ -1,0 +1,213 @@
+"""Drift between D1's ledger and the vector index: find it (`check`) and repair it from the ledger (`repair`).
+
+D1 is the source of truth. A memory D1 marks `indexed` must be in the index exactly once with the ledger's
+metadata; a vector D1 does not know, or holds as `none`/`unindexed`, must not be there. `pending` memories are
+the retry job's work, not drift, unless no outbox row will ever retry them (`stranded`).
+
+    report = check(env)            # DriftReport; report.clean is True when the two agree
+    repair(env, report)            # RepairReport: upserts from D1, deletes what D1 disowns, re-queues strays
+
+Crash windows that leave drift (a crash between an index write and the D1 batch that records it) are closed
+by `retry_pending` for pending rows and by `repair` for the rest; docs/reliability.md lists them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+from memory_sim.bindings.ai import Embedder
+from memory_sim.bindings.limits import VECTORIZE_LIST_MAX_COUNT, VECTORIZE_MAX_BATCH_BINDING
+from memory_sim.bindings.vectorize import Vector, VectorizeIndex
+from memory_sim.env import Env, Settings
+
+# Metadata recall filters or shows; `decayFactor` is left out on purpose: the decay job updates D1 daily and
+# weighted recall reads the factor from D1, so the index's copy is allowed to lag.
+COMPARED_FIELDS = ("npcId", "type", "day", "importance", "textPreview")
+DUE = "indexed"
+HASHING_MODEL = "fake/hashing"
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataDrift:
+    id: str
+    field: str
+    ledger: Any
+    index: Any
+
+
+@dataclass
+class DriftReport:
+    memories: int = 0  # rows in D1's ledger
+    due: int = 0  # rows D1 marks indexed
+    pending: int = 0  # outbox rows (the retry job's work)
+    vectors: int = 0  # distinct ids in the index
+    missing: list[str] = field(default_factory=list)  # D1: indexed; index: absent
+    unknown: list[str] = field(default_factory=list)  # in the index; no D1 row
+    disowned: list[str] = field(default_factory=list)  # in the index; D1 says none/unindexed
+    duplicated: list[str] = field(default_factory=list)  # listed more than once by the index
+    stranded: list[str] = field(default_factory=list)  # D1: pending, but no outbox row will retry it
+    metadata: list[MetadataDrift] = field(default_factory=list)
+
+    @property
+    def clean(self) -> bool:
+        return not (self.missing or self.unknown or self.disowned or self.duplicated or self.stranded or self.metadata)
+
+    @property
+    def drift(self) -> int:
+        ids = set(self.missing) | set(self.unknown) | set(self.disowned) | set(self.duplicated) | set(self.stranded)
+        return len(ids | {m.id for m in self.metadata})
+
+    def to_json(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["clean"], out["drift"] = self.clean, self.drift
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class RepairReport:
+    upserted: int = 0
+    deleted: int = 0
+    requeued: int = 0
+
+    def to_json(self) -> dict[str, int]:
+        return asdict(self)
+
+
+# --- reading both sides ------------------------------------------------------------------------------------
+
+
+def ledger_states(env: Env) -> dict[str, str]:
+    rows = env.DB.prepare("SELECT id, index_state FROM short_term_memories").all().results
+    return {r["id"]: r["index_state"] for r in rows}
+
+
+def outbox_ids(env: Env) -> set[str]:
+    return {r["memory_id"] for r in env.DB.prepare("SELECT memory_id FROM embedding_outbox").all().results}
+
+
+def index_ids(index: VectorizeIndex) -> list[str]:
+    """Every id the index lists, page by page, repeats kept (a repeat is drift)."""
+    ids: list[str] = []
+    cursor: str | None = None
+    while True:
+        page = index.list_vectors(VECTORIZE_LIST_MAX_COUNT, cursor)
+        ids += page.ids
+        if not page.is_truncated or page.next_cursor is None:
+            return ids
+        cursor = page.next_cursor
+
+
+def _batches(ids: Sequence[str], size: int = VECTORIZE_MAX_BATCH_BINDING) -> list[Sequence[str]]:
+    return [ids[i : i + size] for i in range(0, len(ids), size)]
+
+
+def metadata_drift(env: Env, ids: Sequence[str]) -> list[MetadataDrift]:
+    from memory_sim.memory import store
+    from memory_sim.memory.indexing import vector_metadata
+
+    found: list[MetadataDrift] = []
+    for chunk in _batches(sorted(ids)):
+        ledger = store.memories_by_ids(env.DB, chunk)
+        for vector in env.VECTORIZE.get_by_ids(chunk):
+            if vector.id in ledger:
+                found += compare_metadata(vector.id, vector_metadata(ledger[vector.id]), vector.metadata or {})
+    return found
+
+
+def compare_metadata(memory_id: str, ledger: dict[str, Any], index: dict[str, Any]) -> list[MetadataDrift]:
+    """Pure: the compared fields that differ (numbers within 1e-6)."""
+    out = []
+    for name in COMPARED_FIELDS:
+        want, got = ledger.get(name), index.get(name)
+        same = _close(want, got) if isinstance(want, (int, float)) and isinstance(got, (int, float)) else want == got
+        if not same:
+            out.append(MetadataDrift(memory_id, name, want, got))
+    return out
+
+
+def _close(a: float, b: float) -> bool:
+    return abs(float(a) - float(b)) <= 1e-6
+
+
+def check(env: Env, *, compare_metadata_fields: bool = True) -> DriftReport:
+    """Compares D1's ledger with the index; reads only."""
+    states, queued = ledger_states(env), outbox_ids(env)
+    listed = index_ids(env.VECTORIZE)
+    counts = Counter(listed)
+    present = set(counts)
+    due = {i for i, s in states.items() if s == DUE}
+    report = DriftReport(memories=len(states), due=len(due), pending=len(queued), vectors=len(present))
+    report.missing = sorted(due - present)
+    report.unknown = sorted(present - set(states))
+    report.disowned = sorted(i for i in present if states.get(i) in ("none", "unindexed"))
+    report.duplicated = sorted(i for i, n in counts.items() if n > 1)
+    report.stranded = sorted(i for i, s in states.items() if s == "pending" and i not in queued)
+    if compare_metadata_fields:
+        report.metadata = metadata_drift(env, sorted(due & present))
+    return report
+
+
+# --- repairing from the ledger -----------------------------------------------------------------------------
+
+
+def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
+    """Makes the index what D1 says: deletes vectors D1 disowns or does not know, rewrites duplicated ones and
+    those with wrong metadata, embeds missing ones, and gives stranded pending rows an outbox row again."""
+    from memory_sim.memory import indexing, store
+
+    drop = sorted(set(report.unknown) | set(report.disowned) | set(report.duplicated))
+    for chunk in _batches(drop):
+        env.VECTORIZE.delete_by_ids(list(chunk))
+    rewrite = sorted((set(report.missing) | {m.id for m in report.metadata} | set(report.duplicated)) - set(report.disowned) - set(report.unknown))
+    rows = list(store.memories_by_ids(env.DB, rewrite).values())
+    rows = [r for r in rows if r.index_state == DUE]
+    indexing.embed_and_upsert(env, rows)
+    statements = store.enqueue_many(env.DB, report.stranded, now)
+    if statements:
+        env.DB.batch(statements)
+    return RepairReport(upserted=len(rows), deleted=len(drop), requeued=len(report.stranded))
+
+
+# --- opening a data folder with the index's own embedder ---------------------------------------------------
+
+
+def local_env(data_dir: str | Path, embedder: Embedder | None = None, **settings: Any) -> Env:
+    """The local Env over a data folder with an injected embedder (e.g. `HashingEmbedder` for fast crash
+    trials); with none, `Env.local` and its model."""
+    if embedder is None:
+        return Env.local(data_dir, **settings)
+    from memory_sim.local.d1_account import D1Account
+    from memory_sim.local.env import ensure_index, open_vectorize_account
+
+    config = Settings(data_dir=Path(data_dir), **settings)
+    config.data_dir.mkdir(parents=True, exist_ok=True)
+    account = open_vectorize_account(config)
+    d1 = D1Account(config.data_dir, engine=config.d1_engine)
+    db = d1.get(config.database_name) if config.database_name in d1.list() else d1.create(config.database_name)
+    index = ensure_index(account, config.index_name, embedder)
+    env = Env(VECTORIZE=index, DB=db, AI=None, embedder=embedder, vectorize_account=account, settings=config)  # type: ignore[arg-type]
+    env.close_hooks += [hook for hook in (getattr(db, "close", None), getattr(account, "close", None)) if hook]
+    return env
+
+
+def open_data_folder(data_dir: str | Path, **settings: Any) -> Env:
+    """Opens a folder with the embedder its index was built with: the hashing test embedder when the index
+    says so, else the configured model."""
+    from memory_sim.embedding.index_model import parse_description
+    from memory_sim.local.env import open_vectorize_account
+
+    config = Settings(data_dir=Path(data_dir), **settings)
+    account = open_vectorize_account(config)
+    described = {d.name: d for d in account.list_indexes()}.get(config.index_name)
+    close = getattr(account, "close", None)
+    if close is not None:
+        close()
+    fields = parse_description(described.description if described else None)
+    if fields.get("model") == HASHING_MODEL:
+        from memory_sim.embedding.fake import HashingEmbedder
+
+        return local_env(data_dir, HashingEmbedder(int(fields.get("dimensions", 64))), **settings)
+    return local_env(data_dir, **settings)
