@@ -166,10 +166,13 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    import logging
     import time
 
     from memory_sim.memory import store
     from memory_sim.scheduling import WorldClock, start_service
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
 
     env, system = _open(args)
     with env:
