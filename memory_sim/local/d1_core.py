@@ -39,6 +39,28 @@ class Outcome:
         return len(self.rows) + (len(self.tail[0]) if self.tail else 0)
 
 
+@dataclass(frozen=True, slots=True)
+class RawResult:
+    """One statement's result as D1's REST `/raw` shapes it: column names (even without rows), rows as lists."""
+
+    columns: list[str]
+    rows: list[list[Any]]
+    meta: D1Meta
+
+    def to_json(self) -> dict[str, Any]:
+        return {"success": True, "meta": self.meta.to_json(), "results": {"columns": self.columns, "rows": self.rows}}
+
+
+class D1StatementError(D1Error):
+    """A statement of `run_statements` failed: the same prefix and text as the engine's error (`error`), plus the
+    failing statement's position (`index`, from 0) so a caller can name it (REST's `source.pointer`)."""
+
+    def __init__(self, error: D1Error, index: int) -> None:
+        self.prefix = error.prefix
+        super().__init__(error.cause)
+        self.error, self.index = error, index
+
+
 class Engine(Protocol):
     """One SQL engine; called under the database's lock, one statement at a time."""
 
@@ -131,10 +153,7 @@ class Statement:
 
     def raw(self, column_names: bool = False) -> list[list[Any]]:
         outcome, _ = self.db._execute(self)
-        if outcome.plain:
-            rows = [list(row) for row in outcome.rows] + [list(row) for row in zip(*(outcome.tail or ()))]
-        else:
-            rows = [[shape_value(v) for v in row] for row in outcome.rows]
+        rows = _list_rows(outcome)
         return [list(outcome.columns), *rows] if column_names else rows
 
 
@@ -161,6 +180,24 @@ class D1CoreDatabase:
                 raise
             self._engine.commit()
             return results
+
+    def run_statements(
+        self, statements: Sequence[tuple[str, Sequence[D1Value]]], *, raw: bool = False
+    ) -> list[D1Result] | list[RawResult]:
+        """Bind and run `(sql, params)` pairs one by one in one transaction, as D1's REST `/query` (`raw=False`:
+        `D1Result`s) and `/raw` (`raw=True`: `RawResult`s, column names kept even without rows) do. Any failure,
+        binding included, rolls everything back and raises `D1StatementError` naming the statement's index."""
+        bound = [self._bind_at(index, sql, params) for index, (sql, params) in enumerate(statements)]
+        shape = self._raw_result if raw else self._result
+        with self._lock:
+            self._engine.begin()
+            try:
+                results = [shape(*self._execute_at(index, statement)) for index, statement in enumerate(bound)]
+            except BaseException:
+                self._engine.rollback()
+                raise
+            self._engine.commit()
+        return results  # type: ignore[return-value]
 
     def exec(self, sql: str) -> D1ExecResult:
         """D1 splits the input by newline and runs each line as one statement, in one transaction."""
@@ -193,6 +230,22 @@ class D1CoreDatabase:
         if not isinstance(statement, Statement) or statement.db is not self:
             raise D1Error("batch() takes statements prepared on this database")
         return statement
+
+    def _bind_at(self, index: int, sql: str, params: Sequence[D1Value]) -> Statement:
+        try:
+            return Statement(self, sql).bind(*params)
+        except D1Error as exc:
+            raise D1StatementError(exc, index) from exc
+
+    def _execute_at(self, index: int, statement: Statement) -> tuple[Outcome, float]:
+        try:
+            return self._execute_locked(statement)
+        except D1Error as exc:
+            raise D1StatementError(exc, index) from exc
+
+    def _raw_result(self, outcome: Outcome, duration: float) -> RawResult:
+        rows = _list_rows(outcome)  # meta as `/query` words it: rows_read counts every row
+        return RawResult(list(outcome.columns), rows, self._meta(outcome, duration, None, len(rows)))
 
     def _run_locked(self, run: list[Statement]) -> list[D1Result]:
         """Consecutive statements with the same SQL; the engine may execute them as one."""
@@ -227,16 +280,18 @@ class D1CoreDatabase:
 
     def _result(self, outcome: Outcome, duration: float, size: int | None = None) -> D1Result:
         rows = _dict_rows(outcome)
-        meta = D1Meta(
+        return D1Result(results=rows, meta=self._meta(outcome, duration, size, len(rows)))
+
+    def _meta(self, outcome: Outcome, duration: float, size: int | None, rows_read: int) -> D1Meta:
+        return D1Meta(
             duration=duration,
             changes=outcome.changes,
             last_row_id=outcome.last_row_id,
             changed_db=outcome.changed_db,
             size_after=self._engine.size() if size is None else size,
-            rows_read=len(rows),
+            rows_read=rows_read,
             rows_written=outcome.changes,
         )
-        return D1Result(results=rows, meta=meta)
 
 
 def _runs(statements: list[Statement]) -> list[list[Statement]]:
@@ -257,6 +312,12 @@ def _row_maker(columns: tuple[str, ...]) -> Callable[..., dict[str, Any]]:
     args = ", ".join(f"a{i}" for i in range(len(columns)))
     body = ", ".join(f"{name!r}: a{i}" for i, name in enumerate(columns))
     return eval(f"lambda {args}: {{{body}}}")  # noqa: S307 - built only from repr()'d names
+
+
+def _list_rows(outcome: Outcome) -> list[list[Any]]:
+    if outcome.plain:  # the engine's fast path: values need no shaping, more rows in `tail`
+        return [list(row) for row in outcome.rows] + [list(row) for row in zip(*(outcome.tail or ()))]
+    return [[shape_value(v) for v in row] for row in outcome.rows]
 
 
 def _dict_rows(outcome: Outcome) -> list[dict[str, Any]]:

@@ -3,7 +3,8 @@
 `/query` and `/raw` take `{sql, params?}` (the sql may hold several `;`-separated statements) or
 `{batch: [{sql, params?}, ...]}`; every statement of one request runs in one transaction, through the same
 binding front door as `env.DB`. A failing statement's position comes back as the error's `source.pointer`
-(`/batch/N`), which the Cloudflare adapter uses to word `exec` errors by line.
+(`/batch/N`), which the Cloudflare adapter uses to word `exec` errors by line. Only the core's public
+`run_statements` is used.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
 
-from memory_sim.errors import D1Error
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError, ok
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/d1/database", tags=["d1"])
@@ -82,59 +82,24 @@ def statements_of(body: Json) -> list[tuple[str, list[Any]]]:
     return out
 
 
-def _run(request: Request, account_id: str, database_id: str, body: Json) -> tuple[Any, list[Any]]:
+def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw: bool) -> JSONResponse:
+    """Every statement of the request in one transaction (the D1 core's `run_statements`); a failing statement
+    is named in `source.pointer` as `/batch/N`."""
+    from memory_sim.local.d1_core import D1StatementError
+
     database = _account(request, account_id).database(database_id)
-    statements = []
-    for position, (sql, params) in enumerate(statements_of(body)):
-        try:
-            statements.append(database.prepare(sql).bind(*params))
-        except D1Error as exc:
-            raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{position}") from exc
-    return database, statements
-
-
-def run_transaction(database: Any, statements: list[Any]) -> list[tuple[Any, float]]:
-    """Every statement in one transaction, as `batch` runs them, keeping each statement's engine outcome (the
-    column names `/raw` needs even without rows). Uses D1CoreDatabase's lock and engine seam directly, because
-    its public `batch` neither keeps column names nor says which statement failed."""
-    outcomes: list[tuple[Any, float]] = []
-    with database._lock:
-        database._engine.begin()
-        try:
-            for position, statement in enumerate(statements):
-                try:
-                    outcomes.append(database._execute_locked(statement))
-                except D1Error as exc:
-                    raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{position}") from exc
-        except BaseException:
-            database._engine.rollback()
-            raise
-        database._engine.commit()
-    return outcomes
-
-
-def _query_shape(database: Any, outcome: Any, duration: float) -> Json:
-    return database._result(outcome, duration).to_json()
-
-
-def _raw_shape(database: Any, outcome: Any, duration: float) -> Json:
-    from memory_sim.local.d1_core import shape_value
-
-    meta = database._result(outcome, duration).meta.to_json()
-    if getattr(outcome, "plain", False):  # the engine's fast path: values need no shaping, more rows in `tail`
-        rows = [list(row) for row in outcome.rows] + [list(row) for row in zip(*(getattr(outcome, "tail", None) or ()))]
-    else:
-        rows = [[shape_value(v) for v in row] for row in outcome.rows]
-    return {"success": True, "meta": meta, "results": {"columns": list(outcome.columns), "rows": rows}}
+    try:
+        results = database.run_statements(statements_of(body), raw=raw)
+    except D1StatementError as exc:
+        raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{exc.index}") from exc
+    return ok([result.to_json() for result in results])
 
 
 @router.post("/{database_id}/query")
 def query(request: Request, account_id: str, database_id: str, body: Json = Body(...)) -> JSONResponse:
-    database, statements = _run(request, account_id, database_id, body)
-    return ok([_query_shape(database, *done) for done in run_transaction(database, statements)])
+    return _run(request, account_id, database_id, body, raw=False)
 
 
 @router.post("/{database_id}/raw")
 def raw(request: Request, account_id: str, database_id: str, body: Json = Body(...)) -> JSONResponse:
-    database, statements = _run(request, account_id, database_id, body)
-    return ok([_raw_shape(database, *done) for done in run_transaction(database, statements)])
+    return _run(request, account_id, database_id, body, raw=True)
