@@ -151,8 +151,26 @@ class DuckDBEngine:
         self._ddl_in_transaction = False
 
     def commit(self) -> None:
-        self._conn.execute("COMMIT")
+        import duckdb
+
+        try:
+            self._conn.execute("COMMIT")
+        except duckdb.Error as exc:  # the write-ahead log could not be written (disk full, file too large)
+            self.rollback_quietly()
+            raise D1Error(_cause(exc)) from exc
         self._in_transaction = False
+
+    def rollback_quietly(self) -> None:
+        """After a failed COMMIT DuckDB has usually rolled back already; reset our state either way."""
+        import duckdb
+
+        try:
+            self.rollback()
+        except duckdb.Error:
+            self._in_transaction = False
+            self._tops.clear()
+            if self._ddl_in_transaction:
+                self._rebuild_mirror()
 
     def rollback(self) -> None:
         self._conn.execute("ROLLBACK")
