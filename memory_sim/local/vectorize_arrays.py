@@ -12,6 +12,7 @@ not stored twice: they are read back from the columns.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -252,22 +253,24 @@ class ArrayTable:
         """Rows passing the namespace, then the filter; None means every row. A string equality/$in on an
         indexed property starts from its row sets (the smallest one); the rest is masked over those rows."""
         seed: np.ndarray | None = None
+        seeded_by: tuple[str, str] | None = None
         for condition in conditions:
             column = self.columns.get(condition.key)
             for op, operand in condition.ops:
                 words = _string_seed(op, operand)
                 if words is not None:
                     rows = column.rows_of(words) if column else EMPTY_ROWS
-                    seed = rows if seed is None or rows.shape[0] < seed.shape[0] else seed
+                    if seed is None or rows.shape[0] < seed.shape[0]:
+                        seed, seeded_by = rows, (condition.key, op)
         if seed is None:
-            keep = self._mask(conditions, namespace, slice(0, self.n))
+            keep = self._mask(conditions, namespace, slice(0, self.n), None)
             return None if keep is None else np.flatnonzero(keep)
         if seed.shape[0] == 0:
             return seed
-        keep = self._mask(conditions, namespace, seed)
+        keep = self._mask(conditions, namespace, seed, seeded_by)  # the seed's own condition already holds
         return seed if keep is None else seed[keep]
 
-    def _mask(self, conditions: tuple[Condition, ...], namespace: str | None, rows: Rows) -> np.ndarray | None:
+    def _mask(self, conditions: tuple[Condition, ...], namespace: str | None, rows: Rows, skip: tuple[str, str] | None) -> np.ndarray | None:
         keep: np.ndarray | None = None
         if namespace is not None:
             keep = self.ns_code[rows] == self.ns_vocab.get(namespace, -2)
@@ -275,6 +278,8 @@ class ArrayTable:
         for condition in conditions:
             column = self.columns.get(condition.key)
             for op, operand in condition.ops:
+                if (condition.key, op) == skip:
+                    continue
                 hit = column.holds(rows, op, operand) if column else _no_column(size, op, operand)
                 keep = hit if keep is None else keep & hit
         return keep
@@ -288,7 +293,7 @@ class ArrayTable:
         norms = self.norms[: self.n] if rows is None else self.norms[rows]
         if self.metric == "euclidean":
             return norms * norms - 2 * dots + float(query @ query)
-        denominator = norms * np.float32(np.linalg.norm(query))
+        denominator = norms * np.float32(math.sqrt(float(query @ query)))
         return np.divide(dots, denominator, out=np.zeros_like(dots), where=denominator > 0)
 
     def top(self, query: np.ndarray, rows: np.ndarray | None, top_k: int) -> list[tuple[str, float]]:
@@ -307,11 +312,12 @@ class ArrayTable:
         """float64 scores of the given rows, ranked as the contract orders them."""
         matrix, q = self.matrix[rows].astype(np.float64), query.astype(np.float64)
         if self.metric == "euclidean":
-            values = np.sqrt(np.sum((matrix - q) ** 2, axis=1))
+            difference = matrix - q
+            values = np.sqrt(np.einsum("ij,ij->i", difference, difference))
         elif self.metric == "dot-product":
             values = -(matrix @ q)
         else:
-            norms = np.linalg.norm(matrix, axis=1) * np.linalg.norm(q)
+            norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix)) * math.sqrt(float(q @ q))
             values = np.divide(matrix @ q, norms, out=np.zeros(len(rows)), where=norms > 0)
         sign = -1.0 if self.metric == "cosine" else 1.0
         hits = [(self.ids[r], float(v)) for r, v in zip(rows.tolist(), values.tolist())]

@@ -161,6 +161,11 @@ class ChromaStore:
                 out.append(Stored(Record(vid, values, metadata, namespace), indexed))
         return out
 
+    def namespaces(self, ids: Sequence[str]) -> list[str | None]:
+        table = self.table
+        codes = table.ns_code[[table.row_of[i] for i in ids]].tolist()
+        return [None if c < 0 else table.ns_names[c] for c in codes]
+
     def sorted_ids(self) -> list[str]:
         return sorted(self.table.ids)
 
@@ -313,7 +318,7 @@ class ChromaAccount:
             self._client.delete_collection(PREFIX + name)
 
     def _snapshot_file(self, name: str) -> Path | None:
-        return None if self._snapshots is None else self._snapshots / f"{name}.npz"
+        return None if self._snapshots is None else self._snapshots / f"{name}.snapshot"
 
     def close(self) -> None:
         """Apply every queued mutation (a lag does not outlive the process), save each index's snapshot

@@ -89,6 +89,10 @@ class VectorStore(Protocol):
 
     def get(self, ids: Sequence[str]) -> list[Stored]: ...
 
+    def namespaces(self, ids: Sequence[str]) -> list[str | None]:
+        """The namespace of each stored id (all a match needs without values or metadata)."""
+        ...
+
     def sorted_ids(self) -> list[str]: ...
 
     def search(self, query: np.ndarray, options: QueryOptions) -> list[tuple[str, float]]: ...
@@ -233,6 +237,9 @@ class QueuedIndex:
         return self._answer(self.store.search(found[0].record.values, options), options)
 
     def _answer(self, hits: list[tuple[str, float]], options: QueryOptions) -> QueryResult:
+        if not options.return_values and options.return_metadata == "none":  # the common query: skip decoding records
+            spaces = self.store.namespaces([h[0] for h in hits])
+            return QueryResult(len(hits), [Match(vid, float(score), None, None, ns) for (vid, score), ns in zip(hits, spaces)])
         rows = {s.record.id: s for s in self.store.get([h[0] for h in hits])}
         matches = [self._match(vid, score, rows[vid], options) for vid, score in hits]
         return QueryResult(len(matches), matches)

@@ -68,6 +68,9 @@ class MemoryStore:
     def get(self, ids: Sequence[str]) -> list[Stored]:
         return [self.rows[i] for i in ids if i in self.rows]
 
+    def namespaces(self, ids: Sequence[str]) -> list[str | None]:
+        return [self.rows[i].record.namespace for i in ids]
+
     def sorted_ids(self) -> list[str]:
         return sorted(self.rows)
 

@@ -10,7 +10,7 @@ from memory_sim.local.vectorize_chroma import ChromaAccount
 
 from .helpers import memories_index, vectors
 
-SNAPSHOT = Path("snapshots") / "memories.npz"
+SNAPSHOT = Path("snapshots") / "memories.snapshot"
 
 
 def _npc1(index: Any, query: list[float]) -> set[str]:

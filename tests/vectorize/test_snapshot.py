@@ -12,7 +12,7 @@ from memory_sim.local.vectorize_chroma import ChromaAccount
 
 from .helpers import memories_index, vectors
 
-SNAPSHOT = Path("snapshots") / "memories.npz"
+SNAPSHOT = Path("snapshots") / "memories.snapshot"
 
 
 def _answers(index: Any, data: list[Vector]) -> list[Any]:
@@ -66,7 +66,7 @@ def test_a_write_after_reopen_removes_the_snapshot_before_changing_chroma(tmp_pa
 
 def test_a_stale_snapshot_is_rebuilt_from_chroma(tmp_path: Path) -> None:
     data, _ = _build(tmp_path / "v")
-    old = tmp_path / "old.npz"
+    old = tmp_path / "old.snapshot"
     shutil.copy(tmp_path / "v" / SNAPSHOT, old)
     account, index = _reopen(tmp_path / "v")
     index.upsert([Vector("v0", data[0].values, {"npcId": "npc3", "day": 9})])  # same count, different content
@@ -84,11 +84,15 @@ def test_a_damaged_snapshot_is_rebuilt_from_chroma(tmp_path: Path) -> None:
     data, before = _build(tmp_path / "v")
     path = tmp_path / "v" / SNAPSHOT
     raw = bytearray(path.read_bytes())
-    raw[len(raw) // 2] ^= 0xFF  # one flipped byte inside the matrix: the zip CRC catches it
+    raw[len(raw) // 2] ^= 0xFF  # one flipped byte inside the matrix: its checksum catches it
     path.write_bytes(bytes(raw))
     account, index = _reopen(tmp_path / "v")
     assert not index.store.loaded_from_snapshot
     assert _answers(index, data) == before
+    account.close()
+    path.write_bytes(bytes(raw[: len(raw) // 3]))  # truncated
+    account, index = _reopen(tmp_path / "v")
+    assert not index.store.loaded_from_snapshot and _answers(index, data) == before
     account.close()
     path.write_bytes(b"not a snapshot")
     account, index = _reopen(tmp_path / "v")
