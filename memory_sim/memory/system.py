@@ -133,7 +133,12 @@ class MemorySystem:
     def unindex(self, ids: Sequence[str], counter: str) -> None:
         if not ids:
             return
-        indexing.delete_vectors(self.env, ids)
+        try:
+            indexing.delete_vectors(self.env, ids)
+        except VectorizeError:
+            # The index is failing: the rows stay 'indexed' in D1, so the next decay or cap pass tries again.
+            self.env.DB.batch([store.bump(self.env.DB, "unindex_failures", len(ids))])
+            return
         self.env.DB.batch(
             store.set_state(self.env.DB, ids, "unindexed") + [store.bump(self.env.DB, counter, len(ids))]
         )
