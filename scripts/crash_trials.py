@@ -177,33 +177,50 @@ def spawn(data: Path, log_path: Path, hours: int, seed: int, npcs: int) -> subpr
     return subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=env, cwd=ROOT)
 
 
-def wait_ready(child: subprocess.Popen[str]) -> bool:
+def wait_ready(child: subprocess.Popen[str]) -> None:
     assert child.stdout is not None
     line = child.stdout.readline()
-    return line.strip() == "ready"
+    if line.strip() != "ready":
+        raise RuntimeError(f"the child did not start: {line!r}")
 
 
-def run_trials(data: Path, *, memories: int, kills: int, seed: int, window_s: float, npcs: int = NPCS,
+def acked_count(log_path: Path) -> int:
+    if not log_path.exists():
+        return 0
+    text = log_path.read_bytes()
+    return text.count(b"\nid ") + text.startswith(b"id ")
+
+
+def kill_at(child: subprocess.Popen[str], log_path: Path, point: int, jitter_s: float, rng: random.Random) -> None:
+    """Waits until the child has acknowledged `point` memories (or ended), lets it run a seeded random moment
+    more, then SIGKILLs it wherever it is: inside a D1 batch, a Chroma write, a job, a log write."""
+    while child.poll() is None and acked_count(log_path) < point:
+        time.sleep(0.02)  # polling a real child process
+    time.sleep(rng.uniform(0.0, jitter_s))
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+
+
+def run_trials(data: Path, *, memories: int, kills: int, seed: int, jitter_s: float = 0.5, npcs: int = NPCS,
                progress: bool = False) -> dict[str, Any]:
-    """`kills` SIGKILLs at seeded moments up to `window_s` after the child is ready, a verdict after each,
-    then a run to the end and a last verdict."""
+    """`kills` SIGKILLs at seeded points spread over the run (a memory count, then a random delay), a verdict
+    after each from a fresh process, then a run to the end and a last verdict."""
     rng = random.Random(seed)
     data.mkdir(parents=True, exist_ok=True)
     log_path = data / "acked.log"
     hours = hours_for(memories, npcs, seed)
+    points = sorted(rng.sample(range(memories), kills))
     verdicts: list[Verdict] = []
     started = time.perf_counter()
-    for kill in range(1, kills + 1):
+    for kill, point in enumerate(points, start=1):
         child = spawn(data / "store", log_path, hours, seed, npcs)
-        ready = wait_ready(child)
-        time.sleep(rng.uniform(0.0, window_s))  # the kill moment: seeded, landing wherever the child is
-        finished = child.poll() is not None
-        child.send_signal(signal.SIGKILL)
-        child.wait()
+        wait_ready(child)
+        kill_at(child, log_path, point, jitter_s, rng)
         verdicts.append(verify_in_child(data / "store", log_path, kill))
         if progress:
             v = verdicts[-1]
-            print(f"kill {kill}: ready={ready} finished={finished} acked={v.acked} lost={v.lost} drift={v.drift}", flush=True)
+            print(f"kill {kill} (after {point}): acked={v.acked} in_d1={v.memories_in_d1} lost={v.lost} "
+                  f"retried={v.retried} drift={v.drift} ({time.perf_counter() - started:.0f} s)", flush=True)
     child = spawn(data / "store", log_path, hours, seed, npcs)
     assert child.stdout is not None
     tail = child.stdout.read()
@@ -245,7 +262,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=8)
-    parser.add_argument("--window", type=float, default=8.0, help="kills land up to this many seconds after ready")
+    parser.add_argument("--jitter", type=float, default=0.5, help="seconds of seeded delay after each kill point")
     parser.add_argument("--work", type=Path, default=Path("/tmp/memory-sim-crash-trials"))
     parser.add_argument("--out", type=Path, help="write the summary JSON here (merged under 'crash_trials')")
     args = parser.parse_args(argv)
@@ -258,7 +275,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     import shutil
 
     shutil.rmtree(args.work, ignore_errors=True)
-    result = run_trials(args.work, memories=args.memories, kills=args.kills, seed=args.seed, window_s=args.window,
+    result = run_trials(args.work, memories=args.memories, kills=args.kills, seed=args.seed, jitter_s=args.jitter,
                         progress=True)
     print(json.dumps({k: v for k, v in result.items() if k != "verdicts"}, indent=2))
     if args.out:

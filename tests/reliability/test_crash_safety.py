@@ -14,7 +14,7 @@ import pytest
 def test_sigkill_loses_nothing_and_leaves_no_drift(tmp_path: Path) -> None:
     from crash_trials import run_trials
 
-    result = run_trials(tmp_path, memories=250, kills=3, seed=3, window_s=1.5)
+    result = run_trials(tmp_path, memories=250, kills=3, seed=3, jitter_s=0.3)
     kills = result["verdicts"][:-1]
     assert len(kills) == 3
     assert result["lost"] == 0  # every id remember_many returned is in D1
