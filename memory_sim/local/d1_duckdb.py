@@ -27,6 +27,11 @@ _CONFIG = {
     "integer_division": True,  # SQLite: 7/2 = 3
     "error_on_division_by_zero": False,  # SQLite: x/0 is NULL
     "default_null_order": "nulls_first_on_asc_last_on_desc",  # SQLite: NULL sorts as the smallest value
+    # D1 reaches no file but its own: no read_csv('/etc/passwd'), no COPY ... TO, no extension downloads.
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "lock_configuration": True,  # and a statement cannot SET it back
 }
 # Result types whose Python values need no reshaping for D1 (and convert exactly through numpy).
 _BARE_COLUMN = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause')

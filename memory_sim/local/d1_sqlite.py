@@ -20,6 +20,7 @@ class SqliteEngine:
     def __init__(self, path: str | Path = ":memory:") -> None:
         # isolation_level=None: autocommit, as D1 runs each statement; batch() opens its own transaction.
         self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        self._conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # D1 has no ATTACH / VACUUM INTO: no file but this one
         self._conn.execute("PRAGMA foreign_keys = ON")  # D1 enforces foreign keys
 
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
