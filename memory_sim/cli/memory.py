@@ -220,7 +220,7 @@ def register(sub: Any) -> None:
     recall.add_argument("--weighted", action="store_true", help="rank by score x importance / age decay")
     recall.add_argument("--day", type=int, help="current day for --weighted (default: the world's)")
     recall.add_argument("--top-k", type=int, default=5)
-    recall.add_argument("--mode", default="vector", choices=["vector", "keyword", "hybrid"])
+    recall.add_argument("--mode", default="hybrid", choices=["vector", "keyword", "hybrid"])  # = DEFAULT_RECALL_MODE
     recall.add_argument("--json", action="store_true")
     recall.set_defaults(handler=cmd_recall)
 

@@ -13,6 +13,8 @@ MemoryType = Literal["event", "relationship", "opinion", "place"]
 MemoryKind = Literal["observation", "summary"]  # a summary is a consolidated diary day
 Source = Literal["vectorize", "short_term"]
 RecallMode = Literal["vector", "keyword", "hybrid"]  # candidate generation; weighting is weighted_recall's
+# hybrid won on LoCoMo through the API (recall@5 0.63 vs vector 0.37, keyword 0.52; docs/evaluation.md)
+DEFAULT_RECALL_MODE: RecallMode = "hybrid"
 
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 SECONDS_PER_HOUR = 3600

@@ -20,9 +20,10 @@ import numpy as np
 from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
-from memory_sim.memory.models import MemoryConfig, RecallMode, Recollection, Source, StoredMemory
+from memory_sim.memory.models import DEFAULT_RECALL_MODE, MemoryConfig, RecallMode, Recollection, Source, StoredMemory
 
 _WORD = re.compile(r"[a-z0-9']+")
+_DIGITS = re.compile(r"(\d+)")
 _RECENT_LIMIT = 32
 
 
@@ -100,6 +101,10 @@ def short_term_fallback(env: Env, npc_id: str, query: str, config: MemoryConfig)
     return [to_recollection(m, overlap_score(query, m.content), "short_term") for m in rows]
 
 
+def short_term_fallback_rows(rows: Sequence[StoredMemory], query: str) -> list[Recollection]:
+    return [to_recollection(m, overlap_score(query, m.content), "short_term") for m in rows]
+
+
 def keyword_candidates(env: Env, npc_id: str, query: str, k: int) -> list[Recollection]:
     """BM25 over the NPC's memories in D1 (memory/keyword.py); scores divided by the best, so 1.0 tops."""
     from memory_sim.memory.keyword import BM25Index
@@ -113,7 +118,27 @@ def keyword_candidates(env: Env, npc_id: str, query: str, k: int) -> list[Recoll
     return [to_recollection(by_id[i], score / best, "short_term") for i, score in found]
 
 
-def hybrid_candidates(env: Env, npc_id: str, query: str, query_vector: np.ndarray, k: int) -> list[Recollection]:
+def natural_key(memory_id: str) -> tuple[tuple[int, int | str], ...]:
+    """Digit runs compare as numbers, so `D1:2` comes before `D1:10` (turn order in LoCoMo-style ids)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(memory_id) if part)
+
+
+def remembered_in_order(env: Env, npc_id: str) -> list[StoredMemory]:
+    """The NPC's memories in remember order as far as D1 can tell: by day, hour, then id in natural order.
+    rowid is no help: DuckDB's changes on UPDATE, and SQLite's may change on VACUUM for tables without an
+    INTEGER PRIMARY KEY. Within one sim hour the village's hashed ids give an arbitrary but stable order."""
+    rows = store.memories_of(env.DB, npc_id)
+    return sorted(rows, key=lambda m: (m.day, m.hour, natural_key(m.id)))
+
+
+def semantic_memories(env: Env, npc_id: str) -> list[StoredMemory]:
+    """What hybrid recall ranks: the memories the index holds or is about to (indexed, pending), in remember
+    order. Short-term-only rows (never important enough) and forgotten ones (unindexed by decay or the cap)
+    stay out, as they are out of the vector path."""
+    return [m for m in remembered_in_order(env, npc_id) if m.index_state in ("indexed", "pending")]
+
+
+def hybrid_candidates(env: Env, npc_id: str, query: str, query_vector: np.ndarray, k: int) -> Candidates:
     """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/hybrid.py); episodes
     are sim days. Raises VectorizeUnavailable like the vector path."""
     from memory_sim.memory.hybrid import HybridParams, Timeline, hybrid_rank
@@ -121,20 +146,23 @@ def hybrid_candidates(env: Env, npc_id: str, query: str, query_vector: np.ndarra
 
     params = HybridParams()
     vector = dict(vector_matches(env, npc_id, query_vector, params.vector_candidates))
-    rows = store.memories_of(env.DB, npc_id)  # ordered by day, hour, id: the order they were remembered
+    rows = semantic_memories(env, npc_id)
     index = BM25Index()
     index.extend((m.id, m.content) for m in rows)
     days: dict[int, list[str]] = {}
     for m in rows:
         days.setdefault(m.day, []).append(m.id)
-    vector = {i: s for i, s in vector.items() if i in {m.id for m in rows}}  # the ledger decides, as above
-    ranked = hybrid_rank(vector, index.scores(query), Timeline.of(list(days.values())), k, params)
     by_id = {m.id: m for m in rows}
-    return [to_recollection(by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
+    vector = {i: s for i, s in vector.items() if i in by_id}  # the ledger decides, as above
+    ranked = hybrid_rank(vector, index.scores(query), Timeline.of(list(days.values())), k, params)
+    found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
+    if not vector:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
+        return Candidates(found or short_term_fallback_rows(rows, query), True)
+    return Candidates(found, False)
 
 
 def gather(
-    env: Env, npc_id: str, query: str, k: int, now: float, config: MemoryConfig, mode: RecallMode = "vector"
+    env: Env, npc_id: str, query: str, k: int, now: float, config: MemoryConfig, mode: RecallMode = DEFAULT_RECALL_MODE
 ) -> Candidates:
     """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
     if mode == "keyword":
@@ -147,7 +175,7 @@ def gather(
         return Candidates(short_term_fallback(env, npc_id, query, config), True)
     try:
         if mode == "hybrid":
-            return Candidates(hybrid_candidates(env, npc_id, query, query_vector, k), False)
+            return hybrid_candidates(env, npc_id, query, query_vector, k)
         matches = vector_matches(env, npc_id, query_vector, k)
     except VectorizeUnavailable:
         return Candidates(short_term_fallback(env, npc_id, query, config), True)

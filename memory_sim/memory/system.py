@@ -20,7 +20,7 @@ from memory_sim.env import Env
 from memory_sim.bindings.vectorize_validation import CODE_FULL
 from memory_sim.errors import EmbeddingUnavailable, VectorizeError, VectorizeInputError
 from memory_sim.memory import indexing, recall as recall_sources, store
-from memory_sim.memory.models import JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory.models import DEFAULT_RECALL_MODE, JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
 from memory_sim.memory.schema import migrate
 from memory_sim.memory.scoring import plan_cap_prune, rank_by_score, rank_weighted, retry_delay_s, weighted_score
 from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
@@ -148,13 +148,14 @@ class MemorySystem:
     def today(self) -> int:
         return WorldTime.from_seconds(self.clock()).day
 
-    def recall(self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = "vector") -> list[Recollection]:
-        """Top-k of this NPC's memories by meaning (`score` = cosine similarity, higher first)."""
+    def recall(self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE) -> list[Recollection]:
+        """Top-k of this NPC's memories for the query; `score` is the mode's (hybrid: fused vector + BM25 +
+        neighbour context; vector: cosine similarity), higher first."""
         candidates = self._gather(npc_id, query, top_k, mode)
         return rank_by_score(candidates, top_k)
 
     def weighted_recall(
-        self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = "vector"
+        self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
     ) -> list[Recollection]:
         """score * importance / (1 + (current_day - day) * decayFactor), highest first, with each memory's
         current decay factor from D1."""
