@@ -1,0 +1,103 @@
+"""`memory-sim eval locomo|village`: recall quality through the memory system's own API (memory_sim/eval).
+
+    memory-sim eval locomo --data ../shared/data/locomo10.json [--json] [--modes vector,hybrid] [--conversations N]
+    memory-sim eval village [--questions data/village_questions.json] [--json]
+
+Both build a fresh local Env (Chroma + DuckDB + bundled MiniLM) in a temp folder; the global --data folder is
+not touched. `--out DIR` also writes <name>.json and <name>.md there (benchmarks/ in the repo).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+from pathlib import Path
+from typing import Any
+
+_DEFAULT_CACHE = Path(os.environ.get("TMPDIR", "/tmp")) / "memory_sim_eval" / "embeddings.sqlite"
+
+
+def register(sub: Any) -> None:
+    group = sub.add_parser("eval", help="recall quality: LoCoMo evidence recall, the village's ground truth")
+    verbs = group.add_subparsers(dest="eval_command", metavar="EVAL")
+    group.set_defaults(handler=lambda _args: (group.print_help(), 2)[1])
+    locomo = verbs.add_parser("locomo", help="LoCoMo evidence recall@k per mode through MemorySystem.recall")
+    locomo.add_argument("--data", dest="locomo_path", type=Path, default=Path("../shared/data/locomo10.json"),
+                        help="locomo10.json (default: ../shared/data/locomo10.json)")
+    locomo.add_argument("--modes", default="vector,keyword,hybrid,weighted",
+                        help="comma-separated: vector, keyword, hybrid, weighted")
+    locomo.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    locomo.add_argument("--cache", type=Path, default=_DEFAULT_CACHE,
+                        help=f"embedding cache kept between runs (default {_DEFAULT_CACHE})")
+    _common(locomo)
+    locomo.set_defaults(handler=cmd_locomo)
+    village = verbs.add_parser("village", help="what NPCs think of each other: recall vs a LIKE scan of D1")
+    village.add_argument("--questions", type=Path, default=None,
+                         help="the ground-truth set (default: data/village_questions.json of the repo)")
+    _common(village)
+    village.set_defaults(handler=cmd_village)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--out", type=Path, default=None, help="also write <name>.json and <name>.md here")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1: faster than 2 on a loaded 2-core machine)")
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}"
+
+
+def _set_threads(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(max(1, threads))
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def cmd_locomo(args: argparse.Namespace) -> int:
+    from memory_sim.errors import ConfigError
+    from memory_sim.eval.locomo import MODES, markdown, run_locomo
+    from memory_sim.locomo import load_locomo
+
+    modes = [m.strip() for m in args.modes.split(",") if m.strip()]
+    if not modes or set(modes) - set(MODES):
+        raise ConfigError(f"--modes takes some of {', '.join(MODES)}, got {args.modes!r}")
+    if args.conversations is not None and args.conversations < 1:
+        raise ConfigError("--conversations must be at least 1")
+    conversations = load_locomo(args.locomo_path)[: args.conversations]
+    _set_threads(args.threads)
+    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress)
+    report["meta"]["machine"] = machine()
+    return _emit(args, "locomo", report, markdown(report, machine()))
+
+
+def cmd_village(args: argparse.Namespace) -> int:
+    from memory_sim.errors import ConfigError
+    from memory_sim.eval.village import load_questions, markdown, run_village_eval
+
+    path = args.questions or Path(__file__).resolve().parents[2] / "data" / "village_questions.json"
+    try:
+        question_set = load_questions(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise ConfigError(f"cannot read the village questions {path}: {exc}") from exc
+    _set_threads(args.threads)
+    report = run_village_eval(question_set, progress=_progress)
+    report["meta"]["machine"] = machine()
+    return _emit(args, "village_eval", report, markdown(report, machine()))
+
+
+def _emit(args: argparse.Namespace, name: str, report: dict[str, Any], table: str) -> int:
+    if args.out is not None:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / f"{name}.json").write_text(json.dumps(report, indent=2) + "\n")
+        (args.out / f"{name}.md").write_text(table)
+    print(json.dumps(report, indent=2) if args.json else table)
+    return 0
