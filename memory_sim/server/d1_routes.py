@@ -13,8 +13,9 @@ from typing import Any
 
 from fastapi import APIRouter, Body, Request
 from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
 
-from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError, ok
+from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError, loads, ok
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/d1/database", tags=["d1"])
 Json = dict[str, Any]
@@ -95,11 +96,27 @@ def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw
     return ok([result.to_json() for result in results])
 
 
-@router.post("/{database_id}/query")
-def query(request: Request, account_id: str, database_id: str, body: Json = Body(...)) -> JSONResponse:
-    return _run(request, account_id, database_id, body, raw=False)
+async def _statement_body(request: Request) -> Json:
+    """The request body parsed once, without a pydantic pass (a batch of 200 rows is a big body)."""
+    try:
+        body = loads(await request.body())
+    except ValueError:
+        raise ApiError(400, CODE_BAD_REQUEST, "invalid request: body: not valid JSON") from None
+    if not isinstance(body, dict):
+        raise ApiError(400, CODE_BAD_REQUEST, "invalid request: body: must be a JSON object")
+    return body
 
 
-@router.post("/{database_id}/raw")
-def raw(request: Request, account_id: str, database_id: str, body: Json = Body(...)) -> JSONResponse:
-    return _run(request, account_id, database_id, body, raw=True)
+STATEMENTS_BODY: Any = {"requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}}}
+
+
+@router.post("/{database_id}/query", openapi_extra=STATEMENTS_BODY)
+async def query(request: Request, account_id: str, database_id: str) -> JSONResponse:
+    body = await _statement_body(request)
+    return await run_in_threadpool(_run, request, account_id, database_id, body, raw=False)
+
+
+@router.post("/{database_id}/raw", openapi_extra=STATEMENTS_BODY)
+async def raw(request: Request, account_id: str, database_id: str) -> JSONResponse:
+    body = await _statement_body(request)
+    return await run_in_threadpool(_run, request, account_id, database_id, body, raw=True)

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import json
+
 from fastapi import Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from memory_sim.errors import (
     AiError,
@@ -43,18 +45,43 @@ class ApiError(Exception):
         self.status, self.code, self.message, self.pointer = status, code, message, pointer
 
 
-def ok(result: Any, status: int = 200, result_info: dict[str, Any] | None = None) -> JSONResponse:
+def _stdlib_dumps(body: Any) -> bytes:
+    return json.dumps(body, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode("utf-8")
+
+
+try:  # orjson (the `server` extra) encodes and decodes several times faster: it is per-request latency
+    import orjson
+
+    def dumps(body: Any) -> bytes:
+        try:
+            return orjson.dumps(body, option=orjson.OPT_SERIALIZE_NUMPY | orjson.OPT_NON_STR_KEYS)
+        except TypeError:  # what orjson refuses (ints beyond 64 bits, odd types) the standard library words
+            return _stdlib_dumps(body)
+
+    loads = orjson.loads
+except ImportError:  # pragma: no cover - the server extra installs orjson
+    dumps, loads = _stdlib_dumps, json.loads
+
+
+class EnvelopeResponse(JSONResponse):
+    """A JSON answer encoded once, straight to bytes (no response model, no second validation pass)."""
+
+    def render(self, content: Any) -> bytes:
+        return dumps(content)
+
+
+def ok(result: Any, status: int = 200, result_info: dict[str, Any] | None = None) -> Response:
     body: dict[str, Any] = {"success": True, "errors": [], "messages": [], "result": result}
     if result_info is not None:
         body["result_info"] = result_info
-    return JSONResponse(body, status_code=status)
+    return EnvelopeResponse(body, status_code=status)
 
 
-def fail(status: int, code: int, message: str, pointer: str | None = None) -> JSONResponse:
+def fail(status: int, code: int, message: str, pointer: str | None = None) -> Response:
     error: dict[str, Any] = {"code": code, "message": message}
     if pointer is not None:
         error["source"] = {"pointer": pointer}
-    return JSONResponse({"success": False, "errors": [error], "messages": [], "result": None}, status_code=status)
+    return EnvelopeResponse({"success": False, "errors": [error], "messages": [], "result": None}, status_code=status)
 
 
 def to_api_error(exc: Exception) -> ApiError:
@@ -79,6 +106,6 @@ def to_api_error(exc: Exception) -> ApiError:
     return ApiError(500, CODE_INTERNAL, f"internal error: {type(exc).__name__}: {exc}")
 
 
-async def handle_error(request: Request, exc: Exception) -> JSONResponse:
+async def handle_error(request: Request, exc: Exception) -> Response:
     error = to_api_error(exc)
     return fail(error.status, error.code, error.message, error.pointer)

@@ -20,7 +20,7 @@ from memory_sim.bindings import limits
 from memory_sim.bindings.vectorize import VectorizeIndex
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
 from memory_sim.errors import VectorizeInputError
-from memory_sim.server.envelope import ok
+from memory_sim.server.envelope import loads, ok
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/vectorize/v2/indexes", tags=["vectorize"])
 Json = dict[str, Any]
@@ -35,6 +35,36 @@ def _on_index(request: Request, account_id: str, name: str, work: Callable[[Vect
     account = _account(request, account_id)
     with account.lock:
         return work(account.vectorize.index(name))
+
+
+# --- query (registered first: routes are matched in order, and this one is hot) ---------------------------
+async def json_body(request: Request) -> Json:
+    try:
+        body = loads(await request.body())
+    except ValueError:
+        raise VectorizeInputError("VECTOR_QUERY", "the request body is not valid JSON", CODE_BAD_VECTOR) from None
+    if not isinstance(body, dict):
+        raise VectorizeInputError("VECTOR_QUERY", "the request body must be a JSON object", CODE_BAD_VECTOR)
+    return body
+
+
+@router.post("/{name}/query", openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}})
+async def query(request: Request, account_id: str, name: str) -> JSONResponse:
+    # Inline on the event loop, parsed without a pydantic model: a query is short and holds the GIL anyway, and
+    # each thread hop or validation pass is added latency (benchmarks/server.md).
+    body = await json_body(request)
+    options = {
+        "top_k": body.get("topK", limits.VECTORIZE_DEFAULT_TOP_K),
+        "filter": body.get("filter"),
+        "return_values": body.get("returnValues", False),
+        "return_metadata": body.get("returnMetadata", "none"),
+        "namespace": body.get("namespace"),
+    }
+    if "vectorId" in body:
+        result = _on_index(request, account_id, name, lambda index: index.query_by_id(body["vectorId"], **options))
+    else:
+        result = _on_index(request, account_id, name, lambda index: index.query(body.get("vector"), **options))
+    return ok(result.to_json())
 
 
 # --- indexes --------------------------------------------------------------------------------------------------
@@ -138,36 +168,7 @@ def delete_by_ids(request: Request, account_id: str, name: str, body: Json = Bod
     return ok(_on_index(request, account_id, name, lambda index: index.delete_by_ids(ids)).to_json())
 
 
-# --- reads ----------------------------------------------------------------------------------------------------
-async def json_body(request: Request) -> Json:
-    try:
-        body = json.loads(await request.body())
-    except ValueError:
-        raise VectorizeInputError("VECTOR_QUERY", "the request body is not valid JSON", CODE_BAD_VECTOR) from None
-    if not isinstance(body, dict):
-        raise VectorizeInputError("VECTOR_QUERY", "the request body must be a JSON object", CODE_BAD_VECTOR)
-    return body
-
-
-@router.post("/{name}/query", openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}})
-async def query(request: Request, account_id: str, name: str) -> JSONResponse:
-    # Inline on the event loop, parsed without a pydantic model: a query is short and holds the GIL anyway, and
-    # each thread hop or validation pass is added latency (benchmarks/server.md).
-    body = await json_body(request)
-    options = {
-        "top_k": body.get("topK", limits.VECTORIZE_DEFAULT_TOP_K),
-        "filter": body.get("filter"),
-        "return_values": body.get("returnValues", False),
-        "return_metadata": body.get("returnMetadata", "none"),
-        "namespace": body.get("namespace"),
-    }
-    if "vectorId" in body:
-        result = _on_index(request, account_id, name, lambda index: index.query_by_id(body["vectorId"], **options))
-    else:
-        result = _on_index(request, account_id, name, lambda index: index.query(body.get("vector"), **options))
-    return ok(result.to_json())
-
-
+# --- reads ---------------------------------------------------------------------------------------------------
 @router.post("/{name}/get_by_ids")
 def get_by_ids(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
     ids = body.get("ids", [])
