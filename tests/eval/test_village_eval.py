@@ -1,0 +1,83 @@
+"""The village ground truth: the rule as a D1 query, the naive LIKE scan, the question set, and the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memory_sim.cli import main
+from memory_sim.eval.village import (
+    VillageQuestion, evaluate, expected_ids, like_scan, load_questions, question_scores, scan_words,
+)
+from memory_sim.memory.models import ShortTermMemory, WorldTime
+from memory_sim.memory.system import MemorySystem
+from memory_sim.sim.world import Village
+
+QUESTIONS = Path(__file__).resolve().parents[2] / "data" / "village_questions.json"
+
+
+def remember(system: MemorySystem) -> dict[str, str]:
+    memories = {
+        "kind": ShortTermMemory("margaret", "The blacksmith mended my oven door for nothing.", 0.9, WorldTime(1, 9),
+                                type="opinion", about=("tom",)),
+        "gossip": ShortTermMemory("margaret", "Rose told me that the smith owes money.", 0.8, WorldTime(1, 10),
+                                  type="opinion", about=("rose", "tom")),
+        "named": ShortTermMemory("margaret", "Tom walked past the bakery.", 0.8, WorldTime(1, 11), about=("tom",)),
+        "tommy": ShortTermMemory("margaret", "Tommy the cat sat on the wall.", 0.8, WorldTime(1, 12)),
+        "other": ShortTermMemory("margaret", "I think Rose is kind.", 0.8, WorldTime(1, 13), type="opinion",
+                                 about=("rose",)),
+    }
+    system.remember_many(list(memories.values()))
+    return {name: m.id for name, m in memories.items()}
+
+
+def test_expected_memories_follow_the_rule(system: MemorySystem) -> None:
+    ids = remember(system)
+    question = VillageQuestion("margaret", "What does Margaret think of Tom?", "opinion", "tom")
+    assert expected_ids(system.env.DB, question) == {ids["kind"], ids["gossip"]}
+    assert expected_ids(system.env.DB, VillageQuestion("margaret", "q", "opinion", "to")) == set()  # whole ids
+
+
+def test_like_scan_is_naive_substring_matching(system: MemorySystem) -> None:
+    ids = remember(system)
+    assert scan_words("What does Margaret think of Tom?") == ["margaret", "think", "tom"]
+    found = like_scan(system.env.DB, "margaret", "What does Margaret think of Tom?")
+    # "tom" matches Tom and Tommy the cat; the opinions that name Tom by role are missed
+    assert set(found) == {ids["named"], ids["tommy"], ids["other"]}
+    assert ids["kind"] not in found
+
+
+def test_evaluate_scores_every_method(system: MemorySystem) -> None:
+    remember(system)
+    system.clock.advance_to(WorldTime(3))  # type: ignore[attr-defined]
+    questions = [VillageQuestion("margaret", "What does Margaret think of Tom?", "opinion", "tom"),
+                 VillageQuestion("margaret", "What does Margaret think of Henry?", "opinion", "henry")]
+    report = evaluate(system, questions)
+    assert report["skipped"] == 1  # no opinion about Henry: nothing to find
+    assert set(report["methods"]) == {"vector", "keyword", "hybrid", "weighted", "like-scan"}
+    assert report["methods"]["like-scan"]["recall@10"] == 0.0
+    assert question_scores(["a", "x"], {"a", "b"}) == {"precision@5": 0.2, "precision@10": 0.1, "recall@10": 0.5,
+                                                        "hit@1": 1.0}
+
+
+def test_question_set_names_village_npcs() -> None:
+    question_set = load_questions(QUESTIONS)
+    npcs = {n.id for n in Village(question_set.npcs, question_set.seed).npcs}
+    assert len(question_set.questions) >= 20
+    assert all(q.npc in npcs and q.about in npcs and q.npc != q.about for q in question_set.questions)
+
+
+@pytest.mark.parametrize("argv", [["eval", "locomo", "--modes", "vector,psychic"],
+                                  ["eval", "locomo", "--conversations", "0"],
+                                  ["bench", "--sizes", "10"]])
+def test_cli_refuses_bad_options(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    assert capsys.readouterr().err.startswith("error: ")
+
+
+def test_cli_help_lists_eval_and_bench(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    assert "eval" in out and "bench" in out
