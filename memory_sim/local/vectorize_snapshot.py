@@ -2,7 +2,8 @@
 index reads one file instead of paging every embedding out of Chroma (~1.8 s per 5,000 rows).
 
 The snapshot is a cache, never the truth: it carries a tag (the last processed mutation id and the row count)
-and is used only when the tag equals Chroma's state; anything else (stale, truncated, corrupt, another
+and is used only when its mutation id equals the one Chroma's stored state records (the row count is checked
+against the arrays; asking Chroma for its count would load Chroma's segments: 0.5 s and ~200 MB at 100k); anything else (stale, truncated, corrupt, another
 format) answers None and the caller rebuilds from Chroma. One file: a magic, a JSON header (tag, layout, a
 64-bit checksum per array) and the raw arrays, read with one `np.fromfile` and used as views (a zip's CRC-32
 alone cost 0.2 s at 100k x 384). Written to a temporary name and renamed, so a crash leaves the old file or
@@ -94,14 +95,14 @@ def save(table: ArrayTable, path: Path, tag: dict[str, Any]) -> None:
         temporary.unlink(missing_ok=True)
 
 
-def load(path: Path, tag: dict[str, Any], dimensions: int, metric: Metric) -> ArrayTable | None:
-    """The table from the snapshot if it exists, is intact and its tag matches Chroma's state; else None."""
+def load(path: Path, mutation: str | None, dimensions: int, metric: Metric) -> ArrayTable | None:
+    """The table from the snapshot if it exists, is intact and was taken at Chroma's last processed mutation."""
     if not path.is_file():
         return None
     try:
         buffer = np.fromfile(path, dtype=np.uint8)  # one read; the arrays below are views into it
         header = _header(buffer)
-        if header is None or header.get("format") != FORMAT or header.get("tag") != tag:
+        if header is None or header.get("format") != FORMAT or header.get("tag", {}).get("mutation") != mutation:
             return None
         if header["dimensions"] != dimensions or header["metric"] != metric:
             return None
