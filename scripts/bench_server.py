@@ -3,10 +3,14 @@
 
     .venv/bin/python scripts/bench_server.py [--quick]   # --quick: fewer vectors and queries, 5 s of load
 
-One run measures side by side, on the same Chroma-backed index object (adopted by the server, so both paths
-search the same data): the in-process `index.query`, the official SDK's `vectorize.indexes.query` through the
-server, and this project's `CloudflareVectorizeIndex.query` through the server. The server runs in a thread of
-this process (uvicorn, loopback only), so clients and server share the GIL: a conservative setting.
+The server runs as `memory-sim serve` in its OWN process (uvicorn, loopback, httptools/uvloop when installed), so
+clients and server do not share a GIL; it serves a Chroma index written beforehand, and the in-process baseline
+queries a byte-for-byte copy of the same index. Paths are timed in alternating rounds (each round runs every path
+in a rotated order, after a warm-up), so load drift on a shared machine hits them alike. Rows:
+- in-process `index.query` (the baseline);
+- raw httpx POST of a prebuilt JSON body on a keep-alive connection (the server's and the socket's share);
+- the official SDK with its transport mocked (no network): the SDK's own client-side cost;
+- the SDK's typed `vectorize.indexes.query` through the server, and this project's adapter through the server.
 Writes benchmarks/server.json and benchmarks/server.md.
 """
 
@@ -16,7 +20,9 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import threading
@@ -31,21 +37,32 @@ sys.path.insert(0, str(ROOT))
 
 from memory_sim.bindings.vectorize import Vector  # noqa: E402
 from memory_sim.local.vectorize_chroma import ChromaAccount  # noqa: E402
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests  # noqa: E402
+from memory_sim.server.loopback import free_port  # noqa: E402
 
 DIMS = 384
+TOKEN = "bench-token"
+ACCOUNT = "bench"
 
 
 def percentile(samples: list[float], q: float) -> float:
     return float(np.percentile(np.asarray(samples), q))
 
 
-def timed(call: Callable[[], Any], repeats: int) -> list[float]:
-    out = []
-    for _ in range(repeats):
-        started = time.perf_counter()
-        call()
-        out.append((time.perf_counter() - started) * 1000.0)
+def alternating(paths: dict[str, Callable[[], Any]], repeats: int, rounds: int = 10, warmup: int = 30) -> dict[str, list[float]]:
+    """Each path `repeats` times in total, in `rounds` blocks whose order rotates; milliseconds per call."""
+    for call in paths.values():
+        for _ in range(warmup):
+            call()
+    names = list(paths)
+    out: dict[str, list[float]] = {name: [] for name in names}
+    per_round = max(1, repeats // rounds)
+    for r in range(rounds):
+        for name in names[r % len(names):] + names[: r % len(names)]:
+            call = paths[name]
+            for _ in range(per_round):
+                started = time.perf_counter()
+                call()
+                out[name].append((time.perf_counter() - started) * 1000.0)
     return out
 
 
@@ -58,7 +75,36 @@ def populate(account: ChromaAccount, n: int, rng: np.random.Generator) -> None:
         index.upsert([Vector(f"v{i}", values[i], {"npcId": f"npc{i % 50}"}) for i in range(start, min(n, start + 1000))])
 
 
-def load(server: ServerForTests, account_id: str, queries: np.ndarray, seconds: float, clients: int) -> dict[str, Any]:
+def start_server(data: Path) -> tuple[subprocess.Popen[bytes], str]:
+    import httpx
+
+    port = free_port()
+    command = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())",
+               "--data", str(data), "serve", "--port", str(port),
+               "--token", TOKEN, "--log-level", "warning"]
+    process = subprocess.Popen(command, cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health").status_code == 200:
+                return process, f"http://127.0.0.1:{port}/client/v4"
+        except httpx.TransportError:
+            time.sleep(0.1)  # the server process is still starting
+    process.kill()
+    raise SystemExit("the server did not start")
+
+
+def mocked_sdk(answer: bytes) -> Any:
+    """The SDK over a transport that answers at once: what the SDK costs on the client side alone."""
+    import cloudflare
+    import httpx
+
+    transport = httpx.MockTransport(lambda request: httpx.Response(200, content=answer, headers={"content-type": "application/json"}))
+    return cloudflare.Cloudflare(api_token=TOKEN, base_url="http://mock/client/v4", max_retries=0,
+                                 http_client=httpx.Client(transport=transport))
+
+
+def load(base_url: str, account_id: str, queries: np.ndarray, seconds: float, clients: int) -> dict[str, Any]:
     import cloudflare
 
     stop_at = time.monotonic() + seconds
@@ -67,7 +113,7 @@ def load(server: ServerForTests, account_id: str, queries: np.ndarray, seconds: 
     latencies: list[list[float]] = [[] for _ in range(clients)]
 
     def worker(k: int) -> None:
-        sdk = cloudflare.Cloudflare(api_token=TEST_TOKEN, base_url=server.base_url, max_retries=0)
+        sdk = cloudflare.Cloudflare(api_token=TOKEN, base_url=base_url, max_retries=0)
         i = k
         while time.monotonic() < stop_at:
             started = time.perf_counter()
@@ -98,44 +144,66 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
     args = parser.parse_args()
-    n, repeats, seconds = (2_000, 200, 5.0) if args.quick else (20_000, 1000, 60.0)
+    n, repeats, seconds = (2_000, 300, 5.0) if args.quick else (20_000, 1000, 60.0)
     rng = np.random.default_rng(0)
     queries = rng.standard_normal((64, DIMS)).astype(np.float32)
     import cloudflare
+    import httpx
 
+    from memory_sim.cloudflare.client import CloudflareClient
     from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
 
-    with tempfile.TemporaryDirectory() as tmp, ServerForTests(Path(tmp) / "server") as server:
-        local = ChromaAccount(Path(tmp) / "chroma")
-        populate(local, n, rng)
-        adapter: CloudflareVectorizeAccount = server.adopt(local)
-        account_id = adapter.client.account_id
-        index, remote = local.index("bench"), adapter.index("bench")
-        sdk = cloudflare.Cloudflare(api_token=TEST_TOKEN, base_url=server.base_url, max_retries=0)
-        q = [queries[i % 64].tolist() for i in range(repeats)]
-        it = iter(range(10**9))
-        flt = {"npcId": "npc7"}
-        rows = {
-            "in-process index.query": timed(lambda: index.query(q[next(it) % repeats], top_k=5, filter=flt), repeats),
-            "SDK vectorize.indexes.query via server": timed(
-                lambda: sdk.vectorize.indexes.query("bench", account_id=account_id, vector=q[next(it) % repeats], top_k=5, filter=flt), repeats),
-            "CloudflareVectorizeIndex.query via server": timed(lambda: remote.query(q[next(it) % repeats], top_k=5, filter=flt), repeats),
-        }
-        sdk.close()
-        concurrent = load(server, account_id, queries, seconds, clients=8)
-        local.close()
+    with tempfile.TemporaryDirectory() as tmp:
+        served = Path(tmp) / "server" / "accounts" / ACCOUNT / "vectorize"
+        written = ChromaAccount(served)
+        populate(written, n, rng)
+        written.close()
+        shutil.copytree(served, Path(tmp) / "local")
+        local = ChromaAccount(Path(tmp) / "local")
+        index = local.index("bench")
+        process, base_url = start_server(Path(tmp) / "server")
+        try:
+            remote = CloudflareVectorizeAccount(CloudflareClient(ACCOUNT, TOKEN, base_url)).index("bench")
+            sdk = cloudflare.Cloudflare(api_token=TOKEN, base_url=base_url, max_retries=0)
+            raw = httpx.Client(headers={"authorization": f"Bearer {TOKEN}", "content-type": "application/json"})
+            url = f"{base_url}/accounts/{ACCOUNT}/vectorize/v2/indexes/bench/query"
+            q = [queries[i % 64].tolist() for i in range(64)]
+            bodies = [json.dumps({"vector": v, "topK": 5, "filter": {"npcId": "npc7"}}).encode() for v in q]
+            flt = {"npcId": "npc7"}
+            answer = raw.post(url, content=bodies[0]).content
+            mock = mocked_sdk(answer)
+            counter = iter(range(10**9))
+            paths: dict[str, Callable[[], Any]] = {
+                "in-process index.query": lambda: index.query(q[next(counter) % 64], top_k=5, filter=flt),
+                "raw httpx POST via server (keep-alive)": lambda: raw.post(url, content=bodies[next(counter) % 64]).json(),
+                "SDK typed query, transport mocked (SDK client cost)": lambda: mock.vectorize.indexes.query(
+                    "bench", account_id=ACCOUNT, vector=q[next(counter) % 64], top_k=5, filter=flt),
+                "SDK vectorize.indexes.query via server": lambda: sdk.vectorize.indexes.query(
+                    "bench", account_id=ACCOUNT, vector=q[next(counter) % 64], top_k=5, filter=flt),
+                "CloudflareVectorizeIndex.query via server": lambda: remote.query(q[next(counter) % 64], top_k=5, filter=flt),
+            }
+            rows = alternating(paths, repeats)
+            sdk.close()
+            raw.close()
+            concurrent = load(base_url, ACCOUNT, queries, seconds, clients=8)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+            local.close()
     base = statistics.median(rows["in-process index.query"])
     table = [{"path": name, "p50_ms": round(statistics.median(xs), 3), "p99_ms": round(percentile(xs, 99), 3),
               "added_p50_ms": round(statistics.median(xs) - base, 3), "ratio_p50": round(statistics.median(xs) / base, 1)}
              for name, xs in rows.items()]
     result = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
               "vectors": n, "dimensions": DIMS, "repeats": repeats, "filter": flt, "latency": table,
-              "concurrent": concurrent, "quick": args.quick, "goal_added_p50_ms": 2.0}
+              "server": "separate process (memory-sim serve)", "concurrent": concurrent, "quick": args.quick,
+              "goal_added_p50_ms": 2.0}
     out = ROOT / "benchmarks"
     out.mkdir(exist_ok=True)
     name = "server-quick" if args.quick else "server"
     (out / f"{name}.json").write_text(json.dumps(result, indent=2))
-    lines = [f"# Local Cloudflare API server ({n} vectors x {DIMS}, cosine, npcId filter; {os.cpu_count()} CPUs)", "",
+    lines = [f"# Local Cloudflare API server ({n} vectors x {DIMS}, cosine, npcId filter; {os.cpu_count()} CPUs; "
+             "server in its own process; alternating rounds)", "",
              "| path | p50 ms | p99 ms | added p50 ms | ratio |", "|---|---|---|---|---|"]
     lines += [f"| {r['path']} | {r['p50_ms']} | {r['p99_ms']} | {r['added_p50_ms']} | {r['ratio_p50']}x |" for r in table]
     c = concurrent

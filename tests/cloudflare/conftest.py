@@ -7,10 +7,10 @@ from typing import Iterator
 
 import pytest
 
-from memory_sim.server.testing import ServerForTests
+from memory_sim.server.testing import ServerForTests, scratch_folder
 
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerForTests]:
-    with ServerForTests(tmp_path_factory.mktemp("cf-server")) as running:
+    with scratch_folder(tmp_path_factory.mktemp("cf-server")) as folder, ServerForTests(folder) as running:
         yield running

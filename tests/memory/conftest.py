@@ -37,9 +37,9 @@ def build_cloudflare_env(clock: Callable[[], float], server: Any) -> Env:
 
 @pytest.fixture(scope="session")
 def cloudflare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from memory_sim.server.testing import ServerForTests
+    from memory_sim.server.testing import ServerForTests, scratch_folder
 
-    with ServerForTests(tmp_path_factory.mktemp("cloudflare-server")) as server:
+    with scratch_folder(tmp_path_factory.mktemp("cloudflare-server")) as folder, ServerForTests(folder) as server:
         yield server
 
 

@@ -8,12 +8,12 @@ from typing import Iterator
 import cloudflare
 import pytest
 
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+from memory_sim.server.testing import TEST_TOKEN, ServerForTests, scratch_folder
 
 
 @pytest.fixture(scope="session")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerForTests]:
-    with ServerForTests(tmp_path_factory.mktemp("server")) as running:
+    with scratch_folder(tmp_path_factory.mktemp("server")) as folder, ServerForTests(folder) as running:
         yield running
 
 
