@@ -20,10 +20,10 @@ import numpy as np
 from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
+from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, MemoryConfig, RecallMode, Recollection, Source, StoredMemory
 
 _WORD = re.compile(r"[a-z0-9']+")
-_DIGITS = re.compile(r"(\d+)")
 _RECENT_LIMIT = 32
 
 
@@ -118,17 +118,10 @@ def keyword_candidates(env: Env, npc_id: str, query: str, k: int) -> list[Recoll
     return [to_recollection(by_id[i], score / best, "short_term") for i, score in found]
 
 
-def natural_key(memory_id: str) -> tuple[tuple[int, int | str], ...]:
-    """Digit runs compare as numbers, so `D1:2` comes before `D1:10` (turn order in LoCoMo-style ids)."""
-    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(memory_id) if part)
-
-
 def remembered_in_order(env: Env, npc_id: str) -> list[StoredMemory]:
-    """The NPC's memories in remember order as far as D1 can tell: by day, hour, then id in natural order.
-    rowid is no help: DuckDB's changes on UPDATE, and SQLite's may change on VACUUM for tables without an
-    INTEGER PRIMARY KEY. Within one sim hour the village's hashed ids give an arbitrary but stable order."""
-    rows = store.memories_of(env.DB, npc_id)
-    return sorted(rows, key=lambda m: (m.day, m.hour, natural_key(m.id)))
+    """The NPC's memories in remember order: `short_term_memories.seq`, numbered at remember time from a
+    counter in D1 (schema migration 3; rows from before it numbered by day, hour and natural id order)."""
+    return store.remembered_in_order(env.DB, npc_id)
 
 
 def semantic_memories(env: Env, npc_id: str) -> list[StoredMemory]:

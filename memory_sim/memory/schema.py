@@ -8,7 +8,10 @@ rebuilt from `short_term_memories` (`memory-sim reembed`).
 
 from __future__ import annotations
 
-from memory_sim.bindings.d1 import D1Database
+import re
+from typing import Callable
+
+from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (
@@ -49,7 +52,17 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE TABLE IF NOT EXISTS meta (key TEXT NOT NULL PRIMARY KEY, value TEXT NOT NULL)",
         ),
     ),
+    (
+        3,
+        "remember order: short_term_memories.seq from a per-database counter (sequences)",
+        (
+            "ALTER TABLE short_term_memories ADD COLUMN seq INTEGER",
+            "CREATE TABLE IF NOT EXISTS sequences (name TEXT NOT NULL PRIMARY KEY, value INTEGER NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS short_term_memories_npc_seq ON short_term_memories (npc_id, seq)",
+        ),
+    ),
 )
+MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 TABLES = (
@@ -62,6 +75,7 @@ TABLES = (
     "job_runs",
     "counters",
     "meta",
+    "sequences",
     "schema_version",
 )
 
@@ -82,6 +96,36 @@ def migrate(db: D1Database, applied_at: float = 0.0) -> int:
         if number <= version:
             continue
         record = db.prepare("INSERT INTO schema_version (version, description, applied_at) VALUES (?, ?, ?)")
-        db.batch([db.prepare(sql) for sql in statements] + [record.bind(number, description, applied_at)])
+        backfill = BACKFILLS[number](db) if number in BACKFILLS else []
+        db.batch([db.prepare(sql) for sql in statements] + backfill + [record.bind(number, description, applied_at)])
         version = number
     return version
+
+
+# --- backfills: statements computed from the rows before a migration, run in the migration's own batch -------
+
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(memory_id: str) -> tuple[tuple[int, int | str], ...]:
+    """Digit runs compare as numbers, so `D1:2` comes before `D1:10` (turn order in LoCoMo-style ids)."""
+    return tuple((0, int(part)) if part.isdigit() else (1, part) for part in _DIGITS.split(memory_id) if part)
+
+
+def _number_existing_memories(db: D1Database) -> list[D1PreparedStatement]:
+    """Migration 3: rows remembered before `seq` existed are numbered in the order recall used then (day, hour,
+    id with digit runs as numbers), 30 rows a statement; the counter starts after them."""
+    rows = db.prepare("SELECT id, day, hour FROM short_term_memories").all().results
+    ordered = sorted(rows, key=lambda r: (int(r["day"]), int(r["hour"]), natural_key(str(r["id"]))))
+    statements = []
+    for start in range(0, len(ordered), 30):
+        chunk = [(str(r["id"]), start + i + 1) for i, r in enumerate(ordered[start : start + 30])]
+        cases = " ".join("WHEN ? THEN ?" for _ in chunk)
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"UPDATE short_term_memories SET seq = CASE id {cases} ELSE seq END WHERE id IN ({marks})"
+        statements.append(db.prepare(sql).bind(*[v for pair in chunk for v in pair], *[i for i, _ in chunk]))
+    start_at = db.prepare("INSERT INTO sequences (name, value) VALUES (?, ?) ON CONFLICT (name) DO NOTHING")
+    return statements + [start_at.bind(MEMORY_SEQUENCE, len(ordered))]
+
+
+BACKFILLS: dict[int, Callable[[D1Database], list[D1PreparedStatement]]] = {3: _number_existing_memories}

@@ -11,6 +11,7 @@ from typing import Any, Iterable, Iterator, Sequence
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
 from memory_sim.memory.models import ShortTermMemory, StoredMemory
+from memory_sim.memory.schema import MEMORY_SEQUENCE
 
 _COLUMNS = (
     "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day"
@@ -49,28 +50,37 @@ def _select(db: D1Database, where: str, *values: Any, order: str = "day, hour, i
 
 
 _INSERT_COLUMNS = (
-    "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state"
+    "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state, seq"
 )
-_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 12
+_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 13
+# seq = the counter before this batch + the memory's position in it; the counter moves in the same batch.
+_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name = '" + MEMORY_SEQUENCE + "') + ?)"
 
 
-def _memory_values(memory: ShortTermMemory, decay: float, state: str) -> list[Any]:
+def _memory_values(memory: ShortTermMemory, decay: float, state: str, position: int) -> list[Any]:
     when = memory.world_time
     return [memory.id, memory.npc_id, memory.content, float(memory.importance), when.day, when.hour, memory.type,
-            ",".join(memory.about), memory.kind, decay, when.day, state]
+            ",".join(memory.about), memory.kind, decay, when.day, state, position]
 
 
 def insert_memories(
     db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str]
 ) -> list[D1PreparedStatement]:
-    """Multi-row inserts for a batch; a memory remembered twice is kept once (first write wins)."""
+    """Multi-row inserts for a batch; a memory remembered twice is kept once (first write wins). Each row's
+    `seq` (remember order, monotonic per database) comes from the `sequences` counter, moved past the batch
+    by its last statement: all in the caller's one transaction, plain SQLite as D1 runs it."""
     statements = []
     for start in range(0, len(memories), _ROWS_PER_INSERT):
         chunk = memories[start : start + _ROWS_PER_INSERT]
-        rows = ", ".join("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" for _ in chunk)
-        values = [v for m in chunk for v in _memory_values(m, decay, states.get(m.id, "none"))]
+        rows = ", ".join(_ROW for _ in chunk)
+        values = [
+            v for i, m in enumerate(chunk, start + 1) for v in _memory_values(m, decay, states.get(m.id, "none"), i)
+        ]
         sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows} ON CONFLICT (id) DO NOTHING"
         statements.append(db.prepare(sql).bind(*values))
+    if memories:
+        bump = "UPDATE sequences SET value = value + ? WHERE name = ?"
+        statements.append(db.prepare(bump).bind(len(memories), MEMORY_SEQUENCE))
     return statements
 
 
@@ -96,6 +106,11 @@ def memories_of(db: D1Database, npc_id: str, day: int | None = None) -> list[Sto
     if day is None:
         return _select(db, "npc_id = ?", npc_id)
     return _select(db, "npc_id = ? AND day = ?", npc_id, day)
+
+
+def remembered_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
+    """The NPC's memories in the order they were remembered (`seq`, written at remember time)."""
+    return _select(db, "npc_id = ?", npc_id, order="seq, id")
 
 
 def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:
