@@ -20,12 +20,14 @@ DEMO_MARKER = ".memory-sim-demo"
 DEMO_QUESTION = "What does Margaret think of Tom?"
 
 
-def _open(args: argparse.Namespace, clock: Callable[[], float] | None = None) -> tuple["Env", "MemorySystem"]:
+def _open(
+    args: argparse.Namespace, clock: Callable[[], float] | None = None, *, env: "Env | None" = None
+) -> tuple["Env", "MemorySystem"]:
     from memory_sim.env import Env
     from memory_sim.memory import store
     from memory_sim.memory.system import MemorySystem
 
-    env = Env.local(args.data)
+    env = env if env is not None else Env.local(args.data)
     if clock is None:
         system = MemorySystem(env, clock=lambda: 0.0)
         stored = store.get_meta(env.DB, "world_seconds")
@@ -157,11 +159,18 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_reembed(args: argparse.Namespace) -> int:
+    """With --model (or --recreate) the index is dropped and recreated for that model before D1 is re-embedded;
+    the index's description then records the model, and later plain opens use it."""
+    from memory_sim.bindings.ai import DEFAULT_MODEL
+    from memory_sim.env import Settings
+    from memory_sim.local.env import build_local_env
     from memory_sim.memory.rebuild import reembed
 
-    env, system = _open(args)
+    settings = Settings(data_dir=Path(args.data), embed_model=args.model or DEFAULT_MODEL)
+    env, system = _open(args, env=build_local_env(settings, rebuild_index=args.recreate or args.model is not None))
     with env:
-        _print({"reembedded": reembed(system, recreate=args.recreate)})
+        count = reembed(system)
+        _print({"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions})
     return 0
 
 
@@ -236,6 +245,9 @@ def register(sub: Any) -> None:
     sub.add_parser("stats", help="memories in D1, vectors, counters").set_defaults(handler=cmd_stats)
     rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)")
     rebuild.add_argument("--recreate", action="store_true", help="drop and recreate the index first")
+    rebuild.add_argument("--model", default=None,
+                         help="embed with this model (a known name or a sentence-transformers folder); the index is "
+                              "recreated for it and later opens of the folder use it")
     rebuild.set_defaults(handler=cmd_reembed)
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
     run.add_argument("--scale", type=float, default=1.0, help="world seconds per real second")

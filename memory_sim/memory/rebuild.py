@@ -1,38 +1,27 @@
-"""Rebuilding the vector index from D1, the source of truth (`memory-sim reembed`)."""
+"""Rebuilding the vector index from D1, the source of truth (`memory-sim reembed`).
+
+After a change of model, open the data folder with `build_local_env(settings, rebuild_index=True)` (the index
+is dropped and recreated for the new embedder instead of refused), then `reembed(system)`.
+"""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from memory_sim.bindings.vectorize import MetadataIndexType
 from memory_sim.memory import indexing, store
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
-# What recall filters by; Cloudflare requires these before any vector is written.
-METADATA_INDEXES: tuple[tuple[str, MetadataIndexType], ...] = (
-    ("npcId", "string"),
-    ("type", "string"),
-    ("day", "number"),
-    ("importance", "number"),
-)
-
-
 def recreate_index(system: "MemorySystem") -> None:
     """Drops and recreates the index for the current embedder (dimensions and model in its description)."""
-    from memory_sim.embedding.index_model import describe_model
+    from memory_sim.local.env import recreate_index as recreate
 
     env = system.env
     account = env.vectorize_account
     if account is None:
         raise ValueError("recreating the index needs the Vectorize account in the Env")
-    name = env.VECTORIZE.name
-    account.delete_index(name)
-    account.create_index(name, env.embedder.dimensions, "cosine", describe_model(env.embedder))
-    env.VECTORIZE = account.index(name)
-    for prop, kind in METADATA_INDEXES:
-        env.VECTORIZE.create_metadata_index(prop, kind)
+    env.VECTORIZE = recreate(account, env.VECTORIZE.name, env.embedder)
 
 
 def reembed(system: "MemorySystem", recreate: bool = False, batch: int = 256) -> int:
