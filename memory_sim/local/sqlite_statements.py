@@ -18,6 +18,7 @@ from memory_sim.local.sqlite_dialect import (
     split_args,
     strip_end,
 )
+from memory_sim.local.sqlite_rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
 from memory_sim.local.sqlite_tokens import Token
 
 # Construct -> the SQLite-side alternative, for the refusal message.
@@ -50,6 +51,9 @@ def translate_statement(sql: str, schema: Schema) -> Translation:
     head = toks[0].upper
     if head == "PRAGMA" or words & {"SQLITE_MASTER", "SQLITE_SCHEMA"}:
         return _mirror(toks)
+    rowids = bool(words & ROWID_WORDS) and mentions_rowid(toks)
+    if rowids and head not in ("SELECT", "WITH", "VALUES"):
+        toks = _with_rowids(toks, head, schema)
     em = new_emitter(sql)
     if head == "CREATE":
         return _create(em, toks)
@@ -59,7 +63,17 @@ def translate_statement(sql: str, schema: Schema) -> Translation:
         return _insert(em, toks, schema)
     if head in ("UPDATE", "DELETE"):
         return _write(em, toks)
-    return Translation(em.emit(name_result_columns(toks)), "read", extras=tuple(em.extras))
+    named = name_result_columns(toks)  # named by the SQL as written: `max(rowid)`, as SQLite names it
+    return Translation(em.emit(resolve_rowids(named, schema) if rowids else named), "read", extras=tuple(em.extras))
+
+
+def _with_rowids(toks: list[Token], head: str, schema: Schema) -> list[Token]:
+    """rowid as SQLite means it (sqlite_rowid); DDL keeps its own words (WITHOUT ROWID, column names)."""
+    if head in ("CREATE", "DROP", "ALTER"):
+        if any(t.is_word("VIEW") for t in toks):
+            raise D1Unsupported("rowid in a view on the DuckDB engine; select an INTEGER PRIMARY KEY column")
+        return toks
+    return resolve_rowids(toks, schema)
 
 
 def _mirror(toks: list[Token]) -> Translation:

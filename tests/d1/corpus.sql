@@ -239,3 +239,18 @@ UPDATE OR IGNORE npc_state SET mood = 'x'
 INSERT OR ROLLBACK INTO npc_state (npc_id) VALUES ('z')
 CREATE INDEX idx_partial ON short_term_memories(day) WHERE importance > 0.5
 SELECT changes()
+UPDATE diaries SET summary = 'rewritten' WHERE id = 1
+SELECT rowid, npc_id, summary FROM diaries ORDER BY rowid
+SELECT id, summary FROM diaries WHERE rowid = 1
+SELECT d.oid, d._rowid_, ROWID + 0 FROM diaries AS d WHERE d.rowid > 2 ORDER BY d.rowid DESC
+UPDATE world_events SET kind = 'weather2', payload = 'changed' WHERE rowid = 1 RETURNING rowid, kind
+SELECT rowid, kind FROM world_events ORDER BY ROWID
+SELECT max(rowid), min(oid) FROM world_events
+INSERT INTO world_events (rowid, day, hour, kind) VALUES (500, 9, 9, 'explicit rowid')
+SELECT rowid, kind FROM world_events WHERE rowid = 2 OR rowid >= 500
+DELETE FROM world_events WHERE rowid = (SELECT max(rowid) FROM world_events)
+SELECT w.rowid, d.rowid FROM world_events w JOIN diaries d ON d.day = w.day ORDER BY w.rowid, d.rowid
+UPDATE short_term_memories SET importance = 0.1 WHERE id = 'm1'
+SELECT rowid, id FROM short_term_memories ORDER BY rowid
+SELECT id FROM short_term_memories WHERE rowid = 1
+SELECT s.id FROM short_term_memories s JOIN diaries d ON d.npc_id = s.npc_id ORDER BY s.rowid

@@ -33,6 +33,10 @@ REFUSED = {
     "SELECT npc_id, count(*) FROM short_term_memories": "add npc_id to GROUP BY",
     "SELECT npc_id, content, count(*) FROM short_term_memories GROUP BY npc_id": "bare column content",
     "SELECT max(importance), content FROM short_term_memories": "max(content)",
+    # DuckDB's rowid is a physical position that changes on UPDATE: only an INTEGER PRIMARY KEY is a stable one.
+    "SELECT rowid, id FROM short_term_memories ORDER BY rowid": "no INTEGER PRIMARY KEY",
+    "SELECT id FROM short_term_memories WHERE rowid = 1": "no INTEGER PRIMARY KEY",
+    "SELECT s.id FROM short_term_memories s JOIN diaries d ON d.npc_id = s.npc_id ORDER BY s.rowid": "INTEGER PRIMARY KEY",
 }
 # DuckDB is stricter than SQLite's legacy quirks: these fail there with the named cause (see docs/d1.md).
 STRICTER: dict[str, str] = {}
