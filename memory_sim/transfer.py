@@ -50,9 +50,18 @@ def tables(db: D1Database) -> list[dict[str, Any]]:
     return db.prepare(sql).all().results
 
 
+def paging_order(db: D1Database, table: str) -> str:
+    """A stable order for paging: the primary key's columns, else every column. Not `rowid`: tables with a TEXT
+    key have no rowid on the DuckDB engine (it refuses it rather than give an unstable one)."""
+    columns = db.prepare(f'PRAGMA table_info("{table}")').all().results
+    key = sorted((c for c in columns if c["pk"]), key=lambda c: c["pk"]) or columns
+    return ", ".join(f'"{c["name"]}"' for c in key)
+
+
 def rows_of(db: D1Database, table: str, *, offset: int = 0, page: int = ROWS_PER_REQUEST) -> Iterator[tuple[list[str], list[list[Any]]]]:
+    order = paging_order(db, table)
     while True:
-        rows = db.prepare(f'SELECT * FROM "{table}" ORDER BY rowid LIMIT ? OFFSET ?').bind(page, offset).raw(column_names=True)
+        rows = db.prepare(f'SELECT * FROM "{table}" ORDER BY {order} LIMIT ? OFFSET ?').bind(page, offset).raw(column_names=True)
         if len(rows) <= 1:
             return
         yield rows[0], rows[1:]

@@ -116,3 +116,21 @@ def test_cli_push_to_the_server(server, tmp_path: Path, capsys: pytest.CaptureFi
     assert code == 0 and "pushed 7 vectors and 1 rows" in capsys.readouterr().out
     remote = CloudflareVectorizeAccount(server.client(account_id))
     assert remote.index("memories").describe().vector_count == 7
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_export_pages_text_keyed_tables_in_key_order_on_both_engines(tmp_path: Path, engine: str) -> None:
+    """The memory tables have TEXT keys: no rowid on DuckDB, so export pages by the primary key, and rows updated
+    in between (which move physically on DuckDB) are neither skipped nor repeated."""
+    from memory_sim.local.d1_account import D1Account
+    from memory_sim.transfer import rows_of
+
+    db = D1Account(tmp_path, engine=engine).create("memory")
+    db.exec("CREATE TABLE notes (id TEXT PRIMARY KEY, body TEXT)")
+    db.batch([db.prepare("INSERT INTO notes VALUES (?, ?)").bind(f"n{i:03}", f"body {i}") for i in range(25)])
+    db.prepare("UPDATE notes SET body = 'changed' WHERE id IN ('n000', 'n007')").run()
+    pages = list(rows_of(db, "notes", page=10))
+    ids = [row[0] for _, rows in pages for row in rows]
+    assert ids == [f"n{i:03}" for i in range(25)]
+    assert export_sql(db, tmp_path / "d.sql") == 25
+    db.close()
