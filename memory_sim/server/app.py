@@ -19,6 +19,7 @@ from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_routes, vectorize_routes
 from memory_sim.server.accounts import Accounts, VectorizeFactory, chroma_factory
 from memory_sim.server.envelope import CODE_AUTH_INVALID, CODE_AUTH_MISSING, CODE_BAD_REQUEST, ApiError, fail, handle_error, ok
+from memory_sim.server.fast_query import QueryFastPath
 
 
 def parse_tokens(value: str | Sequence[str] | None) -> list[str]:
@@ -93,6 +94,7 @@ def create_app(
     app.state.ai = ai
     for router in (vectorize_routes.router, d1_routes.router, ai_routes.router):
         app.include_router(router)
+    app.add_middleware(QueryFastPath, accounts=accounts)  # inside TokenGate: added first
     app.add_middleware(TokenGate, tokens=allowed)
     app.add_exception_handler(Exception, handle_error)
     app.add_exception_handler(ApiError, handle_error)  # type: ignore[arg-type]

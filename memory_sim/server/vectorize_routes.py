@@ -20,7 +20,8 @@ from memory_sim.bindings import limits
 from memory_sim.bindings.vectorize import VectorizeIndex
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
 from memory_sim.errors import VectorizeInputError
-from memory_sim.server.envelope import loads, ok
+from memory_sim.server.envelope import ok
+from memory_sim.server.fast_query import parse_query_body, run_query
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/vectorize/v2/indexes", tags=["vectorize"])
 Json = dict[str, Any]
@@ -38,33 +39,12 @@ def _on_index(request: Request, account_id: str, name: str, work: Callable[[Vect
 
 
 # --- query (registered first: routes are matched in order, and this one is hot) ---------------------------
-async def json_body(request: Request) -> Json:
-    try:
-        body = loads(await request.body())
-    except ValueError:
-        raise VectorizeInputError("VECTOR_QUERY", "the request body is not valid JSON", CODE_BAD_VECTOR) from None
-    if not isinstance(body, dict):
-        raise VectorizeInputError("VECTOR_QUERY", "the request body must be a JSON object", CODE_BAD_VECTOR)
-    return body
-
-
 @router.post("/{name}/query", openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}})
 async def query(request: Request, account_id: str, name: str) -> JSONResponse:
-    # Inline on the event loop, parsed without a pydantic model: a query is short and holds the GIL anyway, and
-    # each thread hop or validation pass is added latency (benchmarks/server.md).
-    body = await json_body(request)
-    options = {
-        "top_k": body.get("topK", limits.VECTORIZE_DEFAULT_TOP_K),
-        "filter": body.get("filter"),
-        "return_values": body.get("returnValues", False),
-        "return_metadata": body.get("returnMetadata", "none"),
-        "namespace": body.get("namespace"),
-    }
-    if "vectorId" in body:
-        result = _on_index(request, account_id, name, lambda index: index.query_by_id(body["vectorId"], **options))
-    else:
-        result = _on_index(request, account_id, name, lambda index: index.query(body.get("vector"), **options))
-    return ok(result.to_json())
+    # Served by fast_query.QueryFastPath before FastAPI sees it; this route documents it (OpenAPI) and runs the
+    # same code for any app mounted without that middleware.
+    body = parse_query_body(await request.body())
+    return ok(run_query(request.app.state.accounts, account_id, name, body))
 
 
 # --- indexes --------------------------------------------------------------------------------------------------
