@@ -8,9 +8,12 @@ clients and server do not share a GIL; it serves a Chroma index written beforeha
 queries a byte-for-byte copy of the same index. Paths are timed in alternating rounds (each round runs every path
 in a rotated order, after a warm-up), so load drift on a shared machine hits them alike. Rows:
 - in-process `index.query` (the baseline);
-- raw httpx POST of a prebuilt JSON body on a keep-alive connection (the server's and the socket's share);
-- the official SDK with its transport mocked (no network): the SDK's own client-side cost;
-- the SDK's typed `vectorize.indexes.query` through the server, and this project's adapter through the server.
+- raw httpx POST of a prebuilt JSON body on a keep-alive connection to a bare ASGI app under the same uvicorn
+  (the HTTP + loopback floor), and to the server (floor + the server's own work);
+- the official SDK, and this project's adapter, with the transport mocked (no network): client-side cost alone;
+- the SDK's typed `vectorize.indexes.query`, the SDK's untyped `post(cast_to=object)` and this project's adapter
+  through the server.
+Also checked: how many client sockets the typed SDK uses over 50 calls (1 = keep-alive reused).
 Writes benchmarks/server.json and benchmarks/server.md.
 """
 
@@ -94,6 +97,49 @@ def start_server(data: Path) -> tuple[subprocess.Popen[bytes], str]:
     raise SystemExit("the server did not start")
 
 
+FLOOR_APP = """
+import sys, uvicorn
+ANSWER = sys.argv[2].encode()
+async def app(scope, receive, send):
+    if scope["type"] != "http":
+        return
+    more = True
+    while more:
+        more = (await receive()).get("more_body", False)
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(ANSWER)).encode())]})
+    await send({"type": "http.response.body", "body": ANSWER})
+uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning", access_log=False)
+"""
+
+
+def start_floor(answer: bytes) -> tuple[subprocess.Popen[bytes], str]:
+    """A bare ASGI app under the same uvicorn (own process) answering fixed bytes: HTTP + loopback alone."""
+    import httpx
+
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-c", FLOOR_APP, str(port), answer.decode()], cwd=ROOT)
+    url = f"http://127.0.0.1:{port}/floor"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            httpx.post(url, content=b"{}")
+            return process, url
+        except httpx.TransportError:
+            time.sleep(0.1)  # still starting
+    process.kill()
+    raise SystemExit("the floor server did not start")
+
+
+def sockets_used(sdk: Any, calls: int, vector: list[float]) -> int:
+    """Distinct client sockets over `calls` typed SDK queries: 1 when keep-alive is reused."""
+    seen = set()
+    for _ in range(calls):
+        reply = sdk.vectorize.indexes.with_raw_response.query("bench", account_id=ACCOUNT, vector=vector, top_k=5)
+        seen.add(reply.http_response.extensions["network_stream"].get_extra_info("client_addr"))
+    return len(seen)
+
+
 def mocked_sdk(answer: bytes) -> Any:
     """The SDK over a transport that answers at once: what the SDK costs on the client side alone."""
     import cloudflare
@@ -151,7 +197,7 @@ def main() -> None:
     import httpx
 
     from memory_sim.cloudflare.client import CloudflareClient
-    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount, CloudflareVectorizeIndex
 
     with tempfile.TemporaryDirectory() as tmp:
         served = Path(tmp) / "server" / "accounts" / ACCOUNT / "vectorize"
@@ -171,20 +217,30 @@ def main() -> None:
             bodies = [json.dumps({"vector": v, "topK": 5, "filter": {"npcId": "npc7"}}).encode() for v in q]
             flt = {"npcId": "npc7"}
             answer = raw.post(url, content=bodies[0]).content
+            floor_process, floor_url = start_floor(answer)
             mock = mocked_sdk(answer)
+            mocked_adapter = CloudflareVectorizeIndex(CloudflareClient(ACCOUNT, TOKEN, sdk=mock), "bench")
+            query_path = f"/accounts/{ACCOUNT}/vectorize/v2/indexes/bench/query"
+            sockets = sockets_used(sdk, 50, q[0])
             counter = iter(range(10**9))
             paths: dict[str, Callable[[], Any]] = {
                 "in-process index.query": lambda: index.query(q[next(counter) % 64], top_k=5, filter=flt),
+                "raw httpx POST, bare uvicorn app (HTTP + loopback floor)": lambda: raw.post(floor_url, content=bodies[next(counter) % 64]).json(),
                 "raw httpx POST via server (keep-alive)": lambda: raw.post(url, content=bodies[next(counter) % 64]).json(),
                 "SDK typed query, transport mocked (SDK client cost)": lambda: mock.vectorize.indexes.query(
                     "bench", account_id=ACCOUNT, vector=q[next(counter) % 64], top_k=5, filter=flt),
+                "adapter query, transport mocked (adapter client cost)": lambda: mocked_adapter.query(q[next(counter) % 64], top_k=5, filter=flt),
                 "SDK vectorize.indexes.query via server": lambda: sdk.vectorize.indexes.query(
                     "bench", account_id=ACCOUNT, vector=q[next(counter) % 64], top_k=5, filter=flt),
+                "SDK untyped post(cast_to=object) via server": lambda: sdk.post(
+                    query_path, body={"vector": q[next(counter) % 64], "topK": 5, "filter": flt}, cast_to=object),
                 "CloudflareVectorizeIndex.query via server": lambda: remote.query(q[next(counter) % 64], top_k=5, filter=flt),
             }
             rows = alternating(paths, repeats)
             sdk.close()
             raw.close()
+            floor_process.terminate()
+            floor_process.wait(timeout=30)
             concurrent = load(base_url, ACCOUNT, queries, seconds, clients=8)
         finally:
             process.terminate()
@@ -197,7 +253,7 @@ def main() -> None:
     result = {"machine": {"cpus": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform()},
               "vectors": n, "dimensions": DIMS, "repeats": repeats, "filter": flt, "latency": table,
               "server": "separate process (memory-sim serve)", "concurrent": concurrent, "quick": args.quick,
-              "goal_added_p50_ms": 2.0}
+              "goal_added_p50_ms": 2.0, "sdk_sockets_over_50_calls": sockets, "load_average": os.getloadavg()}
     out = ROOT / "benchmarks"
     out.mkdir(exist_ok=True)
     name = "server-quick" if args.quick else "server"
@@ -207,6 +263,12 @@ def main() -> None:
              "| path | p50 ms | p99 ms | added p50 ms | ratio |", "|---|---|---|---|---|"]
     lines += [f"| {r['path']} | {r['p50_ms']} | {r['p99_ms']} | {r['added_p50_ms']} | {r['ratio_p50']}x |" for r in table]
     c = concurrent
+    added = {r["path"]: r["added_p50_ms"] for r in table}
+    for name in ("SDK vectorize.indexes.query via server", "CloudflareVectorizeIndex.query via server"):
+        verdict = "met" if added[name] <= 2.0 else "NOT met"
+        lines.append(f"\nGoal (added p50 <= 2 ms), {name}: {added[name]} ms, {verdict}.")
+    lines += ["", f"The typed SDK used {sockets} client socket(s) over 50 calls (keep-alive reused). "
+              f"Load average before the run: {result['load_average'][0]:.2f}."]
     lines += ["", f"8 concurrent SDK clients for {c['seconds']} s: {c['requests']} queries, {c['errors']} errors, "
               f"{c['throughput_qps']} queries/s, p50 {c['p50_ms']} ms, p99 {c['p99_ms']} ms.", ""]
     (out / f"{name}.md").write_text("\n".join(lines))

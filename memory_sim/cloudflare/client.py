@@ -63,6 +63,7 @@ class CloudflareClient:
     clock: Callable[[], float] = time.monotonic
     rng: random.Random = field(default_factory=lambda: random.Random(0))
     sdk: Any = None
+    http: Any = None  # the httpx.Client under the SDK (one keep-alive pool); built here unless given
 
     def __post_init__(self) -> None:
         if not self.account_id or not self.api_token:
@@ -70,10 +71,39 @@ class CloudflareClient:
                               "(CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN)")
         if self.sdk is None:
             import cloudflare
+            import httpx
 
-            self.sdk = cloudflare.Cloudflare(
-                api_token=self.api_token, base_url=self.base_url or CLOUDFLARE_API, max_retries=0, timeout=self.timeout_s
-            )
+            if self.http is None:  # the SDK's own defaults (its DEFAULT_CONNECTION_LIMITS, redirects followed)
+                self.http = httpx.Client(timeout=self.timeout_s, follow_redirects=True,
+                                         limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
+            self.sdk = cloudflare.Cloudflare(api_token=self.api_token, base_url=self.base_url or CLOUDFLARE_API,
+                                             max_retries=0, timeout=self.timeout_s, http_client=self.http)
+        self._url = str(self.sdk.base_url).rstrip("/")
+        self._headers = {**self.sdk.auth_headers, "Content-Type": "application/json", "Accept": "application/json"}
+
+    def post_json(self, path: str, content: bytes) -> bytes:
+        """POST pre-encoded JSON on the SDK's connection pool and return the answer's bytes: for the hot query
+        path, where the SDK's request building and response handling cost ~0.45 ms a call (docs/server.md).
+        Failures are raised as the SDK's own exception types, so `call` retries and maps them as any SDK call.
+        Without a shared `http` client (an injected `sdk`), it goes through the SDK's raw `post`."""
+        import cloudflare
+        import httpx
+
+        if self.http is None:
+            return bytes(self.sdk.post(path, content=content, cast_to=httpx.Response).content)
+        try:
+            response = self.http.post(self._url + path, content=content, headers=self._headers, timeout=self.timeout_s)
+        except httpx.TimeoutException as exc:
+            raise cloudflare.APITimeoutError(request=exc.request) from exc
+        except httpx.TransportError as exc:
+            raise cloudflare.APIConnectionError(request=exc.request) from exc
+        if response.status_code >= 400:
+            try:
+                body: object = response.json()
+            except ValueError:
+                body = None
+            raise cloudflare.APIStatusError(f"HTTP {response.status_code}", response=response, body=body)
+        return response.content
 
     def call(self, fn: Callable[[Any], T], on_failure: Callable[[ApiFailure], Exception]) -> T:
         started = self.clock()

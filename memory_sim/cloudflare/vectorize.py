@@ -126,15 +126,11 @@ class CloudflareVectorizeIndex:
         return self._write("upsert", vectors)
 
     def _query(self, body: dict[str, Any]) -> QueryResult:
-        # The SDK's `query` has no `vectorId` or `namespace` (contract §2), so the query goes through the SDK
-        # client's raw `post` helper: same base URL, token, timeout, retries and error statuses. The body is
-        # encoded here (orjson: ~10x the stdlib on 384 floats) and the answer read as the bare httpx response:
-        # the SDK's own JSON encoding and response parsing were ~0.5 ms of a query (docs/server.md, "Speed").
-        import httpx
-
+        # The SDK's `query` has no `vectorId` or `namespace` (contract §2), and its request machinery is most of
+        # a query's client-side cost: the body is encoded here (orjson) and posted on the SDK's own connection
+        # pool with its token (`CloudflareClient.post_json`), with the same retries and error mapping.
         content = dumps(body)
-        response = self._call("VECTOR_QUERY", lambda sdk: sdk.post(f"{self._path}/query", content=content, cast_to=httpx.Response))
-        result = loads(response.content)["result"]
+        result = loads(self._call("VECTOR_QUERY", lambda sdk: self._client.post_json(f"{self._path}/query", content)))["result"]
         matches = [Match(m["id"], float(m["score"]), m.get("values"), m.get("metadata"), m.get("namespace")) for m in result["matches"]]
         return QueryResult(int(result["count"]), matches)
 
