@@ -129,8 +129,8 @@ class CloudflareVectorizeIndex:
         # The SDK's `query` has no `vectorId` or `namespace` (contract §2), and its request machinery is most of
         # a query's client-side cost: the body is encoded here (orjson) and posted on the SDK's own connection
         # pool with its token (`CloudflareClient.post_json`), with the same retries and error mapping.
-        content = dumps(body)
-        result = loads(self._call("VECTOR_QUERY", lambda sdk: self._client.post_json(f"{self._path}/query", content)))["result"]
+        content, path = dumps(body), f"{self._path}/query"
+        result = loads(self._call("VECTOR_QUERY", lambda sdk: self._client.post_json(path, content)))["result"]
         matches = [Match(m["id"], float(m["score"]), m.get("values"), m.get("metadata"), m.get("namespace")) for m in result["matches"]]
         return QueryResult(int(result["count"]), matches)
 
