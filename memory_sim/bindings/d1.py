@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
+from memory_sim.errors import D1ColumnNotFound
+
 # What D1 accepts as a bound value; bytes come back as a list of ints, bools as 1/0.
 D1Value = None | int | float | str | bool | bytes
 Row = dict[str, Any]
@@ -47,6 +49,18 @@ class D1ExecResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"count": self.count, "duration": self.duration}
+
+
+def first_of(rows: list[Row], column: str | None = None) -> Any:
+    """D1's `first()`: the first row, or that row's `column`; None without rows; D1_COLUMN_NOTFOUND when rows
+    exist but lack the column. Shared by every backend's statement."""
+    if not rows:
+        return None
+    if column is None:
+        return rows[0]
+    if column not in rows[0]:
+        raise D1ColumnNotFound(f"Column not found ({column})")
+    return rows[0][column]
 
 
 @runtime_checkable

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value
+from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, first_of
 from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
 from memory_sim.errors import D1ColumnNotFound, D1Error, D1ExecError, D1TypeError
 
@@ -70,14 +70,7 @@ class CloudflareStatement:
         return self.all()
 
     def first(self, column: str | None = None) -> Any:
-        rows = self.all().results
-        if not rows:
-            return None
-        if column is None:
-            return rows[0]
-        if column not in rows[0]:
-            raise D1ColumnNotFound(f"Column not found ({column})")
-        return rows[0][column]
+        return first_of(self.all().results, column)
 
     def raw(self, column_names: bool = False) -> list[list[Any]]:
         answer = self.db._post("raw", self.wire())[0]

@@ -14,8 +14,8 @@ from itertools import starmap
 from typing import Any, Callable, Protocol, Sequence
 
 from memory_sim.bindings import limits
-from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value
-from memory_sim.errors import D1ColumnNotFound, D1Error, D1ExecError, D1TypeError
+from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, first_of
+from memory_sim.errors import D1Error, D1ExecError, D1TypeError
 from memory_sim.local.sqlite_tokens import first_keyword, placeholders
 
 _INT64 = 2**63
@@ -142,14 +142,7 @@ class Statement:
         return self.db._run_one(self)
 
     def first(self, column: str | None = None) -> Any:
-        rows = self.all().results
-        if not rows:
-            return None
-        if column is None:
-            return rows[0]
-        if column not in rows[0]:
-            raise D1ColumnNotFound(f"Column not found ({column})")
-        return rows[0][column]
+        return first_of(self.all().results, column)
 
     def raw(self, column_names: bool = False) -> list[list[Any]]:
         outcome, _ = self.db._execute(self)
