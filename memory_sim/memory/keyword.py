@@ -69,13 +69,19 @@ class BM25Index:
     _counts: list[Counter[str]] = field(default_factory=list)
     _lengths: list[int] = field(default_factory=list)
     _postings: dict[str, list[int]] = field(default_factory=dict)
+    _total_length: int = 0  # sum of _lengths, kept as documents are added (integers: exact in any order)
 
     def add(self, doc_id: str, text: str) -> None:
-        counts = Counter(self._tokens(text))
+        self.add_counts(doc_id, Counter(self._tokens(text)))
+
+    def add_counts(self, doc_id: str, counts: Counter[str]) -> None:
+        """Adds a document already tokenised (term counts, e.g. kept from an earlier index); not copied."""
         position = len(self.ids)
+        length = sum(counts.values())
         self.ids.append(doc_id)
         self._counts.append(counts)
-        self._lengths.append(sum(counts.values()))
+        self._lengths.append(length)
+        self._total_length += length
         for term in counts:
             self._postings.setdefault(term, []).append(position)
 
@@ -102,7 +108,7 @@ class BM25Index:
     def _scores_by_position(self, query: str) -> dict[int, float]:
         if not self.ids:
             return {}
-        avg_length = sum(self._lengths) / len(self.ids) or 1.0
+        avg_length = self._total_length / len(self.ids) or 1.0
         totals: dict[int, float] = {}
         for term, query_count in Counter(self._tokens(query)).items():
             idf = self.idf(term)

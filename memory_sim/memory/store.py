@@ -140,10 +140,12 @@ def recent_short_term(db: D1Database, npc_id: str, limit: int) -> list[StoredMem
 def set_state(
     db: D1Database, ids: Iterable[str], state: str, indexed_at: float | None = None
 ) -> list[D1PreparedStatement]:
-    """One UPDATE per chunk of ids (D1 counts every statement; DuckDB pays per statement too)."""
+    """One UPDATE per chunk of ids (D1 counts every statement; DuckDB pays per statement too). Each chunk first
+    bumps the memory revision if a row enters or leaves hybrid recall's set (see `revisions`)."""
     statements = []
     for chunk in _chunks(sorted(set(ids))):
         marks = ", ".join("?" for _ in chunk)
+        statements.append(_bump_revision_if_set_changes(db, chunk, state in SEMANTIC_STATES))
         sql = f"UPDATE short_term_memories SET index_state = ?, indexed_at = ? WHERE id IN ({marks})"
         statements.append(db.prepare(sql).bind(state, indexed_at, *chunk))
     return statements
@@ -163,7 +165,47 @@ def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1Pre
         )
         values: list[Any] = [v for pair in chunk for v in pair] + [day] + [memory_id for memory_id, _ in chunk]
         statements.append(db.prepare(sql).bind(*values))
+    if statements:  # recollections carry the decay factor: cached rows must be read again
+        statements.append(db.prepare("UPDATE sequences SET value = value + 1 WHERE name = ?").bind(REVISION))
     return statements
+
+
+# --- revisions: what proves a recall cache current --------------------------------------------------------
+
+SEMANTIC_STATES = ("indexed", "pending")  # the memories hybrid recall ranks (recall.semantic_memories)
+REVISION = "memory_revision"  # a sequences row: bumped in the same batch as any write changing cached fields
+
+
+def ensure_revision(db: D1Database) -> None:
+    db.prepare("INSERT INTO sequences (name, value) VALUES (?, 0) ON CONFLICT (name) DO NOTHING").bind(REVISION).run()
+
+
+def _bump_revision_if_set_changes(db: D1Database, ids: Sequence[str], semantic: bool) -> D1PreparedStatement:
+    """Runs before the state UPDATE in its batch: bumps when a row's membership in SEMANTIC_STATES differs from
+    the new state's (pending -> indexed, the common case, changes nothing a recollection shows)."""
+    marks = ", ".join("?" for _ in ids)
+    test = "NOT IN" if semantic else "IN"
+    sql = (
+        "UPDATE sequences SET value = value + 1 WHERE name = ? AND EXISTS (SELECT 1 FROM short_term_memories"
+        f" WHERE id IN ({marks}) AND index_state {test} (?, ?))"
+    )
+    return db.prepare(sql).bind(REVISION, *ids, *SEMANTIC_STATES)
+
+
+def revisions(db: D1Database) -> tuple[int, int] | None:
+    """(memory revision, remember counter): while both stand, no memory's index state or decay factor has
+    changed, and no memory was remembered; a new remember only moves the counter (its rows have a higher `seq`).
+    None where the revision row is missing (a database no MemorySystem opened): nothing can be proved."""
+    rows = db.prepare("SELECT name, value FROM sequences WHERE name IN (?, ?)").bind(REVISION, MEMORY_SEQUENCE).all()
+    found = {r["name"]: int(r["value"]) for r in rows.results}
+    if REVISION not in found:
+        return None
+    return found[REVISION], found.get(MEMORY_SEQUENCE, 0)
+
+
+def remembered_after(db: D1Database, npc_id: str, seq: int) -> list[StoredMemory]:
+    """The NPC's memories remembered after the counter stood at `seq`, in remember order."""
+    return _select(db, "npc_id = ? AND seq > ?", npc_id, seq, order="seq, id")
 
 
 def count_memories(db: D1Database, where: str = "1 = 1") -> int:

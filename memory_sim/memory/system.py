@@ -21,6 +21,7 @@ from memory_sim.bindings.vectorize_validation import CODE_FULL
 from memory_sim.errors import EmbeddingUnavailable, VectorizeError, VectorizeInputError
 from memory_sim.memory import indexing, recall as recall_sources, store
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
 from memory_sim.memory.scoring import plan_cap_prune, rank_by_score, rank_weighted, retry_delay_s, weighted_score
 from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
@@ -53,6 +54,7 @@ class MemorySystem:
         self.config = config or MemoryConfig()
         self.summariser: Summariser = summariser or ExtractiveSummariser()
         migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
+        self._recall_cache = RecallCache(env.DB)  # hybrid recall's per-NPC state, proved current against D1
 
     # --- writing --------------------------------------------------------------------------------------------
 
@@ -172,7 +174,9 @@ class MemorySystem:
             raise ValueError("recall needs an npc_id and a non-empty query")
         if not 1 <= k <= VECTORIZE_MAX_TOP_K:
             raise ValueError(f"top_k must be in 1..{VECTORIZE_MAX_TOP_K}, got {k}")
-        candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config, mode)
+        candidates = recall_sources.gather(
+            self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
+        )
         if candidates.fell_back:
             self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
         return candidates.recollections
