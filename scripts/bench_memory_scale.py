@@ -131,8 +131,7 @@ def bench(engine: str, n: int, args: argparse.Namespace, vocab: list[str]) -> di
     for q in QUERIES:  # warm the embedder's cache: the query embedding is cached in what follows
         system.env.embedder.embed([recall.expand_query(q, [])], query=True)
     uncached = [timed(lambda q=q: recall.gather(system.env, "ann", q, 5, now[0], config), 1)[0] for q in queries]
-    system.recall("ann", queries[0])  # builds the cache once (its cost is the first row below)
-    cold = timed(lambda: system.recall("ann", queries[1]), 1)[0]
+    cold = timed(lambda: system.recall("ann", queries[1]), 1)[0]  # builds the NPC's view: D1 read + tokenise
     cached = [timed(lambda q=q: system.recall("ann", q), 1)[0] for q in queries]
     system.remember_many([_one(n)])  # one write: the cache catches up incrementally
     after_write = timed(lambda: system.recall("ann", queries[2]), 1)[0]
@@ -140,7 +139,7 @@ def bench(engine: str, n: int, args: argparse.Namespace, vocab: list[str]) -> di
     return {
         "engine": engine, "memories": n, "fill_s": round(fill_s, 1),
         "uncached_p50_ms": round(p50_u, 2), "cached_p50_ms": round(p50_c, 2), "speedup": round(p50_u / p50_c, 1),
-        "first_recall_after_build_ms": round(cold, 2), "recall_after_one_write_ms": round(after_write, 2),
+        "first_cached_recall_ms": round(cold, 2), "recall_after_one_write_ms": round(after_write, 2),
         "uncached_split_ms": split(system, queries[: min(10, len(queries))]),
     }
 
@@ -158,14 +157,16 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         f"{meta['machine']}; load average at start {meta['load']}; {meta['queries']} queries per row, query "
         "embedding cached; MemoryAccount index + HashingEmbedder(64); ~90 % of the memories indexed.",
         "",
-        "| engine | memories | uncached p50, ms | cached p50, ms | speedup | after one write, ms |"
+        "| engine | memories | uncached p50, ms | cached p50, ms | speedup | cached minus vector query, ms |"
+        " first recall (builds the view), ms | after one write, ms |"
         " uncached split: D1 read / tokenise / score / fuse+neighbours / vector, ms |",
-        "|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         s = r["uncached_split_ms"]
         lines.append(
             f"| {r['engine']} | {r['memories']} | {r['uncached_p50_ms']} | {r['cached_p50_ms']} | {r['speedup']}x |"
+            f" {max(0.0, r['cached_p50_ms'] - s['vector']):.1f} | {r['first_cached_recall_ms']} |"
             f" {r['recall_after_one_write_ms']} | {s['d1_read']} / {s['tokenise']} / {s['score']} /"
             f" {s['fuse_neighbours']} / {s['vector']} |"
         )
