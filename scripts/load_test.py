@@ -36,32 +36,13 @@ def in_process(seconds: float, folder: Path) -> dict[str, object]:
 
 
 def over_server(seconds: float, folder: Path) -> dict[str, object]:
-    from load import run_load
-    from memory_env import METADATA_INDEXES
+    from load import run_load, server_clients
 
-    from memory_sim.cloudflare.d1 import CloudflareD1Account
-    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-    from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.env import Env
     from memory_sim.memory import store
-    from memory_sim.memory.system import MemorySystem
     from memory_sim.server.testing import ServerForTests
-    from memory_sim.sim.clock import SimClock
 
-    clock = SimClock()
     with ServerForTests(folder, d1_engine="duckdb") as server:
-        account_id = server.fresh_account_id()
-        first = CloudflareVectorizeAccount(server.client(account_id))
-        first.create_index("memories", 64, "cosine")
-        for prop, kind in METADATA_INDEXES:
-            first.index("memories").create_metadata_index(prop, kind)
-        db = CloudflareD1Account(server.client(account_id)).create("memory")
-        systems = []
-        for _ in range(8):
-            client = server.client(account_id)
-            env = Env(VECTORIZE=CloudflareVectorizeAccount(client).index("memories"),
-                      DB=CloudflareD1Account(client).get("memory"), AI=None, embedder=HashingEmbedder(64))  # type: ignore[arg-type]
-            systems.append(MemorySystem(env, clock=clock))
+        systems, db = server_clients(server, server.fresh_account_id())
         report = run_load(systems, seconds=seconds, seed=2)
         consistent = report.acked == {m.id for m in store.all_memories(db)}
     return summary(report, consistent, None)

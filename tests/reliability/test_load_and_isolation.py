@@ -17,7 +17,7 @@ from memory_sim.memory.system import MemorySystem
 from memory_sim.server.testing import TEST_TOKEN, ServerForTests
 from memory_sim.sim.clock import SimClock
 
-from load import run_load
+from load import run_load, server_clients
 from memory_env import build_env
 
 NPCS = ["margaret", "tom", "eleanor", "npc-3"]
@@ -114,26 +114,7 @@ def test_eight_threads_in_one_process_mixed_load(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_eight_server_clients_mixed_load(server: ServerForTests) -> None:
-    from memory_sim.cloudflare.d1 import CloudflareD1Account
-    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-    from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.env import Env
-
-    from memory_env import METADATA_INDEXES
-
-    clock = SimClock()
-    account_id = server.fresh_account_id()
-    first = CloudflareVectorizeAccount(server.client(account_id))
-    first.create_index("memories", 64, "cosine")
-    for prop, kind in METADATA_INDEXES:
-        first.index("memories").create_metadata_index(prop, kind)
-    db_id = CloudflareD1Account(server.client(account_id)).create("memory")
-    systems = []
-    for _ in range(8):  # eight clients, each its own HTTP connection pool, one shared account
-        client = server.client(account_id)
-        index = CloudflareVectorizeAccount(client).index("memories")
-        db = CloudflareD1Account(client).get("memory")
-        systems.append(MemorySystem(Env(VECTORIZE=index, DB=db, AI=None, embedder=HashingEmbedder(64)), clock=clock))  # type: ignore[arg-type]
+    systems, db_id = server_clients(server, server.fresh_account_id())
     report = run_load(systems, seconds=3.0, seed=2)
     assert report.errors == [] and report.foreign == 0 and report.remembered > 0
     assert report.acked == {m.id for m in store.all_memories(db_id)}
