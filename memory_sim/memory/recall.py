@@ -21,7 +21,7 @@ from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
 from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
-from memory_sim.memory.recall_cache import RecallCache
+from memory_sim.memory.recall_cache import NpcView, RecallCache
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, MemoryConfig, RecallMode, Recollection, Source, StoredMemory
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -138,26 +138,14 @@ def hybrid_candidates(
     """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/hybrid.py); episodes
     are sim days. Raises VectorizeUnavailable like the vector path. With a `cache` (the MemorySystem's), the
     NPC's rows, BM25 index and timeline are reused while D1 proves them current; results are the same."""
-    from memory_sim.memory.hybrid import HybridParams, Timeline, hybrid_rank
-    from memory_sim.memory.keyword import BM25Index
+    from memory_sim.memory.hybrid import HybridParams, hybrid_rank
 
     params = HybridParams()
     vector = dict(vector_matches(env, npc_id, query_vector, params.vector_candidates))
-    view = cache.view(npc_id) if cache is not None else None
-    if view is not None:
-        rows, by_id, index = view.rows, view.by_id, view.index
-        timeline, positions = view.timeline(), view.positions
-    else:
-        rows = semantic_memories(env, npc_id)
-        index = BM25Index()
-        index.extend((m.id, m.content) for m in rows)
-        days: dict[int, list[str]] = {}
-        for m in rows:
-            days.setdefault(m.day, []).append(m.id)
-        by_id = {m.id: m for m in rows}
-        timeline, positions = Timeline.of(list(days.values())), None
+    view = (cache.view(npc_id) if cache is not None else None) or NpcView.read(env.DB, npc_id)
+    rows, by_id = view.rows, view.by_id
     vector = {i: s for i, s in vector.items() if i in by_id}  # the ledger decides, as above
-    ranked = hybrid_rank(vector, index.scores(query), timeline, k, params, positions)
+    ranked = hybrid_rank(vector, view.index.scores(query), view.timeline(), k, params, view.positions)
     found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
     if not vector:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
         return Candidates(found or short_term_fallback_rows(rows, query), True)

@@ -42,6 +42,16 @@ class NpcView:
     tokens: dict[str, tuple[str, Counter[str]]] = field(default_factory=dict)  # id -> (text, its term counts)
     _timeline: Timeline | None = None
 
+    @classmethod
+    def read(
+        cls, db: D1Database, npc_id: str, revision: int = 0, counter: int = 0,
+        reuse: dict[str, tuple[str, Counter[str]]] | None = None,
+    ) -> "NpcView":
+        """The NPC's view built from D1 (reusing token counts of unchanged texts from `reuse`)."""
+        view = cls(revision, counter)
+        view.append(store.remembered_in_order(db, npc_id), reuse or {})
+        return view
+
     def timeline(self) -> Timeline:
         if self._timeline is None:
             self._timeline = Timeline.of(list(self.days.values()))
@@ -90,8 +100,7 @@ class RecallCache:
                     old.counter = counter
                 view = old
             else:
-                view = NpcView(revision, counter)
-                view.append(store.remembered_in_order(self.db, npc_id), old.tokens if old else {})
+                view = NpcView.read(self.db, npc_id, revision, counter, old.tokens if old else None)
             self._views[npc_id] = view
             while len(self._views) > _MAX_NPCS:
                 self._views.popitem(last=False)
