@@ -9,11 +9,11 @@ from typing import Iterator
 import pytest
 
 from memory_sim.env import Env
+from memory_sim.local.env import MEMORY_METADATA_INDEXES as METADATA_INDEXES  # what the product creates
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 
 DIMENSIONS = 64
-METADATA_INDEXES = (("npcId", "string"), ("type", "string"), ("day", "number"), ("importance", "number"))
 
 
 def fast_env(clock: SimClock, folder: Path, engine: str) -> Env:

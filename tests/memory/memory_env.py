@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Callable
 
 from memory_sim.env import Env
+from memory_sim.local.env import MEMORY_METADATA_INDEXES as METADATA_INDEXES  # what the product creates
 
 DIMENSIONS = 64
-METADATA_INDEXES = (("npcId", "string"), ("type", "string"), ("day", "number"), ("importance", "number"))
 
 
 def build_env(clock: Callable[[], float], *, lag_s: float = 0.0, max_vectors: int | None = None) -> Env:
