@@ -7,7 +7,6 @@ Routes live under `/client/v4` exactly as on api.cloudflare.com, so the official
 
 from __future__ import annotations
 
-import hmac
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator, Sequence
@@ -18,44 +17,11 @@ from fastapi.exceptions import RequestValidationError
 from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_routes, vectorize_routes
 from memory_sim.server.accounts import Accounts, VectorizeFactory, chroma_factory
-from memory_sim.server.envelope import CODE_AUTH_INVALID, CODE_AUTH_MISSING, CODE_BAD_REQUEST, ApiError, fail, handle_error, ok
-from memory_sim.server.fast_query import QueryFastPath
+from memory_sim.server.auth import TokenGate, parse_tokens
+from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, fail, handle_error, ok
+from memory_sim.server.fast_query import QueryAnswerer
 
-
-def parse_tokens(value: str | Sequence[str] | None) -> list[str]:
-    """Tokens from `--token` / MEMORY_SIM_API_TOKEN: several may be given, separated by commas."""
-    raw = [value] if isinstance(value, str) else list(value or [])
-    return [t.strip() for item in raw for t in item.split(",") if t.strip()]
-
-
-API_PREFIX = "/client/v4"
-
-
-def token_failure(header: str, tokens: Sequence[str]) -> ApiError | None:
-    """Why an `Authorization` header is refused (401 missing, 403 not one of `tokens`), or None."""
-    if not header:
-        return ApiError(401, CODE_AUTH_MISSING, "Authentication error")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not any(hmac.compare_digest(token.strip(), t) for t in tokens):
-        return ApiError(403, CODE_AUTH_INVALID, "Invalid access token")
-    return None
-
-
-class TokenGate:
-    """Every `/client/v4` request needs a bearer token. A plain ASGI middleware rather than a FastAPI dependency:
-    resolving a dependency per request was a measurable share of the server's added latency."""
-
-    def __init__(self, app: Any, tokens: Sequence[str]) -> None:
-        self.app, self.tokens = app, list(tokens)
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].startswith(API_PREFIX):
-            header = next((v for k, v in scope["headers"] if k == b"authorization"), b"")
-            refused = token_failure(header.decode("latin-1"), self.tokens)
-            if refused is not None:
-                await fail(refused.status, refused.code, refused.message)(scope, receive, send)
-                return
-        await self.app(scope, receive, send)
+__all__ = ["create_app", "parse_tokens"]
 
 
 async def _invalid_request(request: Request, exc: RequestValidationError) -> Any:
@@ -92,9 +58,9 @@ def create_app(
     app.state.tokens = allowed
     app.state.accounts = accounts
     app.state.ai = ai
+    app.state.query_answer = QueryAnswerer(accounts, allowed)  # the query route inside the HTTP protocol (protocol.py)
     for router in (vectorize_routes.router, d1_routes.router, ai_routes.router):
         app.include_router(router)
-    app.add_middleware(QueryFastPath, accounts=accounts)  # inside TokenGate: added first
     app.add_middleware(TokenGate, tokens=allowed)
     app.add_exception_handler(Exception, handle_error)
     app.add_exception_handler(ApiError, handle_error)  # type: ignore[arg-type]

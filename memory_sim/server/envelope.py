@@ -70,18 +70,26 @@ class EnvelopeResponse(JSONResponse):
         return dumps(content)
 
 
+def success(result: Any) -> dict[str, Any]:
+    return {"success": True, "errors": [], "messages": [], "result": result}
+
+
+def failure(code: int, message: str, pointer: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"code": code, "message": message}
+    if pointer is not None:
+        error["source"] = {"pointer": pointer}
+    return {"success": False, "errors": [error], "messages": [], "result": None}
+
+
 def ok(result: Any, status: int = 200, result_info: dict[str, Any] | None = None) -> Response:
-    body: dict[str, Any] = {"success": True, "errors": [], "messages": [], "result": result}
+    body = success(result)
     if result_info is not None:
         body["result_info"] = result_info
     return EnvelopeResponse(body, status_code=status)
 
 
 def fail(status: int, code: int, message: str, pointer: str | None = None) -> Response:
-    error: dict[str, Any] = {"code": code, "message": message}
-    if pointer is not None:
-        error["source"] = {"pointer": pointer}
-    return EnvelopeResponse({"success": False, "errors": [error], "messages": [], "result": None}, status_code=status)
+    return EnvelopeResponse(failure(code, message, pointer), status_code=status)
 
 
 def to_api_error(exc: Exception) -> ApiError:

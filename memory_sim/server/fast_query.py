@@ -1,21 +1,21 @@
-"""The hot route, `POST .../vectorize/v2/indexes/{name}/query`, answered in plain ASGI.
+"""The hot route, `POST .../vectorize/v2/indexes/{name}/query`: one function from request to answer.
 
-Measured under uvicorn (docs/server.md, "Speed"): FastAPI's routing over every route, path-parameter solving and
-its middleware stack cost about 0.8 ms per query on this 2-core machine, several times the index call itself.
-`QueryFastPath` matches the one path with a regex and answers it directly; the FastAPI route stays registered
-(OpenAPI, and any request this path lets through) and both run the same `run_query`. It sits inside `TokenGate`,
-so the bearer token is checked first.
+`QueryAnswerer` turns (path, Authorization header, body) into (HTTP status, envelope bytes) with no web framework
+in between: the token check, the query under the account's lock, errors mapped to Cloudflare's envelope. The
+HTTP protocol (`protocol.py`) calls it straight from the parser's callbacks; the FastAPI route (OpenAPI, and
+servers other than uvicorn+httptools) runs the same `run_query`, and a test checks that both answer alike.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from memory_sim.bindings import limits
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
 from memory_sim.errors import VectorizeInputError
-from memory_sim.server.envelope import dumps, fail, loads, to_api_error
+from memory_sim.server.auth import token_failure
+from memory_sim.server.envelope import dumps, failure, loads, success, to_api_error
 
 QUERY_PATH = re.compile(r"^/client/v4/accounts/([^/]+)/vectorize/v2/indexes/([^/]+)/query$")
 Json = dict[str, Any]
@@ -51,36 +51,20 @@ def run_query(accounts: Any, account_id: str, name: str, body: Json) -> Json:
     return result.to_json()
 
 
-async def read_body(receive: Any) -> bytes:
-    chunks: list[bytes] = []
-    more = True
-    while more:
-        message = await receive()
-        if message["type"] == "http.disconnect":
-            break
-        chunks.append(message.get("body", b""))
-        more = message.get("more_body", False)
-    return b"".join(chunks)
+class QueryAnswerer:
+    """(account id, index name, Authorization header, body) -> (status, envelope bytes) for the query route, the
+    first two from `QUERY_PATH`. Never raises: every failure is an answer."""
 
+    def __init__(self, accounts: Any, tokens: Sequence[str]) -> None:
+        self.accounts, self.tokens = accounts, list(tokens)
 
-class QueryFastPath:
-    """ASGI middleware: the query route without FastAPI; everything else passes through to `app`."""
-
-    def __init__(self, app: Any, accounts: Any) -> None:
-        self.app, self.accounts = app, accounts
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        matched = QUERY_PATH.match(scope["path"]) if scope["type"] == "http" and scope["method"] == "POST" else None
-        if matched is None:
-            await self.app(scope, receive, send)
-            return
+    def __call__(self, account_id: str, name: str, authorization: str, body: bytes) -> tuple[int, bytes]:
         try:
-            result = run_query(self.accounts, matched[1], matched[2], parse_query_body(await read_body(receive)))
+            refused = token_failure(authorization, self.tokens)
+            if refused is not None:
+                raise refused
+            result = run_query(self.accounts, account_id, name, parse_query_body(body))
         except Exception as exc:  # mapped at the HTTP boundary, as the FastAPI routes' error handler does
             error = to_api_error(exc)
-            await fail(error.status, error.code, error.message, error.pointer)(scope, receive, send)
-            return
-        payload = dumps({"success": True, "errors": [], "messages": [], "result": result})
-        headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})
-        await send({"type": "http.response.body", "body": payload})
+            return error.status, dumps(failure(error.code, error.message, error.pointer))
+        return 200, dumps(success(result))

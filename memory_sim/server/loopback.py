@@ -1,7 +1,8 @@
 """Run an app on a free loopback port in a background thread: for tests, benchmarks and `push` checks.
 
 `with LoopbackServer(app) as server: server.base_url` -> "http://127.0.0.1:PORT/client/v4". Uvicorn serves in a
-real thread of this process, so in-process state (an injected clock, an adopted account) stays reachable.
+real thread of this process, so in-process state (an injected clock, an adopted account) stays reachable. It is
+configured as `memory-sim serve` is (`protocol.server_config`).
 """
 
 from __future__ import annotations
@@ -23,21 +24,28 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 class LoopbackServer:
-    def __init__(self, app: Any, *, host: str = "127.0.0.1", port: int | None = None, start_timeout_s: float = 30.0) -> None:
-        import uvicorn
-
-        self.host, self.port = host, port or free_port(host)
-        config = uvicorn.Config(app, host=self.host, port=self.port, log_level="warning", access_log=False, lifespan="on")
-        self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, name=f"loopback-{self.port}", daemon=True)
+    def __init__(
+        self, app: Any, *, host: str = "127.0.0.1", port: int | None = None, start_timeout_s: float = 30.0, **uvicorn_options: Any
+    ) -> None:
+        self.app, self.host, self.port = app, host, port or free_port(host)
+        self._options = {"log_level": "warning", "access_log": False, "lifespan": "on", **uvicorn_options}
         self._timeout = start_timeout_s
         self._switch_interval: float | None = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
 
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/client/v4"
 
     def start(self) -> "LoopbackServer":
+        import uvicorn
+
+        from memory_sim.server.protocol import server_config
+
+        # configured at start, not construction: middleware added in between decides the HTTP protocol
+        self._server = uvicorn.Server(server_config(self.app, host=self.host, port=self.port, **self._options))
+        self._thread = threading.Thread(target=self._server.run, name=f"loopback-{self.port}", daemon=True)
         # Client and server threads share one GIL: a thread woken by its socket waits up to the switch interval
         # (5 ms by default) for the other to let go, on every request and every answer. A short interval while
         # the server runs cuts a loopback round trip several-fold (tests, benchmarks); restored by `stop`.
@@ -52,6 +60,8 @@ class LoopbackServer:
         return self
 
     def stop(self) -> None:
+        if self._server is None or self._thread is None:
+            return
         self._server.should_exit = True
         self._thread.join(timeout=10)
         if self._switch_interval is not None:
