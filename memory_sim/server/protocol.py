@@ -22,7 +22,7 @@ from typing import Any, Callable
 
 import uvicorn
 
-from memory_sim.server.auth import TokenGate
+from memory_sim.server.auth import TokenGate, authorization
 from memory_sim.server.fast_query import QUERY_PATH, QueryAnswerer
 
 Answer = Callable[[str, str, str, bytes], tuple[int, bytes]]
@@ -69,8 +69,7 @@ def fast_query_protocol(answer: Answer) -> type[asyncio.Protocol]:
                 return
             account_id, name, parts = self._query
             self._query = None
-            auth = next((v for k, v in self.headers if k == b"authorization"), b"").decode("latin-1")
-            status, payload = answer(account_id, name, auth, b"".join(parts))
+            status, payload = answer(account_id, name, authorization(self.headers), b"".join(parts))
             self._write(status, payload)
             self.on_response_complete()  # uvicorn's: counts the request, arms the keep-alive timer
 
