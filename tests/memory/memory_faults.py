@@ -12,12 +12,14 @@ from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 
 
 class FlakyEmbedder:
-    """An `Embedder` that raises EmbeddingUnavailable while `down` is True."""
+    """An `Embedder` that raises EmbeddingUnavailable while `down` is True (subclasses add other reasons to fail)."""
+
+    message = "injected: embedding provider unavailable (HTTP 503)"
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.down = False
-        self.failures = 0
+        self.calls = self.failures = 0
 
     @property
     def model(self) -> str:
@@ -27,10 +29,14 @@ class FlakyEmbedder:
     def dimensions(self) -> int:
         return self.inner.dimensions
 
+    def fails(self) -> bool:
+        return self.down
+
     def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        if self.down:
+        self.calls += 1
+        if self.fails():
             self.failures += 1
-            raise EmbeddingUnavailable("injected: embedding provider unavailable (HTTP 503)")
+            raise EmbeddingUnavailable(self.message)
         return self.inner.embed(texts, query=query)
 
 

@@ -6,35 +6,22 @@ import asyncio
 import json
 import random
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-import numpy as np
-
-from memory_sim.errors import EmbeddingUnavailable
+from memory_faults import FlakyEmbedder
 
 
-class ChaosEmbedder:
-    """An `Embedder` failing a seeded share of calls at random, or every call during an outage."""
+class ChaosEmbedder(FlakyEmbedder):
+    """An `Embedder` failing a seeded share of calls at random, or every call while `down` (an outage)."""
+
+    message = "injected: the embedding provider answered HTTP 503 (Service Unavailable)"
 
     def __init__(self, inner: Any, rng: random.Random, rate: float = 0.0) -> None:
-        self.inner, self.rng, self.rate = inner, rng, rate
-        self.outage = False
-        self.calls = self.failures = 0
+        super().__init__(inner)
+        self.rng, self.rate = rng, rate
 
-    @property
-    def model(self) -> str:
-        return self.inner.model
-
-    @property
-    def dimensions(self) -> int:
-        return self.inner.dimensions
-
-    def embed(self, texts: Sequence[str], *, query: bool = False) -> np.ndarray:
-        self.calls += 1
-        if self.outage or self.rng.random() < self.rate:
-            self.failures += 1
-            raise EmbeddingUnavailable("injected: the embedding provider answered HTTP 503 (Service Unavailable)")
-        return self.inner.embed(texts, query=query)
+    def fails(self) -> bool:
+        return self.down or self.rng.random() < self.rate
 
 
 @dataclass

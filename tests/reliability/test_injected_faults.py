@@ -37,7 +37,7 @@ def test_embedder_failing_30_percent_then_a_whole_day_recovers(clock: SimClock) 
     made = run_village(system, village, clock, days=2).memories  # 30% of calls fail at random
     assert chaos.failures > 0 and observations_in_d1(system) == made
 
-    chaos.rate, chaos.outage = 0.0, True  # then nothing embeds for one sim day
+    chaos.rate, chaos.down = 0.0, True  # then nothing embeds for one sim day
     during: list[set[str]] = []
     made += run_village(system, village, clock, days=1, on_hour=lambda t: t.hour == 20 and during.append(sources(system))).memories
     assert during == [{"short_term"}]  # recall degraded to D1's short-term memories, and said so
@@ -45,7 +45,7 @@ def test_embedder_failing_30_percent_then_a_whole_day_recovers(clock: SimClock) 
     errors = {r["last_error"] for r in env.DB.prepare("SELECT last_error FROM embedding_outbox").all().results}
     assert errors == {"injected: the embedding provider answered HTTP 503 (Service Unavailable)"}
 
-    chaos.outage = False
+    chaos.down = False
     made += run_village(system, village, clock, days=2).memories  # the hourly retry job drains the outbox
     assert observations_in_d1(system) == made and store.outbox_size(env.DB) == 0
     assert check(env).clean and sources(system) == {"vectorize"}
