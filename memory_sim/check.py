@@ -16,12 +16,15 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from memory_sim.bindings.ai import Embedder
 from memory_sim.bindings.limits import VECTORIZE_LIST_MAX_COUNT, VECTORIZE_MAX_BATCH_BINDING
 from memory_sim.bindings.vectorize import Vector, VectorizeIndex
 from memory_sim.env import Env, Settings
+
+if TYPE_CHECKING:
+    from memory_sim.local.folder_lock import FolderLock
 
 # Metadata recall filters or shows; `decayFactor` is left out on purpose: the decay job updates D1 daily and
 # weighted recall reads the factor from D1, so the index's copy is allowed to lag.
@@ -174,40 +177,38 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
 # --- opening a data folder with the index's own embedder ---------------------------------------------------
 
 
-def local_env(data_dir: str | Path, embedder: Embedder | None = None, **settings: Any) -> Env:
+def local_env(
+    data_dir: str | Path, embedder: Embedder | None = None, *, folder_lock: FolderLock | None = None, **settings: Any
+) -> Env:
     """The local Env over a data folder with an injected embedder (e.g. `HashingEmbedder` for fast crash
-    trials); with none, `Env.local` and its model."""
-    if embedder is None:
-        return Env.local(data_dir, **settings)
-    from memory_sim.local.d1_account import D1Account
-    from memory_sim.local.env import ensure_index, open_vectorize_account
+    trials); with none, the configured model. It holds the folder's lock (or takes over `folder_lock`)."""
+    from memory_sim.local.env import build_local_env
 
-    config = Settings(data_dir=Path(data_dir), **settings)
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    account = open_vectorize_account(config)
-    d1 = D1Account(config.data_dir, engine=config.d1_engine)
-    db = d1.get(config.database_name) if config.database_name in d1.list() else d1.create(config.database_name)
-    index = ensure_index(account, config.index_name, embedder)
-    env = Env(VECTORIZE=index, DB=db, AI=None, embedder=embedder, vectorize_account=account, settings=config)  # type: ignore[arg-type]
-    env.close_hooks += [hook for hook in (getattr(db, "close", None), getattr(account, "close", None)) if hook]
-    return env
+    return build_local_env(Settings(data_dir=Path(data_dir), **settings), embedder=embedder, folder_lock=folder_lock)
 
 
 def open_data_folder(data_dir: str | Path, **settings: Any) -> Env:
     """Opens a folder with the embedder its index was built with: the hashing test embedder when the index
-    says so, else the configured model."""
+    says so, else the configured model. The folder is locked before its index is read."""
     from memory_sim.embedding.index_model import parse_description
     from memory_sim.local.env import open_vectorize_account
+    from memory_sim.local.folder_lock import FolderLock
 
     config = Settings(data_dir=Path(data_dir), **settings)
-    account = open_vectorize_account(config)
-    described = {d.name: d for d in account.list_indexes()}.get(config.index_name)
-    close = getattr(account, "close", None)
-    if close is not None:
-        close()
+    held = FolderLock.acquire(config.data_dir)
+    try:
+        account = open_vectorize_account(config)
+        described = {d.name: d for d in account.list_indexes()}.get(config.index_name)
+        close = getattr(account, "close", None)
+        if close is not None:
+            close()
+    except BaseException:
+        held.release()
+        raise
     fields = parse_description(described.description if described else None)
+    embedder: Embedder | None = None
     if fields.get("model") == HASHING_MODEL:
         from memory_sim.embedding.fake import HashingEmbedder
 
-        return local_env(data_dir, HashingEmbedder(int(fields.get("dimensions", 64))), **settings)
-    return local_env(data_dir, **settings)
+        embedder = HashingEmbedder(int(fields.get("dimensions", 64)))
+    return local_env(data_dir, embedder, folder_lock=held, **settings)

@@ -4,15 +4,18 @@ embeddings from a local model. Everything lives under one data folder:
     <data>/vectorize/   Chroma's files and the index state beside them
     <data>/d1/          one database file per D1 database
     <data>/embeddings.sqlite   the persistent embedding cache
+    <data>/.lock, owner.json   the folder lock the Env holds until it is closed (folder_lock.py)
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from memory_sim.bindings.ai import Embedder
 from memory_sim.bindings.vectorize import MetadataIndexType, VectorizeAccount, VectorizeIndex
 from memory_sim.env import Env, Settings
+from memory_sim.local.folder_lock import FolderLock
 
 
 def open_vectorize_account(settings: Settings) -> VectorizeAccount:
@@ -93,25 +96,44 @@ def _load_embedder(settings: Settings, account: VectorizeAccount, ai: object) ->
     return load_embedder(settings.embed_model, cache_path=cache, ai=ai)  # type: ignore[arg-type]
 
 
-def build_local_env(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> Env:
+def build_local_env(
+    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
+    folder_lock: FolderLock | None = None,
+) -> Env:
     """`embedder` replaces the one the settings name (tests, other models); `rebuild_index` drops and recreates
-    the index for it instead of refusing a different model (the caller re-embeds from D1: `rebuild.reembed`)."""
+    the index for it instead of refusing a different model (the caller re-embeds from D1: `rebuild.reembed`).
+    The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over."""
+    held = folder_lock or FolderLock.acquire(settings.data_dir)
+    try:
+        env = _open_local(settings, embedder, rebuild_index)
+    except BaseException:
+        held.release()
+        raise
+    env.close_hooks.insert(0, held.release)  # hooks run in reverse: the lock goes last, after the files close
+    return env
+
+
+def _open_local(settings: Settings, embedder: Embedder | None, rebuild_index: bool) -> Env:
     from memory_sim.local.ai import LocalAi
     from memory_sim.local.d1_account import D1Account
 
     data = Path(settings.data_dir)
-    data.mkdir(parents=True, exist_ok=True)
     ai = LocalAi()
-    account = open_vectorize_account(settings)
-    if embedder is None:
-        embedder = _load_embedder(settings, account, ai)
-    d1 = D1Account(data, engine=settings.d1_engine)
-    db = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
-    opener = recreate_index if rebuild_index else ensure_index
-    index = opener(account, settings.index_name, embedder)
+    closes: list[Callable[[], None]] = []
+    try:
+        account = open_vectorize_account(settings)
+        closes += [c for c in (getattr(account, "close", None),) if c]
+        if embedder is None:
+            embedder = _load_embedder(settings, account, ai)
+        d1 = D1Account(data, engine=settings.d1_engine)
+        db = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
+        closes += [c for c in (getattr(db, "close", None),) if c]
+        opener = recreate_index if rebuild_index else ensure_index
+        index = opener(account, settings.index_name, embedder)
+    except BaseException:
+        for close in reversed(closes):  # nothing stays open once the lock is given back
+            close()
+        raise
     env = Env(VECTORIZE=index, DB=db, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)
-    for closable in (db, account):
-        close = getattr(closable, "close", None)
-        if close is not None:
-            env.close_hooks.append(close)
+    env.close_hooks += closes[::-1]  # hooks run in reverse: the index closes first, then D1
     return env

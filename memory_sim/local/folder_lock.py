@@ -1,0 +1,141 @@
+"""One process owns a data folder: `FolderLock.acquire(data)` before anything in it is opened.
+
+    <data>/.lock        an OS lock (flock, through `filelock`): the truth. The OS drops it when the owner exits,
+                        even on kill -9, so a crash never leaves a folder that cannot be opened.
+    <data>/owner.json   who holds it (pid, verb, since, and an address once the owner serves the folder), written
+                        atomically by the holder and removed on release. Information only: a record left by a
+                        dead process blocks nobody.
+
+A second opener, in another process or in the same one, gets `DataInUseError` with one line naming the owner.
+The same process is refused too (no reference counting): two Envs over one folder keep two Vectorize states that
+hide each other's writes, exactly as two processes do. Close the first Env, then open the folder again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from memory_sim.errors import DataInUseError
+
+LOCK_FILE = ".lock"
+OWNER_FILE = "owner.json"
+
+_verb = "python " + (Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c") else "-c")
+
+
+def is_lock_file(name: str) -> bool:
+    """What the lock itself puts in a folder (the lock, the owner record, a record being written)."""
+    return name in (LOCK_FILE, OWNER_FILE) or name.startswith(f".{OWNER_FILE}.")
+
+
+def describe_process(verb: str) -> None:
+    """What owner records of this process call it, e.g. `memory-sim run` (the CLI sets this per verb)."""
+    global _verb
+    _verb = verb
+
+
+@dataclass(frozen=True)
+class Owner:
+    pid: int
+    verb: str
+    since: str
+    address: str | None = None  # where the owner serves the folder, when it does
+
+    def alive(self) -> bool:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+
+def read_owner(data_dir: str | Path) -> Owner | None:
+    try:
+        fields = json.loads((Path(data_dir) / OWNER_FILE).read_text("utf-8"))
+        return Owner(int(fields["pid"]), str(fields["verb"]), str(fields["since"]), fields.get("address"))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def in_use_message(data_dir: str | Path, owner: Owner | None) -> str:
+    if owner is None:
+        who = "another process (it left no owner record)"
+    elif owner.pid == os.getpid():
+        return (f"{data_dir} is already open in this process ({owner.verb}, since {owner.since}); "
+                "close that Env before opening the folder again")
+    else:
+        who = f"pid {owner.pid} ({owner.verb}, since {owner.since})"
+    way_in = (f"reach the data through its API at {owner.address}" if owner and owner.address
+              else "let one `memory-sim serve` own the folder and reach the data through its API")
+    return f"{data_dir} is in use by {who}; stop it first, or {way_in}"
+
+
+class FolderLock:
+    """The held lock of one data folder; `release()` (or leaving the `with` block) gives it up."""
+
+    def __init__(self, data_dir: Path, lock: Any, owner: Owner) -> None:
+        self.data_dir = data_dir
+        self.owner = owner
+        self._lock = lock
+
+    @classmethod
+    def acquire(cls, data_dir: str | Path, verb: str | None = None) -> FolderLock:
+        from filelock import FileLock, Timeout
+
+        data = Path(data_dir)
+        data.mkdir(parents=True, exist_ok=True)
+        # thread_local=False: the server and the scheduler release from other threads than the one that acquired.
+        lock = FileLock(data / LOCK_FILE, timeout=0, thread_local=False)
+        try:
+            lock.acquire()
+        except Timeout:
+            raise DataInUseError(in_use_message(data, _current_owner(data))) from None
+        held = cls(data, lock, Owner(os.getpid(), verb or _verb, datetime.now().isoformat(" ", "seconds")))
+        held._write_owner()
+        return held
+
+    @property
+    def held(self) -> bool:
+        return self._lock is not None and self._lock.is_locked
+
+    def publish(self, address: str) -> None:
+        """Records where the owner serves the folder, so a refused opener is told how to reach the data."""
+        self.owner = Owner(self.owner.pid, self.owner.verb, self.owner.since, address)
+        self._write_owner()
+
+    def release(self) -> None:
+        if not self.held:
+            return
+        (self.data_dir / OWNER_FILE).unlink(missing_ok=True)  # before unlocking: the next owner writes its own
+        self._lock.release()
+
+    def _write_owner(self) -> None:
+        path = self.data_dir / OWNER_FILE
+        partial = path.with_name(f".{OWNER_FILE}.{os.getpid()}")
+        partial.write_text(json.dumps(asdict(self.owner)), "utf-8")
+        os.replace(partial, path)  # a reader sees the old record or the new one, never half of one
+
+    def __enter__(self) -> FolderLock:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _current_owner(data: Path, patience_s: float = 0.5) -> Owner | None:
+    """The holder's record; a new holder writes it just after locking, so a missing or dead one is re-read."""
+    deadline = time.monotonic() + patience_s
+    while True:
+        owner = read_owner(data)
+        if (owner is not None and owner.alive()) or time.monotonic() >= deadline:
+            return owner if owner is not None and owner.alive() else None
+        time.sleep(0.05)  # waiting for another process to finish writing its record
