@@ -64,6 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     try:
+        from memory_sim.local.folder_lock import describe_process
+
+        describe_process(f"memory-sim {args.command}")  # how a refused second opener is told who owns the folder
         return handler(args)
     except MemorySimError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from memory_sim.cli.folder import owning_folder
+
 
 def register(subparsers: Any) -> None:
     d1 = subparsers.add_parser("d1", help="local D1 databases (DuckDB with SQLite semantics, or sqlite3)")
@@ -18,14 +20,14 @@ def register(subparsers: Any) -> None:
     source.add_argument("--command", help="SQL statements, separated by ';'")
     source.add_argument("--file", type=Path, help="a .sql file, statements separated by ';'")
     execute.add_argument("--json", action="store_true", help="print D1's JSON result shape")
-    execute.set_defaults(handler=_execute)
-    verbs.add_parser("list", help="list databases").set_defaults(handler=_list)
+    execute.set_defaults(handler=owning_folder(_execute))
+    verbs.add_parser("list", help="list databases").set_defaults(handler=owning_folder(_list))
     create = verbs.add_parser("create", help="create a database")
     create.add_argument("name")
-    create.set_defaults(handler=_create)
+    create.set_defaults(handler=owning_folder(_create))
     delete = verbs.add_parser("delete", help="delete a database and its data")
     delete.add_argument("name")
-    delete.set_defaults(handler=_delete)
+    delete.set_defaults(handler=owning_folder(_delete))
 
 
 def _account(args: argparse.Namespace) -> Any:

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from memory_sim.cli.folder import owning_folder
 from memory_sim.errors import ConfigError
 
 
@@ -81,7 +82,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     export.add_argument("--vectorize-ndjson", metavar="FILE", help="NDJSON for `wrangler vectorize insert --file`")
     export.add_argument("--d1-sql", metavar="FILE", help="SQL for `wrangler d1 execute --file`")
     _common(export)
-    export.set_defaults(handler=_export)
+    export.set_defaults(handler=owning_folder(_export))
 
     push = subparsers.add_parser("push", help="send the local index and database to a Cloudflare account (resumable)")
     _common(push)
@@ -90,4 +91,4 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     push.add_argument("--database-id", help="target D1 database id (default $MEMORY_SIM_D1_DATABASE_ID, else by name)")
     push.add_argument("--base-url", help="API base URL (default $CLOUDFLARE_BASE_URL or api.cloudflare.com)")
     push.add_argument("--progress", metavar="FILE", help="progress record (default <data>/push-progress.json)")
-    push.set_defaults(handler=_push)
+    push.set_defaults(handler=owning_folder(_push))

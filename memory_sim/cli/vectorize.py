@@ -11,6 +11,8 @@ import json
 from pathlib import Path
 from typing import Any, Callable
 
+from memory_sim.cli.folder import owning_folder
+
 Handler = Callable[[argparse.Namespace], int]
 
 
@@ -150,7 +152,7 @@ def _verb(sub: Any, name: str, help: str, body: Callable[[Any, argparse.Namespac
     if with_name:
         parser.add_argument("name", help="index name")
     parser.add_argument("--json", action="store_true", help="print Cloudflare's JSON shape")
-    parser.set_defaults(handler=_with_account(body))
+    parser.set_defaults(handler=owning_folder(_with_account(body)))
     return parser
 
 
