@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from memory_sim.env import Env
+    from memory_sim.local.folder_lock import FolderLock
     from memory_sim.memory.system import MemorySystem
 
 DEMO_MARKER = ".memory-sim-demo"
@@ -47,18 +48,45 @@ def _print(obj: Any) -> None:
 # --- demo ----------------------------------------------------------------------------------------------------
 
 
-def _prepare_demo_folder(path: Path) -> None:
-    """The demo owns its folder: empty or made by an earlier demo (then it starts afresh)."""
+def _made_by_demo(name: str) -> bool:
+    return name in (DEMO_MARKER, "d1", "vectorize") or name.startswith("embeddings.sqlite")
+
+
+def _refuse_foreign(path: Path) -> list[Path]:
+    """The entries of an earlier demo's folder; refuses a folder with anything the demo did not make."""
+    from memory_sim.errors import ConfigError
+    from memory_sim.local.folder_lock import is_lock_file
+
+    entries = [e for e in path.iterdir() if not is_lock_file(e.name)] if path.is_dir() else []
+    if entries and not (path / DEMO_MARKER).exists():
+        raise ConfigError(f"{path} holds data not made by the demo; pass an empty folder with --data")
+    foreign = sorted(e.name for e in entries if not _made_by_demo(e.name))
+    if foreign:
+        raise ConfigError(f"{path} holds files the demo did not make ({', '.join(foreign)}); "
+                          "move them away or pass an empty folder with --data")
+    return entries
+
+
+def _claim_demo_folder(path: Path) -> "FolderLock":
+    """The demo owns its folder: empty or made by an earlier demo (then it starts afresh), and open nowhere else.
+    It deletes only what a demo made, only under the folder's lock; the lock is returned for the demo's Env."""
     import shutil
 
-    from memory_sim.errors import ConfigError
+    from memory_sim.local.folder_lock import FolderLock
 
-    if path.exists() and any(path.iterdir()):
-        if not (path / DEMO_MARKER).exists():
-            raise ConfigError(f"{path} holds data not made by the demo; pass an empty folder with --data")
-        shutil.rmtree(path)
-    path.mkdir(parents=True, exist_ok=True)
-    (path / DEMO_MARKER).write_text("made by memory-sim demo; removed by the next demo run\n", "utf-8")
+    _refuse_foreign(path)  # before anything is created in someone else's folder
+    held = FolderLock.acquire(path)
+    try:
+        for entry in _refuse_foreign(path):  # again, now that no other process can be using it
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+        (path / DEMO_MARKER).write_text("made by memory-sim demo; removed by the next demo run\n", "utf-8")
+    except BaseException:
+        held.release()
+        raise
+    return held
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -66,6 +94,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
+    from memory_sim.env import Settings
+    from memory_sim.local.env import build_local_env
     from memory_sim.memory.models import HOURS_PER_DAY
     from memory_sim.sim.clock import SimClock
     from memory_sim.sim.driver import run_village
@@ -78,9 +108,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
         # On a small shared machine torch's default (one thread per core) makes each small embedding call wait
         # for busy cores: measured here, one thread ran the demo 2x faster at load 4 and 7x at load 6.
         torch.set_num_threads(args.threads)
-    _prepare_demo_folder(Path(args.data))
+    held = _claim_demo_folder(Path(args.data))
     clock = SimClock()
-    env, system = _open(args, clock)
+    env, system = _open(args, clock, env=build_local_env(Settings(data_dir=Path(args.data)), folder_lock=held))
     with env:
         with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
             summary = run_village(system, Village(args.npcs, args.seed), clock, args.days, lambda _: bar.update())
