@@ -63,11 +63,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0 if args.command is None else 2
-    try:
-        from memory_sim.local.folder_lock import describe_process
+    from memory_sim.local.folder_lock import acting_as
 
-        describe_process(f"memory-sim {args.command}")  # how a refused second opener is told who owns the folder
-        return handler(args)
+    try:
+        with acting_as(f"memory-sim {args.command}"):  # tells a refused second opener who owns the folder
+            return handler(args)
     except MemorySimError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

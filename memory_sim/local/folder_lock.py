@@ -17,17 +17,24 @@ import json
 import os
 import sys
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from memory_sim.errors import DataInUseError
 
 LOCK_FILE = ".lock"
 OWNER_FILE = "owner.json"
 
-_verb = "python " + (Path(sys.argv[0]).name if sys.argv and sys.argv[0] not in ("", "-c") else "-c")
+
+def _script_name() -> str:
+    script = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("-c")
+    return script.parent.name if script.name == "__main__.py" else script.name  # `python -m pytest`: pytest
+
+
+_verb = f"python {_script_name()}"
 
 
 def is_lock_file(name: str) -> bool:
@@ -35,10 +42,15 @@ def is_lock_file(name: str) -> bool:
     return name in (LOCK_FILE, OWNER_FILE) or name.startswith(f".{OWNER_FILE}.")
 
 
-def describe_process(verb: str) -> None:
-    """What owner records of this process call it, e.g. `memory-sim run` (the CLI sets this per verb)."""
+@contextmanager
+def acting_as(verb: str) -> Iterator[None]:
+    """Names this process in the owner records of folders it locks meanwhile, e.g. `memory-sim run`."""
     global _verb
-    _verb = verb
+    before, _verb = _verb, verb
+    try:
+        yield
+    finally:
+        _verb = before
 
 
 @dataclass(frozen=True)
