@@ -102,13 +102,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from memory_sim.sim.world import Village
 
     started = time.perf_counter()
+    held = _claim_demo_folder(Path(args.data))  # first: a refused folder costs no model load
     if args.threads:
         import torch
 
         # On a small shared machine torch's default (one thread per core) makes each small embedding call wait
         # for busy cores: measured here, one thread ran the demo 2x faster at load 4 and 7x at load 6.
         torch.set_num_threads(args.threads)
-    held = _claim_demo_folder(Path(args.data))
     clock = SimClock()
     env, system = _open(args, clock, env=build_local_env(Settings(data_dir=Path(args.data)), folder_lock=held))
     with env:
