@@ -25,8 +25,20 @@ def _serve(args: argparse.Namespace) -> int:
         owned.publish(address)
         print(f"memory-sim: Cloudflare API on {address} (data {args.data}, "
               f"{len(tokens)} token(s)); OpenAPI at /docs, health at /health", flush=True)
+        _unwind_on_sigterm()
         uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
     return 0
+
+
+def _unwind_on_sigterm() -> None:
+    """uvicorn raises the signal that stopped it again once it has shut down. SIGTERM's default action would end
+    the process there, leaving the owner record behind; as SystemExit it unwinds through the lock, like Ctrl-C."""
+    import signal
+    import sys
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
