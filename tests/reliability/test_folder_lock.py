@@ -1,0 +1,168 @@
+"""One process owns a data folder: a second opener (another `serve`, an Env, a CLI verb, the demo) is refused in
+one line naming the owner, the demo never deletes what it did not make or what another process holds, and the
+lock dies with its owner (SIGKILL included). Real subprocesses, real DuckDB/sqlite3 and Chroma, loopback only."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Iterator
+
+import httpx
+import pytest
+
+from memory_sim.check import local_env
+from memory_sim.embedding.fake import HashingEmbedder
+from memory_sim.errors import DataInUseError
+from memory_sim.local.folder_lock import read_owner
+from memory_sim.server.loopback import free_port
+
+CLI = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())"]
+HOLDER = """
+import sys, time
+from memory_sim.check import local_env
+from memory_sim.embedding.fake import HashingEmbedder
+env = local_env(sys.argv[1], HashingEmbedder(16), d1_engine=sys.argv[2])
+env.DB.exec("CREATE TABLE IF NOT EXISTS notes(text TEXT)")
+env.DB.exec("INSERT INTO notes VALUES ('kept')")
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+def one_line_refusal(stderr: str, folder: Path, pid: int, verb: str) -> str:
+    lines = stderr.strip().splitlines()
+    assert len(lines) == 1, stderr
+    assert re.fullmatch(rf"error: {re.escape(str(folder))} is in use by pid {pid} \({re.escape(verb)}, since [^)]+\); "
+                        r"stop it first, or .+", lines[0]), lines[0]
+    return lines[0]
+
+
+def start_holder(folder: Path, engine: str = "duckdb") -> subprocess.Popen[str]:
+    """A Python process holding an Env over `folder` (the hashing embedder: no model load)."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder), engine], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "ready", "the holder did not open"
+    return holder
+
+
+@pytest.fixture
+def holders() -> Iterator[list[subprocess.Popen[str]]]:
+    started: list[subprocess.Popen[str]] = []
+    yield started
+    for process in started:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=20)
+
+
+def files_of(folder: Path) -> dict[str, int]:
+    return {str(p.relative_to(folder)): p.stat().st_size for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_a_second_env_in_another_process_is_refused_naming_the_holder(
+    tmp_path: Path, engine: str, holders: list[subprocess.Popen[str]]
+) -> None:
+    holders.append(holder := start_holder(tmp_path, engine))
+    with pytest.raises(DataInUseError) as refused:
+        local_env(tmp_path, HashingEmbedder(16), d1_engine=engine)
+    one_line_refusal(f"error: {refused.value}", tmp_path, holder.pid, "python -c")
+    assert read_owner(tmp_path).pid == holder.pid  # type: ignore[union-attr]
+
+
+def test_two_serve_on_one_folder_the_second_exits_2_naming_the_first(tmp_path: Path) -> None:
+    first_port, second_port = free_port(), free_port()
+    env = {**os.environ, "MEMORY_SIM_API_TOKEN": "secret"}
+
+    def serve(port: int) -> list[str]:
+        return [*CLI, "--data", str(tmp_path), "serve", "--port", str(port), "--d1-engine", "sqlite",
+                "--log-level", "warning"]
+
+    first = subprocess.Popen(serve(first_port), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                httpx.get(f"http://127.0.0.1:{first_port}/health", timeout=1)
+                break
+            except httpx.TransportError:
+                assert first.poll() is None and time.monotonic() < deadline, "the first server did not start"
+                time.sleep(0.1)  # waiting for a real process to bind its port
+        second = subprocess.run(serve(second_port), env=env, capture_output=True, text=True, timeout=60)
+        assert second.returncode == 2
+        line = one_line_refusal(second.stderr, tmp_path, first.pid, "memory-sim serve")
+        assert f"http://127.0.0.1:{first_port}/client/v4" in line  # how to reach the data through the owner
+        url = f"http://127.0.0.1:{first_port}/client/v4/accounts/a/d1/database"
+        assert httpx.get(url, headers={"Authorization": "Bearer secret"}).status_code == 200  # the owner serves on
+    finally:
+        first.terminate()
+        first.wait(timeout=20)
+    assert read_owner(tmp_path) is None  # a clean stop removes the owner record
+
+
+def test_demo_refuses_a_folder_another_process_holds_and_deletes_nothing(
+    tmp_path: Path, holders: list[subprocess.Popen[str]]
+) -> None:
+    folder = tmp_path / "demo"
+    folder.mkdir()
+    (folder / ".memory-sim-demo").write_text("made by memory-sim demo\n")  # an earlier demo's folder ...
+    holders.append(holder := start_holder(folder))  # ... that a running process is using
+    before = files_of(folder)
+    done = subprocess.run([*CLI, "--data", str(folder), "demo", "--days", "1", "--npcs", "2"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2
+    one_line_refusal(done.stderr, folder, holder.pid, "python -c")
+    holder.kill()
+    holder.wait(timeout=20)
+    assert files_of(folder).keys() == before.keys()
+    with local_env(folder, HashingEmbedder(16)) as env:  # the holder's data is still there
+        assert env.DB.prepare("SELECT text FROM notes").all().results == [{"text": "kept"}]
+
+
+def test_demo_never_deletes_data_it_did_not_make(tmp_path: Path) -> None:
+    from memory_sim.cli import main
+
+    mine = tmp_path / "mine"
+    (mine / "d1").mkdir(parents=True)
+    (mine / "d1" / "memory.duckdb").write_bytes(b"someone's database")
+    earlier_demo = tmp_path / "earlier-demo"
+    earlier_demo.mkdir()
+    (earlier_demo / ".memory-sim-demo").write_text("made by memory-sim demo\n")
+    (earlier_demo / "d1").mkdir()
+    (earlier_demo / "notes.txt").write_text("the user's own notes, added later")
+    for folder in (mine, earlier_demo):
+        before = {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+        assert main(["--data", str(folder), "demo", "--days", "1", "--npcs", "2"]) == 2
+        assert {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()} == before
+
+
+def test_a_sigkilled_holder_leaves_the_folder_openable(tmp_path: Path) -> None:
+    holder = start_holder(tmp_path)
+    os.kill(holder.pid, signal.SIGKILL)
+    holder.wait(timeout=20)
+    assert read_owner(tmp_path).pid == holder.pid  # type: ignore[union-attr]  # its record outlives it ...
+    with local_env(tmp_path, HashingEmbedder(16)) as env:  # ... and blocks nobody: the OS dropped the lock
+        assert read_owner(tmp_path).pid == os.getpid()  # type: ignore[union-attr]
+        assert env.DB.prepare("SELECT text FROM notes").all().results == [{"text": "kept"}]
+
+
+def test_close_releases_the_lock_and_cli_verbs_wait_their_turn(tmp_path: Path) -> None:
+    env = local_env(tmp_path, HashingEmbedder(16))
+    try:
+        with pytest.raises(DataInUseError, match="already open in this process"):
+            local_env(tmp_path, HashingEmbedder(16))  # two Envs in one process would hide each other's writes
+        refused = subprocess.run([*CLI, "--data", str(tmp_path), "d1", "list"], capture_output=True, text=True,
+                                 timeout=60)
+        assert refused.returncode == 2
+        assert f"is in use by pid {os.getpid()} (" in refused.stderr and len(refused.stderr.splitlines()) == 1
+    finally:
+        env.close()
+    assert read_owner(tmp_path) is None
+    listed = subprocess.run([*CLI, "--data", str(tmp_path), "d1", "list"], capture_output=True, text=True, timeout=60)
+    assert listed.returncode == 0 and listed.stdout.split() == ["memory"], listed.stderr
+    local_env(tmp_path, HashingEmbedder(16)).close()  # close, then open again in the same process: fine
