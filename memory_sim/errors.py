@@ -3,7 +3,7 @@ at the boundary where they are raised, so callers catch these and nothing else.
 
     MemorySimError
     ├── ConfigError                 bad settings, unknown backend, missing model weights
-    ├── DataInUseError              another process owns the data folder (DuckDB's single-writer lock)
+    ├── DataInUseError              another process (or Env) owns the data folder: its lock names the owner
     ├── VectorizeError              "<OP>_ERROR (code = N): <text>", as the Workers binding words it
     │   ├── VectorizeInputError     the request broke a rule of the contract (4xx); nothing was changed
     │   └── VectorizeUnavailable    the backend failed or could not be reached (5xx); retry later
@@ -31,7 +31,7 @@ class ConfigError(MemorySimError):
 
 
 class DataInUseError(MemorySimError):
-    """The data folder is owned by another process."""
+    """The data folder is owned by another process, or by another open Env of this one."""
 
 
 class VectorizeError(MemorySimError):
