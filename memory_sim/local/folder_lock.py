@@ -23,7 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
 
-from memory_sim.errors import DataInUseError
+from memory_sim.errors import ConfigError, DataInUseError
 
 LOCK_FILE = ".lock"
 OWNER_FILE = "owner.json"
@@ -61,6 +61,8 @@ class Owner:
     address: str | None = None  # where the owner serves the folder, when it does
 
     def alive(self) -> bool:
+        if self.pid <= 0:  # a damaged record: os.kill would signal a process group
+            return False
         try:
             os.kill(self.pid, 0)
         except ProcessLookupError:
@@ -104,20 +106,26 @@ class FolderLock:
         from filelock import FileLock, Timeout
 
         data = Path(data_dir)
-        data.mkdir(parents=True, exist_ok=True)
         # thread_local=False: the server and the scheduler release from other threads than the one that acquired.
         lock = FileLock(data / LOCK_FILE, timeout=0, thread_local=False)
         try:
+            data.mkdir(parents=True, exist_ok=True)
             lock.acquire()
         except Timeout:
             raise DataInUseError(in_use_message(data, _current_owner(data))) from None
+        except OSError as exc:  # a read-only or missing mount, a file where the folder should be
+            raise ConfigError(f"cannot lock the data folder {data}: {exc.strerror or exc}") from exc
         held = cls(data, lock, Owner(os.getpid(), verb or _verb, datetime.now().isoformat(" ", "seconds")))
-        held._write_owner()
+        try:
+            held._write_owner()
+        except BaseException:
+            lock.release()
+            raise
         return held
 
     @property
     def held(self) -> bool:
-        return self._lock is not None and self._lock.is_locked
+        return bool(self._lock.is_locked)
 
     def publish(self, address: str) -> None:
         """Records where the owner serves the folder, so a refused opener is told how to reach the data."""
@@ -127,8 +135,10 @@ class FolderLock:
     def release(self) -> None:
         if not self.held:
             return
-        (self.data_dir / OWNER_FILE).unlink(missing_ok=True)  # before unlocking: the next owner writes its own
-        self._lock.release()
+        try:
+            (self.data_dir / OWNER_FILE).unlink(missing_ok=True)  # before unlocking: the next owner writes its own
+        finally:
+            self._lock.release()
 
     def _write_owner(self) -> None:
         path = self.data_dir / OWNER_FILE
@@ -148,6 +158,8 @@ def _current_owner(data: Path, patience_s: float = 0.5) -> Owner | None:
     deadline = time.monotonic() + patience_s
     while True:
         owner = read_owner(data)
-        if (owner is not None and owner.alive()) or time.monotonic() >= deadline:
-            return owner if owner is not None and owner.alive() else None
+        if owner is not None and owner.alive():
+            return owner
+        if time.monotonic() >= deadline:
+            return None
         time.sleep(0.05)  # waiting for another process to finish writing its record

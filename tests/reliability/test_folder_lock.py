@@ -166,3 +166,17 @@ def test_close_releases_the_lock_and_cli_verbs_wait_their_turn(tmp_path: Path) -
     listed = subprocess.run([*CLI, "--data", str(tmp_path), "d1", "list"], capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0 and listed.stdout.split() == ["memory"], listed.stderr
     local_env(tmp_path, HashingEmbedder(16)).close()  # close, then open again in the same process: fine
+
+
+def test_a_stale_owner_record_is_never_reported_as_the_owner(
+    tmp_path: Path, holders: list[subprocess.Popen[str]]
+) -> None:
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    (tmp_path / "owner.json").write_text(f'{{"pid": {dead.stdout.strip()}, "verb": "memory-sim run", "since": "then"}}')
+    locker = ("import sys, time, filelock; held = filelock.FileLock(sys.argv[1], timeout=0); held.acquire(); "
+              "print('ready', flush=True); time.sleep(120)")  # holds the OS lock and writes no record
+    holders.append(holder := subprocess.Popen([sys.executable, "-c", locker, str(tmp_path / ".lock")],
+                                              stdout=subprocess.PIPE, text=True))
+    assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
+    with pytest.raises(DataInUseError, match=r"in use by another process \(it left no owner record\)"):
+        local_env(tmp_path, HashingEmbedder(16))
