@@ -21,13 +21,12 @@ from typing import Any, Sequence
 from memory_sim.bindings.ai import Embedder
 from memory_sim.bindings.limits import VECTORIZE_LIST_MAX_COUNT, VECTORIZE_MAX_BATCH_BINDING
 from memory_sim.bindings.vectorize import Vector, VectorizeIndex
-from memory_sim.env import Env, Settings
+from memory_sim.env import Env
 
 # Metadata recall filters or shows; `decayFactor` is left out on purpose: the decay job updates D1 daily and
 # weighted recall reads the factor from D1, so the index's copy is allowed to lag.
 COMPARED_FIELDS = ("npcId", "type", "day", "importance", "textPreview")
 DUE = "indexed"
-HASHING_MODEL = "fake/hashing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,45 +168,3 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     if statements:
         env.DB.batch(statements)
     return RepairReport(upserted=len(rows), deleted=len(drop), requeued=len(report.stranded))
-
-
-# --- opening a data folder with the index's own embedder ---------------------------------------------------
-
-
-def local_env(data_dir: str | Path, embedder: Embedder | None = None, **settings: Any) -> Env:
-    """The local Env over a data folder with an injected embedder (e.g. `HashingEmbedder` for fast crash
-    trials); with none, `Env.local` and its model."""
-    if embedder is None:
-        return Env.local(data_dir, **settings)
-    from memory_sim.local.d1_account import D1Account
-    from memory_sim.local.env import ensure_index, open_vectorize_account
-
-    config = Settings(data_dir=Path(data_dir), **settings)
-    config.data_dir.mkdir(parents=True, exist_ok=True)
-    account = open_vectorize_account(config)
-    d1 = D1Account(config.data_dir, engine=config.d1_engine)
-    db = d1.get(config.database_name) if config.database_name in d1.list() else d1.create(config.database_name)
-    index = ensure_index(account, config.index_name, embedder)
-    env = Env(VECTORIZE=index, DB=db, AI=None, embedder=embedder, vectorize_account=account, settings=config)  # type: ignore[arg-type]
-    env.close_hooks += [hook for hook in (getattr(db, "close", None), getattr(account, "close", None)) if hook]
-    return env
-
-
-def open_data_folder(data_dir: str | Path, **settings: Any) -> Env:
-    """Opens a folder with the embedder its index was built with: the hashing test embedder when the index
-    says so, else the configured model."""
-    from memory_sim.embedding.index_model import parse_description
-    from memory_sim.local.env import open_vectorize_account
-
-    config = Settings(data_dir=Path(data_dir), **settings)
-    account = open_vectorize_account(config)
-    described = {d.name: d for d in account.list_indexes()}.get(config.index_name)
-    close = getattr(account, "close", None)
-    if close is not None:
-        close()
-    fields = parse_description(described.description if described else None)
-    if fields.get("model") == HASHING_MODEL:
-        from memory_sim.embedding.fake import HashingEmbedder
-
-        return local_env(data_dir, HashingEmbedder(int(fields.get("dimensions", 64))), **settings)
-    return local_env(data_dir, **settings)

@@ -35,6 +35,7 @@ KNOWN_MODELS = frozenset({
     "default", "@cf/baai/bge-base-en-v1.5", "BAAI/bge-base-en-v1.5", "bge-base-en-v1.5",
     "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2", "minilm",
     "text-embedding-3-small", "text-embedding-3-large",
+    "fake/hashing",  # the deterministic bag-of-words test embedder (no model): fast tests and crash trials
 })
 
 

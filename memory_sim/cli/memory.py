@@ -161,13 +161,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_reembed(args: argparse.Namespace) -> int:
     """With --model (or --recreate) the index is dropped and recreated for that model before D1 is re-embedded;
     the index's description then records the model, and later plain opens use it."""
-    from memory_sim.bindings.ai import DEFAULT_MODEL
-    from memory_sim.env import Settings
-    from memory_sim.local.env import build_local_env
+    from memory_sim.env import Env
     from memory_sim.memory.rebuild import reembed
+    from memory_sim.settings import Settings
 
-    settings = Settings(data_dir=Path(args.data), embed_model=args.model or DEFAULT_MODEL)
-    env, system = _open(args, env=build_local_env(settings, rebuild_index=args.recreate or args.model is not None))
+    settings = Settings.load(data_dir=args.data, embed_model=args.model)
+    env, system = _open(args, env=Env.from_settings(settings, rebuild_index=args.recreate or args.model is not None))
     with env:
         count = reembed(system)
         _print({"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions})
