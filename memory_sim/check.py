@@ -16,21 +16,17 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from memory_sim.bindings.ai import Embedder
 from memory_sim.bindings.limits import VECTORIZE_LIST_MAX_COUNT, VECTORIZE_MAX_BATCH_BINDING
 from memory_sim.bindings.vectorize import Vector, VectorizeIndex
-from memory_sim.env import Env, Settings
-
-if TYPE_CHECKING:
-    from memory_sim.local.folder_lock import FolderLock
+from memory_sim.env import Env
 
 # Metadata recall filters or shows; `decayFactor` is left out on purpose: the decay job updates D1 daily and
 # weighted recall reads the factor from D1, so the index's copy is allowed to lag.
 COMPARED_FIELDS = ("npcId", "type", "day", "importance", "textPreview")
 DUE = "indexed"
-HASHING_MODEL = "fake/hashing"
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,43 +168,3 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     if statements:
         env.DB.batch(statements)
     return RepairReport(upserted=len(rows), deleted=len(drop), requeued=len(report.stranded))
-
-
-# --- opening a data folder with the index's own embedder ---------------------------------------------------
-
-
-def local_env(
-    data_dir: str | Path, embedder: Embedder | None = None, *, folder_lock: FolderLock | None = None, **settings: Any
-) -> Env:
-    """The local Env over a data folder with an injected embedder (e.g. `HashingEmbedder` for fast crash
-    trials); with none, the configured model. It holds the folder's lock (or takes over `folder_lock`)."""
-    from memory_sim.local.env import build_local_env
-
-    return build_local_env(Settings(data_dir=Path(data_dir), **settings), embedder=embedder, folder_lock=folder_lock)
-
-
-def open_data_folder(data_dir: str | Path, **settings: Any) -> Env:
-    """Opens a folder with the embedder its index was built with: the hashing test embedder when the index
-    says so, else the configured model. The folder is locked before its index is read."""
-    from memory_sim.embedding.index_model import parse_description
-    from memory_sim.local.env import open_vectorize_account
-    from memory_sim.local.folder_lock import FolderLock
-
-    config = Settings(data_dir=Path(data_dir), **settings)
-    held = FolderLock.acquire(config.data_dir)
-    try:
-        account = open_vectorize_account(config)
-        described = {d.name: d for d in account.list_indexes()}.get(config.index_name)
-        close = getattr(account, "close", None)
-        if close is not None:
-            close()
-    except BaseException:
-        held.release()
-        raise
-    fields = parse_description(described.description if described else None)
-    embedder: Embedder | None = None
-    if fields.get("model") == HASHING_MODEL:
-        from memory_sim.embedding.fake import HashingEmbedder
-
-        embedder = HashingEmbedder(int(fields.get("dimensions", 64)))
-    return local_env(data_dir, embedder, folder_lock=held, **settings)

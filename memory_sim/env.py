@@ -1,87 +1,71 @@
-"""`Env` holds the bindings, as a Worker's `env` does: `env.VECTORIZE`, `env.DB`, `env.AI` (plus the
-`Embedder` built over the AI binding). One small function builds it from typed settings; the memory system
-only ever sees `Env`, so moving from local to Cloudflare changes settings, not code.
+"""`Env` holds the bindings, as a Worker's `env` does: `env.VECTORIZE`, `env.DB`, `env.AI` (plus the `Embedder`
+built over the AI binding). The memory system only ever sees an `Env`, so moving from local to Cloudflare changes
+settings, not code. Every way of opening one goes through `Settings` and the one builder (`memory_sim.builder`):
+
+    Env.local("./data")                      local backends; MEMORY_SIM_* and memory_sim.toml are read too
+    Env.cloudflare(account, token, index)    Cloudflare's REST API (or `memory-sim serve` through base_url)
+    Env.from_settings(Settings.load(...))    whatever the settings say
+    Env.in_memory()                          nothing on disk: the exact oracle, sqlite3 in memory, a test embedder
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Mapping
 
-from memory_sim.bindings.ai import DEFAULT_MODEL, Ai, Embedder
+from memory_sim.bindings.ai import Ai, Embedder
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex
-from memory_sim.errors import ConfigError
+from memory_sim.settings import Settings
 
-Backend = Literal["local", "cloudflare"]
-D1Engine = Literal["duckdb", "sqlite"]
-VectorBackend = Literal["chroma", "memory"]
-
-
-@dataclass(frozen=True)
-class Settings:
-    """Where the bindings live. `from_environ()` reads the same from `MEMORY_SIM_*` variables."""
-
-    backend: Backend = "local"
-    data_dir: Path = Path("./.memory_sim")
-    index_name: str = "memories"
-    database_name: str = "memory"
-    embed_model: str = DEFAULT_MODEL
-    d1_engine: D1Engine = "duckdb"
-    vector_backend: VectorBackend = "chroma"
-    chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 for a Chroma server
-    # Cloudflare
-    account_id: str | None = None
-    api_token: str | None = None
-    database_id: str | None = None
-    base_url: str | None = None
-
-    @staticmethod
-    def from_environ(environ: dict[str, str] | None = None, **overrides: Any) -> "Settings":
-        env = dict(os.environ if environ is None else environ)
-        values: dict[str, Any] = {
-            "backend": env.get("MEMORY_SIM_BACKEND", "local"),
-            "data_dir": Path(env.get("MEMORY_SIM_DATA", "./.memory_sim")),
-            "index_name": env.get("MEMORY_SIM_INDEX", "memories"),
-            "database_name": env.get("MEMORY_SIM_DATABASE", "memory"),
-            "embed_model": env.get("MEMORY_SIM_MODEL", DEFAULT_MODEL),
-            "d1_engine": env.get("MEMORY_SIM_D1_ENGINE", "duckdb"),
-            "vector_backend": env.get("MEMORY_SIM_VECTOR_BACKEND", "chroma"),
-            "chroma_url": env.get("MEMORY_SIM_CHROMA_URL"),
-            "account_id": env.get("CLOUDFLARE_ACCOUNT_ID"),
-            "api_token": env.get("CLOUDFLARE_API_TOKEN"),
-            "database_id": env.get("MEMORY_SIM_D1_DATABASE_ID"),
-            "base_url": env.get("CLOUDFLARE_BASE_URL"),
-        }
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return Settings(**values)
+__all__ = ["Env", "Settings", "build_env"]
 
 
 @dataclass
 class Env:
-    """The bindings a memory system runs on. Build with `Env.local(...)` or `build_env(settings)`."""
+    """The bindings a memory system runs on. Close it (or use `with`) to release files and connections."""
 
     VECTORIZE: VectorizeIndex
     DB: D1Database
     AI: Ai
     embedder: Embedder
     vectorize_account: VectorizeAccount | None = None
-    settings: Settings = field(default_factory=Settings)
+    settings: Settings = field(default_factory=lambda: Settings.load(environ={}))
     close_hooks: list[Callable[[], None]] = field(default_factory=list)
 
     @staticmethod
-    def local(data_dir: str | Path = "./.memory_sim", **overrides: Any) -> "Env":
-        return build_env(Settings(data_dir=Path(data_dir), **overrides))
+    def from_settings(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> "Env":
+        """The Env the settings describe; `embedder` replaces the model they name."""
+        return build_env(settings, embedder=embedder, rebuild_index=rebuild_index)
+
+    @staticmethod
+    def local(
+        data_dir: str | Path | None = None, *, embedder: Embedder | None = None,
+        environ: Mapping[str, str] | None = None, **overrides: Any,
+    ) -> "Env":
+        """Local backends over a data folder. Settings not passed come from the environment (or `environ`),
+        then `memory_sim.toml`, then the defaults; `embedder` replaces the model they name."""
+        settings = Settings.load(environ=environ, data_dir=data_dir, backend="local", **overrides)
+        return build_env(settings, embedder=embedder)
 
     @staticmethod
     def cloudflare(
-        account_id: str, api_token: str, index: str, database_id: str | None = None, base_url: str | None = None, **overrides: Any
+        account_id: str, api_token: str, index: str, database_id: str | None = None, base_url: str | None = None,
+        *, embedder: Embedder | None = None, environ: Mapping[str, str] | None = None, **overrides: Any,
     ) -> "Env":
         """The same bindings on a Cloudflare account (or any server speaking its REST API, via `base_url`)."""
-        return build_env(Settings(backend="cloudflare", account_id=account_id, api_token=api_token, index_name=index,
-                                  database_id=database_id, base_url=base_url, **overrides))
+        settings = Settings.load(environ=environ, backend="cloudflare", account_id=account_id, api_token=api_token,
+                                 index_name=index, database_id=database_id, base_url=base_url, **overrides)
+        return build_env(settings, embedder=embedder)
+
+    @staticmethod
+    def in_memory(clock: Callable[[], float] | None = None, embedder: Embedder | None = None, **options: Any) -> "Env":
+        """Nothing on disk: the exact Vectorize oracle, sqlite3 D1 in memory and (unless given) the hashing
+        embedder. For tests and notebooks; `options`: dimensions, visibility_lag_s, max_vectors, db."""
+        from memory_sim.builder import build_in_memory_env
+
+        return build_in_memory_env(clock, embedder, **options)
 
     def close(self) -> None:
         for hook in reversed(self.close_hooks):
@@ -95,16 +79,8 @@ class Env:
         self.close()
 
 
-def build_env(settings: Settings) -> Env:
-    """The one place that picks backends from settings."""
-    if settings.backend == "local":
-        from memory_sim.local.env import build_local_env
+def build_env(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> Env:
+    """The Env for `settings` (see `memory_sim.builder.build_env`)."""
+    from memory_sim.builder import build_env as build
 
-        return build_local_env(settings)
-    if settings.backend == "cloudflare":
-        try:
-            from memory_sim.cloudflare.env import build_cloudflare_env
-        except ModuleNotFoundError as exc:
-            raise ConfigError("the Cloudflare backend is not available in this build") from exc
-        return build_cloudflare_env(settings)
-    raise ConfigError(f"unknown backend {settings.backend!r}: expected 'local' or 'cloudflare'")
+    return build(settings, embedder=embedder, rebuild_index=rebuild_index)

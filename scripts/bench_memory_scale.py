@@ -52,18 +52,13 @@ def texts(n: int, vocab: list[str], rng: random.Random) -> list[str]:
 def make_system(engine: str, clock: Callable[[], float]) -> Any:
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.env import Env
-    from memory_sim.local.vectorize_memory import MemoryAccount
     from memory_sim.memory.system import MemorySystem
 
     if engine == "sqlite":
         from memory_sim.local.d1_sqlite import SqliteDatabase as Db
     else:
         from memory_sim.local.d1_duckdb import DuckDBDatabase as Db  # type: ignore[assignment]
-    account = MemoryAccount(clock=clock, max_vectors=200_000)
-    account.create_index("memories", 64, "cosine")
-    index = account.index("memories")
-    index.create_metadata_index("npcId", "string")
-    env = Env(VECTORIZE=index, DB=Db(), AI=None, embedder=HashingEmbedder(64), vectorize_account=account)  # type: ignore[arg-type]
+    env = Env.in_memory(clock, HashingEmbedder(64), max_vectors=200_000, db=Db())
     return MemorySystem(env, clock=clock)
 
 

@@ -6,7 +6,7 @@
 2. after one `retry_pending`, every memory D1 marks for the index is in it exactly once;
 3. D1's ledger and the index agree (`memory_sim.check.check`); any drift is counted, repaired and re-checked.
 
-Embeddings come from the `HashingEmbedder` (injected through `memory_sim.check.local_env`), so trials are fast and
+Embeddings come from the `HashingEmbedder` (injected through `Env.local(..., embedder=...)`), so trials are fast and
 deterministic; the storage paths are the real ones.
 
     .venv/bin/python scripts/crash_trials.py --memories 10000 --kills 20 --seed 8 --out benchmarks/reliability.json
@@ -72,7 +72,7 @@ class AckLog:
 
 
 def run_child(data: Path, log_path: Path, hours: int, seed: int, npcs: int) -> None:
-    from memory_sim.check import local_env
+    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.memory.models import WorldTime
     from memory_sim.memory.system import MemorySystem
@@ -93,7 +93,7 @@ def run_child(data: Path, log_path: Path, hours: int, seed: int, npcs: int) -> N
     village, clock = Village(npcs=npcs, seed=seed), SimClock()
     for hour in range(last_hour + 1):  # replay the seeded world up to where the last run finished
         village.tick(WorldTime.from_hours(hour))
-    env = local_env(data, HashingEmbedder(DIMENSIONS))
+    env = Env.local(data, embedder=HashingEmbedder(DIMENSIONS))
     system = LoggingSystem(env, clock=clock)
     scheduler, db, places = SimScheduler(system), env.DB, {}
     save_npcs(db, village)
@@ -136,13 +136,14 @@ class Verdict:
 
 
 def verify(data: Path, log_path: Path, kill: int) -> Verdict:
-    from memory_sim.check import check, local_env, repair
+    from memory_sim.check import check, repair
+    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.memory.system import MemorySystem
 
     started = time.perf_counter()
     acked, last_hour = read_log(log_path)
-    with local_env(data, HashingEmbedder(DIMENSIONS)) as env:
+    with Env.local(data, embedder=HashingEmbedder(DIMENSIONS)) as env:
         in_d1 = {r["id"] for r in env.DB.prepare("SELECT id FROM short_term_memories").all().results}
         now = (last_hour + 1) * 3600.0  # the hour the child was in when it died
         system = MemorySystem(env, clock=lambda: now)

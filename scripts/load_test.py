@@ -19,14 +19,15 @@ sys.path[:0] = [str(ROOT / "tests" / "reliability"), str(ROOT / "tests" / "memor
 def in_process(seconds: float, folder: Path) -> dict[str, object]:
     from load import run_load
 
-    from memory_sim.check import check, local_env
+    from memory_sim.check import check
+    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.memory import store
     from memory_sim.memory.system import MemorySystem
     from memory_sim.sim.clock import SimClock
 
     clock = SimClock()
-    with local_env(folder, HashingEmbedder(64)) as env:
+    with Env.local(folder, embedder=HashingEmbedder(64)) as env:
         system = MemorySystem(env, clock=clock)
         report = run_load([system] * 8, seconds=seconds, seed=1)
         consistent = report.acked == {m.id for m in store.all_memories(env.DB)}

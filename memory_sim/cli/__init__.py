@@ -63,7 +63,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if handler is None:
         parser.print_help()
         return 0 if args.command is None else 2
-    from memory_sim.local.folder_lock import acting_as
+    from memory_sim.folder_lock import acting_as
 
     try:
         with acting_as(f"memory-sim {args.command}"):  # tells a refused second opener who owns the folder

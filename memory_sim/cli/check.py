@@ -29,9 +29,10 @@ def register(sub: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from memory_sim.check import check, open_data_folder, repair
+    from memory_sim.check import check, repair
+    from memory_sim.env import Env
 
-    with open_data_folder(args.data) as env:
+    with Env.local(args.data) as env:
         report = check(env, compare_metadata_fields=not args.no_metadata)
         out: dict[str, Any] = {"before": report.to_json()}
         if args.repair and not report.clean:

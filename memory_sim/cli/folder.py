@@ -1,6 +1,6 @@
 """The data folder's lock around verbs that open its files without an `Env` (d1, vectorize, export, push).
 
-Verbs built on an `Env` need nothing: the Env holds the lock (memory_sim/local/folder_lock.py).
+Verbs built on an `Env` need nothing: the Env holds the lock (memory_sim/folder_lock.py).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ def owning_folder(handler: Handler) -> Handler:
 
     @functools.wraps(handler)
     def run(args: argparse.Namespace) -> int:
-        from memory_sim.local.folder_lock import FolderLock
+        from memory_sim.folder_lock import FolderLock
 
         with FolderLock.acquire(args.data):
             return handler(args)

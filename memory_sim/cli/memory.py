@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 if TYPE_CHECKING:
     from memory_sim.env import Env
-    from memory_sim.local.folder_lock import FolderLock
+    from memory_sim.folder_lock import FolderLock
     from memory_sim.memory.system import MemorySystem
 
 DEMO_MARKER = ".memory-sim-demo"
@@ -55,7 +55,7 @@ def _made_by_demo(name: str) -> bool:
 def _refuse_foreign(path: Path) -> list[Path]:
     """The entries of an earlier demo's folder; refuses a folder with anything the demo did not make."""
     from memory_sim.errors import ConfigError
-    from memory_sim.local.folder_lock import is_lock_file
+    from memory_sim.folder_lock import is_lock_file
 
     entries = [e for e in path.iterdir() if not is_lock_file(e.name)] if path.is_dir() else []
     if entries and not (path / DEMO_MARKER).exists():
@@ -72,7 +72,7 @@ def _claim_demo_folder(path: Path) -> "FolderLock":
     It deletes only what a demo made, only under the folder's lock; the lock is returned for the demo's Env."""
     import shutil
 
-    from memory_sim.local.folder_lock import FolderLock
+    from memory_sim.folder_lock import FolderLock
 
     _refuse_foreign(path)  # before anything is created in someone else's folder
     held = FolderLock.acquire(path)
@@ -94,9 +94,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from tqdm import tqdm
 
-    from memory_sim.env import Settings
-    from memory_sim.local.env import build_local_env
+    from memory_sim.builder import build_local_env
     from memory_sim.memory.models import HOURS_PER_DAY
+    from memory_sim.settings import Settings
     from memory_sim.sim.clock import SimClock
     from memory_sim.sim.driver import run_village
     from memory_sim.sim.world import Village
@@ -110,7 +110,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         # for busy cores: measured here, one thread ran the demo 2x faster at load 4 and 7x at load 6.
         torch.set_num_threads(args.threads)
     clock = SimClock()
-    env, system = _open(args, clock, env=build_local_env(Settings(data_dir=Path(args.data)), folder_lock=held))
+    env, system = _open(args, clock, env=build_local_env(Settings.load(data_dir=args.data), folder_lock=held))
     with env:
         with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
             summary = run_village(system, Village(args.npcs, args.seed), clock, args.days, lambda _: bar.update())
@@ -191,13 +191,12 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_reembed(args: argparse.Namespace) -> int:
     """With --model (or --recreate) the index is dropped and recreated for that model before D1 is re-embedded;
     the index's description then records the model, and later plain opens use it."""
-    from memory_sim.bindings.ai import DEFAULT_MODEL
-    from memory_sim.env import Settings
-    from memory_sim.local.env import build_local_env
+    from memory_sim.env import Env
     from memory_sim.memory.rebuild import reembed
+    from memory_sim.settings import Settings
 
-    settings = Settings(data_dir=Path(args.data), embed_model=args.model or DEFAULT_MODEL)
-    env, system = _open(args, env=build_local_env(settings, rebuild_index=args.recreate or args.model is not None))
+    settings = Settings.load(data_dir=args.data, embed_model=args.model)
+    env, system = _open(args, env=Env.from_settings(settings, rebuild_index=args.recreate or args.model is not None))
     with env:
         count = reembed(system)
         _print({"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions})

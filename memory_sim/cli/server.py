@@ -14,7 +14,7 @@ from pathlib import Path
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from memory_sim.local.folder_lock import FolderLock
+    from memory_sim.folder_lock import FolderLock
     from memory_sim.server.app import create_app, parse_tokens
     from memory_sim.server.protocol import server_config
 

@@ -18,11 +18,12 @@ from memory_sim.errors import ConfigError
 
 def _local(args: argparse.Namespace) -> tuple[Any, Any]:
     from memory_sim.bindings import limits
-    from memory_sim.local.d1_account import D1Account
-    from memory_sim.local.vectorize_chroma import ChromaAccount
+    from memory_sim.builder import open_d1_account, open_vectorize_account
+    from memory_sim.settings import Settings
 
-    account = ChromaAccount(Path(args.data) / "vectorize", max_batch=limits.VECTORIZE_MAX_BATCH_REST)
-    database = D1Account(Path(args.data), engine=args.d1_engine).get(args.database)
+    settings = Settings.load(data_dir=args.data, d1_engine=args.d1_engine)
+    account = open_vectorize_account(settings, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
+    database = open_d1_account(settings).get(args.database)
     return account, database
 
 
@@ -46,22 +47,21 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _push(args: argparse.Namespace) -> int:
-    from memory_sim.cloudflare.d1 import CloudflareD1Database
-    from memory_sim.cloudflare.env import client_of, open_database
-    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-    from memory_sim.env import Settings
+    from memory_sim.builder import cloudflare_client, open_cloudflare_storage
+    from memory_sim.settings import Settings
     from memory_sim.transfer import push
 
-    settings = Settings.from_environ(
+    settings = Settings.load(
         backend="cloudflare", account_id=args.account_id, api_token=args.api_token, base_url=args.base_url,
         database_id=args.database_id, index_name=args.index, database_name=args.database,
     )
-    client = client_of(settings)
-    target_db: CloudflareD1Database = open_database(client, settings)
+    client = cloudflare_client(settings)
+    target_vectorize, open_target_db = open_cloudflare_storage(settings, client)
+    target_db = open_target_db()
     account, database = _local(args)
     progress = Path(args.progress or Path(args.data) / "push-progress.json")
     try:
-        report = push(account, database, CloudflareVectorizeAccount(client), target_db, args.index, progress,
+        report = push(account, database, target_vectorize, target_db, args.index, progress,
                       on_batch=lambda n: print(f"  {n} vectors sent", flush=True))
     finally:
         database.close()

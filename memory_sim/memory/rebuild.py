@@ -1,6 +1,6 @@
 """Rebuilding the vector index from D1, the source of truth (`memory-sim reembed`).
 
-After a change of model, open the data folder with `build_local_env(settings, rebuild_index=True)` (the index
+After a change of model, open the data folder with `Env.from_settings(settings, rebuild_index=True)` (the index
 is dropped and recreated for the new embedder instead of refused), then `reembed(system)`.
 """
 
@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
 def recreate_index(system: "MemorySystem") -> None:
     """Drops and recreates the index for the current embedder (dimensions and model in its description)."""
-    from memory_sim.local.env import recreate_index as recreate
+    from memory_sim.memory.provision import recreate_index as recreate
 
     env = system.env
     account = env.vectorize_account

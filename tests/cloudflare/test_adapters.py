@@ -108,7 +108,7 @@ def test_an_unreachable_server_is_unavailable() -> None:
 
 def test_settings_need_credentials() -> None:
     with pytest.raises(ConfigError, match="CLOUDFLARE_ACCOUNT_ID"):
-        build_env(Settings(backend="cloudflare"))
+        build_env(Settings.load(environ={}, backend="cloudflare"))
 
 
 def test_switching_is_configuration(server: ServerForTests, tmp_path: Path) -> None:
@@ -129,7 +129,7 @@ def test_switching_is_configuration(server: ServerForTests, tmp_path: Path) -> N
         found = system.recall("margaret", "who repaired the oven?")
         assert found[0].text.startswith("Tom the blacksmith") and {r.npc_id for r in found} == {"margaret"}
         assert env.VECTORIZE.describe().vector_count == 3
-    settings = Settings.from_environ({"MEMORY_SIM_BACKEND": "cloudflare", "CLOUDFLARE_ACCOUNT_ID": account_id,
+    settings = Settings.load(environ={"MEMORY_SIM_BACKEND": "cloudflare", "CLOUDFLARE_ACCOUNT_ID": account_id,
                                       "CLOUDFLARE_API_TOKEN": TEST_TOKEN, "CLOUDFLARE_BASE_URL": server.base_url,
                                       "MEMORY_SIM_MODEL": "sentence-transformers/all-MiniLM-L6-v2", "MEMORY_SIM_DATA": str(tmp_path)})
     with build_env(settings) as again:  # the same data, found by name

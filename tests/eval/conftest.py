@@ -9,7 +9,6 @@ from typing import Iterator
 import pytest
 
 from memory_sim.env import Env
-from memory_sim.local.env import MEMORY_METADATA_INDEXES as METADATA_INDEXES  # what the product creates
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 
@@ -17,19 +16,11 @@ DIMENSIONS = 64
 
 
 def fast_env(clock: SimClock, folder: Path, engine: str) -> Env:
-    from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.local.d1_account import D1Account
-    from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.builder import open_d1_account
+    from memory_sim.settings import Settings
 
-    account = MemoryAccount(clock=clock)
-    account.create_index("memories", DIMENSIONS, "cosine")
-    index = account.index("memories")
-    for prop, kind in METADATA_INDEXES:
-        index.create_metadata_index(prop, kind)
-    db = D1Account(folder, engine=engine).create("memory")  # type: ignore[arg-type]
-    env = Env(VECTORIZE=index, DB=db, AI=None, embedder=HashingEmbedder(DIMENSIONS), vectorize_account=account)  # type: ignore[arg-type]
-    env.close_hooks.append(db.close)
-    return env
+    db = open_d1_account(Settings.load(environ={}, data_dir=folder, d1_engine=engine)).create("memory")
+    return Env.in_memory(clock, dimensions=DIMENSIONS, db=db)
 
 
 @pytest.fixture(params=["duckdb", "sqlite"])

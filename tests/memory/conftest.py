@@ -23,16 +23,16 @@ def clock() -> SimClock:
 def build_cloudflare_env(clock: Callable[[], float], server: Any) -> Env:
     """The same, through the Cloudflare REST adapters against the local server (the oracle adopted behind it)."""
     from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
+    from memory_sim.builder import build_cloudflare_env
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.settings import Settings
 
     account = server.adopt(MemoryAccount(clock=clock, max_batch=VECTORIZE_MAX_BATCH_REST))
-    account.create_index("memories", DIMENSIONS, "cosine")
-    index = account.index("memories")
-    for prop, kind in METADATA_INDEXES:
-        index.create_metadata_index(prop, kind)
     db = server.new_database("memory", account.client.account_id)
-    return Env(VECTORIZE=index, DB=db, AI=None, embedder=HashingEmbedder(DIMENSIONS), vectorize_account=account)  # type: ignore[arg-type]
+    settings = Settings.load(environ={}, backend="cloudflare", account_id=account.client.account_id,
+                             api_token=account.client.api_token, database_id=db.database_id, embed_model="fake/hashing")
+    return build_cloudflare_env(settings, embedder=HashingEmbedder(DIMENSIONS), client=account.client)
 
 
 @pytest.fixture(scope="session")

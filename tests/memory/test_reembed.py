@@ -10,9 +10,9 @@ import pytest
 from memory_sim.bindings.ai import DEFAULT_MODEL
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.embedding.index_model import describe_model, parse_description
-from memory_sim.env import Settings
+from memory_sim.settings import Settings
 from memory_sim.errors import ConfigError
-from memory_sim.local.env import build_local_env, model_to_open
+from memory_sim.builder import build_local_env, model_to_open
 from memory_sim.memory import store
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime
 from memory_sim.memory.rebuild import reembed
@@ -30,7 +30,7 @@ def _memories() -> list[ShortTermMemory]:
 
 
 def test_reembed_with_an_embedder_of_other_dimensions(tmp_path: Path) -> None:
-    settings = Settings(data_dir=tmp_path, index_name="memories")
+    settings = Settings.load(environ={}, data_dir=tmp_path, index_name="memories")
     clock = SimClock()
     with build_local_env(settings, embedder=HashingEmbedder(32, model="fake/h32")) as env:
         system = MemorySystem(env, clock=clock, config=MemoryConfig())

@@ -12,13 +12,13 @@ from pathlib import Path
 
 
 def main(data: Path) -> None:
-    from memory_sim.check import local_env
+    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.memory.models import ShortTermMemory, WorldTime
     from memory_sim.memory.system import MemorySystem
 
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG instead of killing the process
-    env = local_env(data, HashingEmbedder(64))
+    env = Env.local(data, embedder=HashingEmbedder(64))
     system = MemorySystem(env, clock=lambda: 0.0)
     biggest = max(p.stat().st_size for p in data.rglob("*") if p.is_file())
     resource.setrlimit(resource.RLIMIT_FSIZE, (biggest + 256 * 1024, resource.RLIM_INFINITY))

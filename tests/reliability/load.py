@@ -74,25 +74,17 @@ def run_load(systems: list[Any], seconds: float, seed: int = 0, clock: Callable[
 def server_clients(server: Any, account_id: str, count: int = 8, dimensions: int = 64) -> tuple[list[Any], Any]:
     """`count` MemorySystems on one account of the local server, each with its own SDK client (its own HTTP
     connection pool), over one index and one database; returns them and a D1 handle for the final count."""
-    from memory_env import METADATA_INDEXES
-
-    from memory_sim.cloudflare.d1 import CloudflareD1Account
-    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+    from memory_sim.builder import build_cloudflare_env
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.env import Env
     from memory_sim.memory.system import MemorySystem
+    from memory_sim.settings import Settings
     from memory_sim.sim.clock import SimClock
 
     clock = SimClock()
-    first = CloudflareVectorizeAccount(server.client(account_id))
-    first.create_index("memories", dimensions, "cosine")
-    for prop, kind in METADATA_INDEXES:
-        first.index("memories").create_metadata_index(prop, kind)
-    db = CloudflareD1Account(server.client(account_id)).create("memory")
+    settings = Settings.load(environ={}, backend="cloudflare", account_id=account_id, api_token="unused",
+                             embed_model="fake/hashing")  # each env below brings its own client
     systems = []
-    for _ in range(count):
-        client = server.client(account_id)
-        env = Env(VECTORIZE=CloudflareVectorizeAccount(client).index("memories"),
-                  DB=CloudflareD1Account(client).get("memory"), AI=None, embedder=HashingEmbedder(dimensions))  # type: ignore[arg-type]
+    for _ in range(count):  # the first creates the index and the database; the others open them
+        env = build_cloudflare_env(settings, embedder=HashingEmbedder(dimensions), client=server.client(account_id))
         systems.append(MemorySystem(env, clock=clock))
-    return systems, db
+    return systems, systems[0].env.DB

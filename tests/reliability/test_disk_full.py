@@ -17,7 +17,8 @@ ROOT = HERE.parents[1]
 
 @pytest.mark.slow
 def test_disk_full_for_d1_loses_nothing_and_says_why(tmp_path: Path) -> None:
-    from memory_sim.check import check, local_env
+    from memory_sim.check import check
+    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.memory import store
     from memory_sim.memory.models import ShortTermMemory, WorldTime
@@ -31,7 +32,7 @@ def test_disk_full_for_d1_loses_nothing_and_says_why(tmp_path: Path) -> None:
     assert outcome["acked"], "the limit must leave room for some writes first"
     assert outcome["error"].startswith("D1Error: D1_ERROR:") and "File too large" in outcome["error"]
 
-    with local_env(tmp_path, HashingEmbedder(64)) as env:
+    with Env.local(tmp_path, embedder=HashingEmbedder(64)) as env:
         in_d1 = {m.id for m in store.all_memories(env.DB)}
         assert set(outcome["acked"]) == in_d1  # all acknowledged memories; nothing of the failed batch
         system = MemorySystem(env, clock=lambda: 0.0)

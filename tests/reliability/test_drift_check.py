@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memory_sim.bindings.vectorize import Vector, VectorIdPage
-from memory_sim.check import DriftReport, check, compare_metadata, local_env, repair
+from memory_sim.check import DriftReport, check, compare_metadata, repair
 from memory_sim.env import Env
 from memory_sim.memory import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
@@ -106,7 +106,7 @@ def test_cli_check_reports_then_repairs_a_real_folder(tmp_path: Path, capsys: py
     from memory_sim.embedding.fake import HashingEmbedder
 
     clock = SimClock()
-    with local_env(tmp_path, HashingEmbedder(64)) as env:  # Chroma + DuckDB, the fast embedder
+    with Env.local(tmp_path, embedder=HashingEmbedder(64)) as env:  # Chroma + DuckDB, the fast embedder
         system = MemorySystem(env, clock=clock)
         system.remember_many([mem(i) for i in range(5)])
         env.VECTORIZE.delete_by_ids([ids_of(system)[0]])

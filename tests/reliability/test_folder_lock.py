@@ -16,18 +16,18 @@ from typing import Iterator
 import httpx
 import pytest
 
-from memory_sim.check import local_env
+from memory_sim.env import Env
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.errors import DataInUseError
-from memory_sim.local.folder_lock import read_owner
+from memory_sim.folder_lock import read_owner
 from memory_sim.server.loopback import free_port
 
 CLI = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())"]
 HOLDER = """
 import sys, time
-from memory_sim.check import local_env
+from memory_sim.env import Env
 from memory_sim.embedding.fake import HashingEmbedder
-env = local_env(sys.argv[1], HashingEmbedder(16), d1_engine=sys.argv[2])
+env = Env.local(sys.argv[1], embedder=HashingEmbedder(16), d1_engine=sys.argv[2])
 env.DB.exec("CREATE TABLE IF NOT EXISTS notes(text TEXT)")
 env.DB.exec("INSERT INTO notes VALUES ('kept')")
 print("ready", flush=True)
@@ -70,7 +70,7 @@ def test_a_second_env_in_another_process_is_refused_naming_the_holder(
 ) -> None:
     holders.append(holder := start_holder(tmp_path, engine))
     with pytest.raises(DataInUseError) as refused:
-        local_env(tmp_path, HashingEmbedder(16), d1_engine=engine)
+        Env.local(tmp_path, embedder=HashingEmbedder(16), d1_engine=engine)
     one_line_refusal(f"error: {refused.value}", tmp_path, holder.pid, "python -c")
     assert read_owner(tmp_path).pid == holder.pid  # type: ignore[union-attr]
 
@@ -120,7 +120,7 @@ def test_demo_refuses_a_folder_another_process_holds_and_deletes_nothing(
     holder.kill()
     holder.wait(timeout=20)
     assert files_of(folder).keys() == before.keys()
-    with local_env(folder, HashingEmbedder(16)) as env:  # the holder's data is still there
+    with Env.local(folder, embedder=HashingEmbedder(16)) as env:  # the holder's data is still there
         assert env.DB.prepare("SELECT text FROM notes").all().results == [{"text": "kept"}]
 
 
@@ -146,16 +146,16 @@ def test_a_sigkilled_holder_leaves_the_folder_openable(tmp_path: Path) -> None:
     os.kill(holder.pid, signal.SIGKILL)
     holder.wait(timeout=20)
     assert read_owner(tmp_path).pid == holder.pid  # type: ignore[union-attr]  # its record outlives it ...
-    with local_env(tmp_path, HashingEmbedder(16)) as env:  # ... and blocks nobody: the OS dropped the lock
+    with Env.local(tmp_path, embedder=HashingEmbedder(16)) as env:  # ... and blocks nobody: the OS dropped the lock
         assert read_owner(tmp_path).pid == os.getpid()  # type: ignore[union-attr]
         assert env.DB.prepare("SELECT text FROM notes").all().results == [{"text": "kept"}]
 
 
 def test_close_releases_the_lock_and_cli_verbs_wait_their_turn(tmp_path: Path) -> None:
-    env = local_env(tmp_path, HashingEmbedder(16))
+    env = Env.local(tmp_path, embedder=HashingEmbedder(16))
     try:
         with pytest.raises(DataInUseError, match="already open in this process"):
-            local_env(tmp_path, HashingEmbedder(16))  # two Envs in one process would hide each other's writes
+            Env.local(tmp_path, embedder=HashingEmbedder(16))  # two Envs in one process would hide each other's writes
         refused = subprocess.run([*CLI, "--data", str(tmp_path), "d1", "list"], capture_output=True, text=True,
                                  timeout=60)
         assert refused.returncode == 2
@@ -165,7 +165,7 @@ def test_close_releases_the_lock_and_cli_verbs_wait_their_turn(tmp_path: Path) -
     assert read_owner(tmp_path) is None
     listed = subprocess.run([*CLI, "--data", str(tmp_path), "d1", "list"], capture_output=True, text=True, timeout=60)
     assert listed.returncode == 0 and listed.stdout.split() == ["memory"], listed.stderr
-    local_env(tmp_path, HashingEmbedder(16)).close()  # close, then open again in the same process: fine
+    Env.local(tmp_path, embedder=HashingEmbedder(16)).close()  # close, then open again in the same process: fine
 
 
 def test_a_stale_owner_record_is_never_reported_as_the_owner(
@@ -179,4 +179,4 @@ def test_a_stale_owner_record_is_never_reported_as_the_owner(
                                               stdout=subprocess.PIPE, text=True))
     assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
     with pytest.raises(DataInUseError, match=r"in use by another process \(it left no owner record\)"):
-        local_env(tmp_path, HashingEmbedder(16))
+        Env.local(tmp_path, embedder=HashingEmbedder(16))

@@ -83,25 +83,20 @@ def faulty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[An
 
 def cloudflare_env(server: Any, clock: SimClock, timeout_s: float) -> Any:
     """Env over the Cloudflare adapters against the faulty server; retries sleep on nothing (injected)."""
-    from memory_sim.cloudflare.d1 import CloudflareD1Account
-    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+    from memory_sim.builder import build_cloudflare_env
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.embedding.retry import Backoff
-    from memory_sim.env import Env
     from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.settings import Settings
 
-    from memory_env import DIMENSIONS, METADATA_INDEXES
+    from memory_env import DIMENSIONS
 
     client = server.client(timeout_s=timeout_s, sleep=lambda s: None,
                            backoff=Backoff(attempts=6, base_s=0.01, cap_s=0.05, deadline_s=60.0))
     server.app.state.accounts.get(client.account_id).adopt_vectorize(MemoryAccount(clock=clock))
-    account = CloudflareVectorizeAccount(client)
-    account.create_index("memories", DIMENSIONS, "cosine")
-    index = account.index("memories")
-    for prop, kind in METADATA_INDEXES:
-        index.create_metadata_index(prop, kind)
-    db = CloudflareD1Account(client).create("memory")
-    return Env(VECTORIZE=index, DB=db, AI=None, embedder=HashingEmbedder(DIMENSIONS), vectorize_account=account)  # type: ignore[arg-type]
+    settings = Settings.load(environ={}, backend="cloudflare", account_id=client.account_id,
+                             api_token=client.api_token, embed_model="fake/hashing")
+    return build_cloudflare_env(settings, embedder=HashingEmbedder(DIMENSIONS), client=client)
 
 
 @pytest.mark.slow

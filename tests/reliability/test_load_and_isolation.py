@@ -97,11 +97,12 @@ def test_no_route_answers_without_a_valid_token(server: ServerForTests) -> None:
 
 @pytest.mark.slow
 def test_eight_threads_in_one_process_mixed_load(tmp_path: Path) -> None:
-    from memory_sim.check import check, local_env
+    from memory_sim.check import check
+    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
 
     clock = SimClock()
-    with local_env(tmp_path, HashingEmbedder(64)) as env:  # Chroma + DuckDB
+    with Env.local(tmp_path, embedder=HashingEmbedder(64)) as env:  # Chroma + DuckDB
         system = MemorySystem(env, clock=clock)
         report = run_load([system] * 8, seconds=3.0, seed=1)
         assert report.errors == [] and report.foreign == 0

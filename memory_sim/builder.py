@@ -1,0 +1,225 @@
+"""The one place that turns `Settings` into bindings: the only module that imports a backend.
+
+    build_env(settings)                  the Env for the settings' backend (local or cloudflare)
+    build_in_memory_env(clock, embedder)  the oracle index, sqlite3 in memory, the hashing embedder (tests)
+    open_vectorize_account(settings)     the Vectorize account alone (`memory-sim vectorize ...`)
+    open_d1_account(settings)            the D1 databases alone (`memory-sim d1 ...`)
+
+Local data lives under one folder:
+
+    <data>/vectorize/          Chroma's files and the index state beside them
+    <data>/d1/                 one database file per D1 database
+    <data>/embeddings.sqlite   the persistent embedding cache
+    <data>/.lock, owner.json   the folder lock a local Env holds until it is closed (folder_lock.py)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from memory_sim.bindings.ai import DEFAULT_MODEL, Ai, Embedder
+from memory_sim.bindings.vectorize import VectorizeAccount
+from memory_sim.env import Env
+from memory_sim.errors import ConfigError
+from memory_sim.memory.provision import ensure_index, recreate_index
+from memory_sim.settings import Settings
+
+if TYPE_CHECKING:
+    from memory_sim.folder_lock import FolderLock
+
+HASHING_MODEL = "fake/hashing"  # the deterministic test embedder, recorded in indexes built with it
+
+
+def build_env(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> Env:
+    """`embedder` replaces the one the settings name; `rebuild_index` drops and recreates the index for it
+    instead of refusing a different model (the caller then re-embeds from D1: `memory.rebuild.reembed`)."""
+    if settings.backend == "local":
+        return build_local_env(settings, embedder=embedder, rebuild_index=rebuild_index)
+    if settings.backend == "cloudflare":
+        return build_cloudflare_env(settings, embedder=embedder, rebuild_index=rebuild_index)
+    raise ConfigError(f"unknown backend {settings.backend!r}: expected 'local' or 'cloudflare'")
+
+
+# --- local -----------------------------------------------------------------------------------------------------
+
+
+def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) -> VectorizeAccount:
+    """Chroma in `<data>/vectorize` (or a Chroma server at `chroma_url`), or the in-memory oracle."""
+    if settings.vector_backend == "memory":
+        from memory_sim.local.vectorize_memory import MemoryAccount
+
+        return MemoryAccount()
+    from memory_sim.local.vectorize_chroma import ChromaAccount
+
+    options: dict[str, Any] = {} if max_batch is None else {"max_batch": max_batch}
+    if settings.chroma_url:
+        from urllib.parse import urlparse
+
+        url = urlparse(settings.chroma_url)
+        return ChromaAccount(host=url.hostname or "127.0.0.1", port=url.port or 8000, **options)
+    return ChromaAccount(Path(settings.data_dir) / "vectorize", **options)
+
+
+def open_d1_account(settings: Settings) -> Any:
+    """The D1 databases of the data folder, on the settings' engine."""
+    from memory_sim.local.d1_account import D1Account
+
+    return D1Account(Path(settings.data_dir), engine=settings.d1_engine)
+
+
+def build_local_env(
+    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
+    folder_lock: FolderLock | None = None,
+) -> Env:
+    """The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over."""
+    from memory_sim.local.ai import LocalAi
+    from memory_sim.folder_lock import FolderLock
+
+    held = folder_lock or FolderLock.acquire(settings.data_dir)
+    env = Env(VECTORIZE=None, DB=None, AI=LocalAi(), embedder=embedder, vectorize_account=None, settings=settings)  # type: ignore[arg-type]
+    env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
+    try:
+        account = env.vectorize_account = open_vectorize_account(settings)
+        _close_with(env, account)
+        ai = env.AI
+        env.embedder = embedder or _embedder_for_index(settings, account, ai)
+        d1 = open_d1_account(settings)
+        env.DB = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
+        _close_with(env, env.DB)
+        opener = recreate_index if rebuild_index else ensure_index
+        env.VECTORIZE = opener(account, settings.index_name, env.embedder)
+    except BaseException:
+        env.close()
+        raise
+    return env
+
+
+# --- Cloudflare ------------------------------------------------------------------------------------------------
+
+
+def build_cloudflare_env(
+    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False, client: Any = None
+) -> Env:
+    """Vectorize, D1 and Workers AI over the REST API of one account (api.cloudflare.com, or any server that
+    speaks it, such as `memory-sim serve`, through `base_url`). `client`: a `CloudflareClient` of your own
+    (timeouts, retries, transport) instead of one built from the settings."""
+    from memory_sim.cloudflare.workers_ai import WorkersAi
+
+    client = client or cloudflare_client(settings)
+    ai = WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
+    account, _ = open_cloudflare_storage(settings, client)
+    env = Env(VECTORIZE=None, DB=None, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)  # type: ignore[arg-type]
+    env.close_hooks.extend([client.close, ai.close])
+    try:
+        env.embedder = embedder or _embedder_for_index(settings, account, ai)
+        env.DB = cloudflare_database(client, settings)
+        opener = recreate_index if rebuild_index else ensure_index
+        env.VECTORIZE = opener(account, settings.index_name, env.embedder)
+    except BaseException:
+        env.close()
+        raise
+    return env
+
+
+def cloudflare_client(settings: Settings) -> Any:
+    """The REST client of the settings' account (`memory-sim push` and the Cloudflare Env share it)."""
+    try:
+        from memory_sim.cloudflare.client import CloudflareClient
+    except ModuleNotFoundError as exc:
+        raise ConfigError("the Cloudflare backend needs the 'cloudflare' extra: pip install 'memory_sim[cloudflare]'") from exc
+    if not settings.account_id or not settings.api_token:
+        raise ConfigError("backend 'cloudflare' needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN")
+    return CloudflareClient(settings.account_id, settings.api_token, settings.base_url)
+
+
+def open_cloudflare_storage(settings: Settings, client: Any) -> tuple[VectorizeAccount, Callable[[], Any]]:
+    """The account's Vectorize, and a function opening its D1 database (by id, else by name, created when missing)."""
+    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+
+    return CloudflareVectorizeAccount(client), lambda: cloudflare_database(client, settings)
+
+
+def cloudflare_database(client: Any, settings: Settings) -> Any:
+    from memory_sim.cloudflare.d1 import CloudflareD1Account, CloudflareD1Database
+
+    if settings.database_id:
+        return CloudflareD1Database(client, settings.database_id)
+    account = CloudflareD1Account(client)
+    names = account.list()
+    return account.get(settings.database_name) if settings.database_name in names else account.create(settings.database_name)
+
+
+# --- in memory (tests, notebooks) ------------------------------------------------------------------------------
+
+
+def build_in_memory_env(
+    clock: Callable[[], float] | None = None,
+    embedder: Embedder | None = None,
+    *,
+    dimensions: int = 64,
+    visibility_lag_s: float = 0.0,
+    max_vectors: int | None = None,
+    db: Any = None,
+) -> Env:
+    """Real, fast implementations of the three contracts with nothing on disk: the exact Vectorize oracle,
+    sqlite3 D1 in memory (or `db`, any D1 database) and (unless given) the deterministic hashing embedder."""
+    import time
+
+    from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.local.d1_sqlite import SqliteDatabase
+    from memory_sim.local.vectorize_memory import MemoryAccount
+
+    options: dict[str, Any] = {} if max_vectors is None else {"max_vectors": max_vectors}
+    account = MemoryAccount(clock=clock or time.time, visibility_lag_s=visibility_lag_s, **options)
+    embedder = embedder or HashingEmbedder(dimensions)
+    settings = Settings.load(environ={}, vector_backend="memory", d1_engine="sqlite", embed_model=HASHING_MODEL)
+    db = db if db is not None else SqliteDatabase()
+    env = Env(VECTORIZE=ensure_index(account, settings.index_name, embedder), DB=db, AI=_NoAi(),
+              embedder=embedder, vectorize_account=account, settings=settings)
+    _close_with(env, db)
+    return env
+
+
+class _NoAi:
+    """`env.AI` of an in-memory Env: embeddings come from the injected embedder, no model runs."""
+
+    def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        raise ConfigError("this in-memory Env runs no model; embed with env.embedder")
+
+
+# --- the embedder an index needs ----------------------------------------------------------------------------------
+
+
+def model_to_open(setting: str, index_description: str | None) -> str:
+    """The model a data folder opens with: the one its index records (`reembed --model` changed it) when the
+    setting is the unchosen default; a model named in the settings otherwise (checked against the index)."""
+    from memory_sim.embedding.index_model import parse_description
+
+    recorded = parse_description(index_description).get("model")
+    return recorded if setting == DEFAULT_MODEL and recorded else setting
+
+
+def _embedder_for_index(settings: Settings, account: VectorizeAccount, ai: Ai) -> Embedder:
+    from memory_sim.embedding.embedder import load_embedder
+    from memory_sim.embedding.index_model import parse_description
+
+    cache = Path(settings.data_dir) / "embeddings.sqlite"
+    described = {d.name: d.description for d in account.list_indexes()}.get(settings.index_name)
+    model = model_to_open(settings.embed_model, described)
+    if model == HASHING_MODEL:  # an index built by the test embedder (crash trials, fast tests) opens with it
+        from memory_sim.embedding.fake import HashingEmbedder
+
+        return HashingEmbedder(int(parse_description(described).get("dimensions", 64)))
+    if model != settings.embed_model:
+        try:
+            return load_embedder(model, cache_path=cache, ai=ai)
+        except ConfigError:
+            pass  # not loadable here: the configured model, and the index check says why they differ
+    return load_embedder(settings.embed_model, cache_path=cache, ai=ai)
+
+
+def _close_with(env: Env, closable: object) -> None:
+    close = getattr(closable, "close", None)
+    if close is not None:
+        env.close_hooks.append(close)
