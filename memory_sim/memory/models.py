@@ -59,11 +59,11 @@ class WorldTime:
         return f"day {self.day} {self.hour:02d}:00"
 
 
-def _fitted(head: str, tail: str) -> str:
-    """`head + tail`, the head cut (by whole characters) until the id fits Vectorize's 64 bytes."""
-    while head and len((head + tail).encode("utf-8")) > VECTORIZE_MAX_ID_BYTES:
+def _fitted(head: str, tail: str, prefix: str = "") -> str:
+    """`prefix + head + tail`, the head cut (by whole characters) until the id fits Vectorize's 64 bytes."""
+    while head and len((prefix + head + tail).encode("utf-8")) > VECTORIZE_MAX_ID_BYTES:
         head = head[:-1]
-    return head + tail
+    return prefix + head + tail
 
 
 def _digest(text: str) -> str:
@@ -82,7 +82,7 @@ def summary_id(npc_id: str, day: int) -> str:
     plain = f"summary-{npc_id}-{day}"
     if len(npc_id) <= 40 and len(plain.encode("utf-8")) <= VECTORIZE_MAX_ID_BYTES:
         return plain
-    return "summary-" + _fitted(npc_id, f"~{_digest(npc_id)}-{day}")
+    return _fitted(npc_id, f"~{_digest(npc_id)}-{day}", "summary-")
 
 
 @dataclass(frozen=True, slots=True)
