@@ -8,16 +8,17 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 
 def register(sub: Any) -> None:
+    from memory_sim.cli import arguments
+
     bench = sub.add_parser("bench", help="benchmarks side by side: index, embeddings, D1, end to end; plots")
     bench.add_argument("--quick", action="store_true", help="10k vectors only, small samples (about 1-2 minutes)")
     bench.add_argument("--json", action="store_true", help="print the report as JSON")
     bench.add_argument("--sizes", default=None, help="index sizes, comma-separated (default 10000,100000,300000)")
-    bench.add_argument("--out", type=Path, default=None, help="output folder (default: the repository's benchmarks/)")
+    bench.add_argument("--out", type=arguments.folder, default=None, help="output folder (default: the repository's benchmarks/)")
     bench.set_defaults(handler=cmd_bench)
 
 

@@ -145,7 +145,8 @@ def retry_pending(system: "MemorySystem", now: float) -> JobReport:
     try:
         outcome = each_npc("retry_pending", rows, lambda r: r.npc_id, lambda group: indexing.embed_and_upsert(system.env, group))
     except (EmbeddingUnavailable, VectorizeError) as exc:
-        db.batch(_reschedule(system, due, now, lambda _: str(exc)))
+        reason = str(exc)
+        db.batch(_reschedule(system, due, now, lambda _: reason))
         return JobReport("retry_pending", failed=len(due))
     why = {r.id: outcome.failed[r.npc_id] for r in outcome.held_back}
     retry_later = [r for r in due if r["memory_id"] in why]

@@ -104,7 +104,8 @@ class MemorySystem:
         try:
             outcome = each_npc("index", rows, lambda r: r.npc_id, self._upsert_making_room)
         except (EmbeddingUnavailable, VectorizeError) as exc:
-            self._postpone(rows, now, lambda _: str(exc))
+            reason = str(exc)
+            self._postpone(rows, now, lambda _: reason)
             return set()
         self._postpone(outcome.held_back, now, lambda r: outcome.failed[r.npc_id])
         done = [r.id for r in outcome.done]
