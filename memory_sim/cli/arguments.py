@@ -98,6 +98,16 @@ def _model(name: str) -> str:
 model = checked("model", _same, _model, "a model name")
 
 
+def _index_sizes(sizes: list[int]) -> list[int]:
+    if any(n < 1000 for n in sizes):
+        raise argparse.ArgumentTypeError(f"each index size must be at least 1000, got {sizes}")
+    return sizes
+
+
+index_sizes = checked("sizes", lambda text: [int(s) for s in text.split(",")], _index_sizes,
+                      "comma-separated whole numbers, e.g. 10000,100000")
+
+
 # --- names the bindings define -------------------------------------------------------------------------------
 def _index_name(name: str) -> str:
     from memory_sim.bindings.vectorize_validation import check_index_name
