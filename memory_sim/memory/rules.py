@@ -81,7 +81,8 @@ def _within(value: Any, low: float, high: float) -> bool:
     """A real number (not a bool) in [low, high]; NaN never is, and huge integers are compared exactly."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return False
-    return bool(low <= value <= high)
+    number: Any = value  # int, float, Fraction...: compared as they are (numbers.Real declares no ordering)
+    return bool(low <= number <= high)
 
 
 def importance(value: Any) -> float:

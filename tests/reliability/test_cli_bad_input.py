@@ -125,6 +125,26 @@ def test_invalid_utf8_bytes_from_the_shell(world: dict[str, Path], baseline: Any
     assert folder_state(world["data"]) == baseline[True]
 
 
+def test_an_unexpected_failure_is_one_line_and_exit_1(
+    world: dict[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not bad input but a bug: still no traceback for the user, unless they ask for it."""
+    from memory_sim.cli import memory as memory_verbs
+
+    def broken(args: Any) -> int:
+        raise RuntimeError("the ledger\nis upside down")
+
+    monkeypatch.setattr(memory_verbs, "cmd_stats", broken)
+    monkeypatch.delenv("MEMORY_SIM_DEBUG", raising=False)
+    assert main(["--data", str(world["data"]), "stats"]) == 1
+    err = capsys.readouterr().err
+    assert err == ("error: internal error: RuntimeError: the ledger | is upside down "
+                   "(run with MEMORY_SIM_DEBUG=1 for the traceback)\n")
+    monkeypatch.setenv("MEMORY_SIM_DEBUG", "1")
+    with pytest.raises(RuntimeError, match="upside down"):
+        main(["--data", str(world["data"]), "stats"])
+
+
 # --- (b) every verb, with generated bad arguments -------------------------------------------------------------------
 
 CONTROL = [chr(c) for c in (*range(0, 32), 127)]
