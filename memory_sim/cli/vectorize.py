@@ -190,4 +190,5 @@ def register(subparsers: Any) -> None:
     md.add_argument("--type", required=True, choices=["string", "number", "boolean"], help="value type")
     _verb(sub, "list-metadata-index", "list metadata indexes", _list_md)
     drop = _verb(sub, "delete-metadata-index", "delete a metadata index", _delete_md)
-    drop.add_argument("--property-name", "--propertyName", dest="property_name", required=True, help="metadata property")
+    drop.add_argument("--property-name", "--propertyName", dest="property_name", type=arguments.property_name, required=True,
+                      help="metadata property")

@@ -251,16 +251,20 @@ CASES: dict[str, list[Case]] = {
         (["vectorize", "create", "fresh", "--dimensions"], ["--metric", "cosine"], whole_outside(1, 1536), "3"),
         (["vectorize", "create", "fresh", "--dimensions", "3", "--metric"], [], not_in("cosine", "euclidean", "dot-product"), "cosine"),
         *[(["vectorize", verb], [], bad_index_names, "memories") for verb in ("get", "delete", "info", "list-metadata-index")],
-        (["vectorize", "insert", "memories", "--file"], [], st.one_of(missing_paths, st.just(DATA)), FILE),
+        *[(["vectorize", verb, "memories", "--file"], [], st.one_of(missing_paths, st.just(DATA)), FILE)
+          for verb in ("insert", "upsert")],
+        (["vectorize", "list"], [], texts.filter(lambda t: not t.startswith("-")), EXTRA),
         (["vectorize", "query", "memories", "--vector"], [], number_outside(-math.inf, math.inf), "1"),
         (["vectorize", "query", "memories", "--vector", "1", "--top-k"], [], whole_outside(1, 100), "5"),
         (["vectorize", "query", "memories", "--vector", "1", "--filter"], [],
          st.sampled_from(["{bad", "[]", "{}", '{"$x": 1}', "null", "1", '{"a": {"$regex": "x"}}']), '{"npcId": "tom"}'),
         (["vectorize", "query", "memories", "--vector", "1", "--namespace"], [], st.sampled_from(["", "n" * 65]), "tom"),
-        (["vectorize", "get-vectors", "memories", "--ids"], [], st.sampled_from(["", "x" * 65, "🙂" * 17]), "m1"),
+        *[(["vectorize", verb, "memories", "--ids"], [], st.sampled_from(["", "x" * 65, "🙂" * 17]), "m1")
+          for verb in ("get-vectors", "delete-vectors")],
         (["vectorize", "list-vectors", "memories", "--count"], [], whole_outside(1, 1000), "10"),
         (["vectorize", "create-metadata-index", "memories", "--property-name"], ["--type", "string"],
          st.sampled_from(["", "$x", 'a"b']), "mood"),
+        (["vectorize", "delete-metadata-index", "memories", "--property-name"], [], st.sampled_from(["", "$x", 'a"b']), "mood"),
         (["vectorize", "create-metadata-index", "memories", "--property-name", "mood", "--type"], [],
          not_in("string", "number", "boolean"), "string"),
         (["vectorize"], [], not_in("create", "get", "list", "delete", "info", "insert", "upsert", "query", "get-vectors",
@@ -274,6 +278,7 @@ CASES: dict[str, list[Case]] = {
         (["d1", "create"], [], bad_db_names, "fresh"),
         (["d1", "delete"], [], bad_db_names, "fresh"),
         (["d1", "--engine"], ["list"], not_in("duckdb", "sqlite"), "duckdb"),
+        (["d1", "list"], [], texts.filter(lambda t: not t.startswith("-")), EXTRA),
     ],
     "ai": [
         (["ai", "run", "minilm", "--text", "x", "--pooling"], [], not_in("cls", "mean"), "cls"),
@@ -346,12 +351,20 @@ def bad_argv(draw: st.DrawFn) -> list[str]:
     return [t + "\udcff" if i == spoilt else t for i, t in enumerate(argv)]
 
 
-def test_every_verb_is_covered() -> None:
+def verbs(parser: Any, path: tuple[str, ...] = ()) -> set[tuple[str, ...]]:
+    """Every command and sub-command the parser knows, as argv prefixes."""
+    found: set[tuple[str, ...]] = set()
+    for action in parser._actions:
+        for name, sub in (getattr(action, "choices", None) or {}).items() if action.nargs == "A..." else ():
+            found |= {path + (name,)} | verbs(sub, path + (name,))
+    return found
+
+
+def test_every_verb_and_sub_verb_has_cases() -> None:
     from memory_sim.cli import build_parser
 
-    commands = next(a for a in build_parser()._actions if a.dest == "command").choices  # type: ignore[union-attr]
-    covered = {case[0][0] for case in ALL_CASES if case[0]} | {"consolidate", "prune", "retry"}
-    assert set(commands) <= covered
+    covered = {tuple(t for t in case[0] if not t.startswith("-"))[:n] for case in ALL_CASES for n in (1, 2)}
+    assert verbs(build_parser()) <= covered
 
 
 @settings(max_examples=200, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.function_scoped_fixture])
