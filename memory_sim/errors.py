@@ -3,6 +3,7 @@ at the boundary where they are raised, so callers catch these and nothing else.
 
     MemorySimError
     ├── ConfigError                 bad settings, unknown backend, missing model weights
+    ├── InvalidInput                a value breaks a rule of the memory system or the CLI; also a ValueError
     ├── DataInUseError              another process (or Env) owns the data folder: its lock names the owner
     ├── VectorizeError              "<OP>_ERROR (code = N): <text>", as the Workers binding words it
     │   ├── VectorizeInputError     the request broke a rule of the contract (4xx); nothing was changed
@@ -28,6 +29,11 @@ class MemorySimError(Exception):
 
 class ConfigError(MemorySimError):
     """Settings that cannot work: unknown backend, missing weights, a mismatched model."""
+
+
+class InvalidInput(MemorySimError, ValueError):
+    """A value given by the caller breaks a rule (an empty text, an importance outside 0..1, an over-long NPC id,
+    a bad command-line argument); the message says which. Nothing was stored."""
 
 
 class DataInUseError(MemorySimError):

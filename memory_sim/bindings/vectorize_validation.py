@@ -74,7 +74,7 @@ def _utf8_len(text: str) -> int:
 
 # --- indexes ------------------------------------------------------------------------------------------------
 def check_index_name(name: Any, op: str = "INDEX_GET") -> str:
-    if not isinstance(name, str) or not INDEX_NAME.match(name) or _utf8_len(name) > limits.VECTORIZE_MAX_INDEX_NAME_BYTES:
+    if not isinstance(name, str) or not INDEX_NAME.fullmatch(name) or _utf8_len(name) > limits.VECTORIZE_MAX_INDEX_NAME_BYTES:
         raise VectorizeInputError(
             op,
             f"invalid index name {name!r}: lowercase letters, digits and dashes, starting with a letter, "

@@ -2,7 +2,8 @@
 
 Each group of verbs lives in its own module with a `register(subparsers)` function; adding a group is one line
 in `GROUPS`. Modules import heavy libraries inside their handlers, so `memory-sim --help` stays fast.
-Handlers return an exit code; a `MemorySimError` prints one line and exits 2.
+Handlers return an exit code. Arguments are checked at the front door (cli/arguments.py); every error prints one
+line on stderr: exit 2 for what the user can fix, 1 for an internal error.
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
-from typing import Callable, Sequence
+from typing import Callable, NoReturn, Sequence
 
 GROUPS = (
     "memory_sim.cli.vectorize",
@@ -26,6 +28,17 @@ GROUPS = (
 )
 
 Handler = Callable[[argparse.Namespace], int]
+DEBUG_ENV = "MEMORY_SIM_DEBUG"
+
+
+class CliParser(argparse.ArgumentParser):
+    """argparse, except that a usage error is one line (not the usage block), raised as `InvalidInput` so `main`
+    prints it like every other error. Sub-commands get this class too (add_subparsers uses the parent's type)."""
+
+    def error(self, message: str) -> NoReturn:
+        from memory_sim.errors import InvalidInput
+
+        raise InvalidInput(f"{message} (see `{self.prog} --help`)")
 
 
 def default_data_dir() -> str:
@@ -33,13 +46,16 @@ def default_data_dir() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    from memory_sim.cli import arguments
+
+    parser = CliParser(
         prog="memory-sim",
         description="Local-first long-term memory for simulated characters (Vectorize, D1, Workers AI locally).",
     )
     parser.add_argument(
         "--data",
         default=default_data_dir(),
+        type=arguments.folder,
         help="data folder (default: $MEMORY_SIM_DATA or ./.memory_sim)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -54,23 +70,69 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from memory_sim.errors import MemorySimError
+def _one_line(text: str) -> str:
+    """Errors are one line on stderr, whatever the message holds (a value's newlines, undecodable bytes)."""
+    flat = re.sub(r"\s*[\r\n]+\s*", " | ", text.strip())
+    return flat.encode("utf-8", "backslashreplace").decode("utf-8")
 
+
+def _check_utf8(argv: Sequence[str]) -> None:
+    """Bytes that are not UTF-8 reach Python as lone surrogates; refuse them here, naming the argument."""
+    from memory_sim.errors import InvalidInput
+
+    for position, arg in enumerate(argv, 1):
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            try:
+                raw = os.fsencode(arg)  # the bytes as they were given
+            except UnicodeEncodeError:
+                raw = arg.encode("utf-8", "backslashreplace")
+            raise InvalidInput(f"argument {position} is not valid UTF-8 text: {raw!r}") from None
+
+
+def _run(argv: Sequence[str]) -> int:
+    from memory_sim.errors import InvalidInput
+
+    _check_utf8(argv)
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Handler | None = getattr(args, "handler", None)
     if handler is None:
-        parser.print_help()
-        return 0 if args.command is None else 2
+        if args.command is None:
+            parser.print_help()
+            return 0
+        raise InvalidInput(f"`memory-sim {args.command}` needs a verb (see `memory-sim {args.command} --help`)")
     from memory_sim.folder_lock import acting_as
 
+    with acting_as(f"memory-sim {args.command}"):  # tells a refused second opener who owns the folder
+        return handler(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs one command. Every failure is one line on stderr, never a traceback: exit 2 for what the caller can
+    fix (bad input, a missing file, an error of the project's tree), 1 for an internal error (the traceback with
+    MEMORY_SIM_DEBUG=1)."""
+    from memory_sim.errors import MemorySimError
+
     try:
-        with acting_as(f"memory-sim {args.command}"):  # tells a refused second opener who owns the folder
-            return handler(args)
+        return _run(list(sys.argv[1:] if argv is None else argv))
     except MemorySimError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        print(f"error: {_one_line(where + (exc.strerror or str(exc)))}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
+        if os.environ.get(DEBUG_ENV):
+            raise
+        print(f"error: internal error: {_one_line(f'{type(exc).__name__}: {exc}')} "
+              f"(run with {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

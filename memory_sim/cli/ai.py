@@ -12,7 +12,7 @@ from typing import Any
 
 def register(subparsers: Any) -> None:
     ai = subparsers.add_parser("ai", help="run a local Workers AI embedding model")
-    verbs = ai.add_subparsers(dest="ai_command", metavar="VERB")
+    verbs = ai.add_subparsers(dest="ai_command", metavar="VERB", required=True)
     run = verbs.add_parser("run", help="embed texts, answering as env.AI.run does")
     run.add_argument("model", metavar="MODEL", help="'default', @cf/baai/bge-base-en-v1.5, "
                      "sentence-transformers/all-MiniLM-L6-v2 (alias all-MiniLM-L6-v2), or a model folder")

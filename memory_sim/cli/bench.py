@@ -8,30 +8,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 from typing import Any
 
 
 def register(sub: Any) -> None:
+    from memory_sim.cli import arguments
+
     bench = sub.add_parser("bench", help="benchmarks side by side: index, embeddings, D1, end to end; plots")
     bench.add_argument("--quick", action="store_true", help="10k vectors only, small samples (about 1-2 minutes)")
     bench.add_argument("--json", action="store_true", help="print the report as JSON")
-    bench.add_argument("--sizes", default=None, help="index sizes, comma-separated (default 10000,100000,300000)")
-    bench.add_argument("--out", type=Path, default=None, help="output folder (default: the repository's benchmarks/)")
+    bench.add_argument("--sizes", type=arguments.index_sizes, default=None, help="index sizes, comma-separated (default 10000,100000,300000)")
+    bench.add_argument("--out", type=arguments.folder, default=None, help="output folder (default: the repository's benchmarks/)")
     bench.set_defaults(handler=cmd_bench)
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
     from memory_sim.bench import ROOT, markdown, plot, run_all
-    from memory_sim.errors import ConfigError
 
-    try:
-        sizes = [int(s) for s in args.sizes.split(",")] if args.sizes else None
-    except ValueError as exc:
-        raise ConfigError(f"--sizes takes comma-separated integers, got {args.sizes!r}") from exc
-    if sizes is not None and any(n < 1000 for n in sizes):
-        raise ConfigError("--sizes: each index size must be at least 1000")
-    report = run_all(quick=args.quick, sizes=sizes, progress=lambda m: print(m, file=sys.stderr, flush=True))
+    report = run_all(quick=args.quick, sizes=args.sizes, progress=lambda m: print(m, file=sys.stderr, flush=True))
     out = args.out or ROOT / "benchmarks"
     out.mkdir(parents=True, exist_ok=True)
     name = "bench-quick" if args.quick else "bench"

@@ -4,29 +4,30 @@ from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
 from typing import Any
 
 from memory_sim.cli.folder import owning_folder
 
 
 def register(subparsers: Any) -> None:
+    from memory_sim.cli import arguments
+
     d1 = subparsers.add_parser("d1", help="local D1 databases (DuckDB with SQLite semantics, or sqlite3)")
     d1.add_argument("--engine", choices=("duckdb", "sqlite"), default="duckdb", help="storage engine (default duckdb)")
     verbs = d1.add_subparsers(dest="d1_command", metavar="VERB", required=True)
     execute = verbs.add_parser("execute", help="run SQL against a database")
-    execute.add_argument("database", help="database name")
+    execute.add_argument("database", type=arguments.database_name, help="database name")
     source = execute.add_mutually_exclusive_group(required=True)
-    source.add_argument("--command", help="SQL statements, separated by ';'")
-    source.add_argument("--file", type=Path, help="a .sql file, statements separated by ';'")
+    source.add_argument("--command", type=arguments.sql, help="SQL statements, separated by ';'")
+    source.add_argument("--file", type=arguments.input_file, help="a .sql file, statements separated by ';'")
     execute.add_argument("--json", action="store_true", help="print D1's JSON result shape")
     execute.set_defaults(handler=owning_folder(_execute))
     verbs.add_parser("list", help="list databases").set_defaults(handler=owning_folder(_list))
     create = verbs.add_parser("create", help="create a database")
-    create.add_argument("name")
+    create.add_argument("name", type=arguments.database_name)
     create.set_defaults(handler=owning_folder(_create))
     delete = verbs.add_parser("delete", help="delete a database and its data")
-    delete.add_argument("name")
+    delete.add_argument("name", type=arguments.database_name)
     delete.set_defaults(handler=owning_folder(_delete))
 
 

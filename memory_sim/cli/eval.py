@@ -21,30 +21,34 @@ _DEFAULT_CACHE = Path(os.environ.get("TMPDIR", "/tmp")) / "memory_sim_eval" / "e
 
 
 def register(sub: Any) -> None:
+    from memory_sim.cli import arguments
+
     group = sub.add_parser("eval", help="recall quality: LoCoMo evidence recall, the village's ground truth")
-    verbs = group.add_subparsers(dest="eval_command", metavar="EVAL")
-    group.set_defaults(handler=lambda _args: (group.print_help(), 2)[1])
+    verbs = group.add_subparsers(dest="eval_command", metavar="EVAL", required=True)
     locomo = verbs.add_parser("locomo", help="LoCoMo evidence recall@k per mode through MemorySystem.recall")
-    locomo.add_argument("--data", dest="locomo_path", type=Path, default=Path("../shared/data/locomo10.json"),
+    locomo.add_argument("--data", dest="locomo_path", type=arguments.input_file, default="../shared/data/locomo10.json",
                         help="locomo10.json (default: ../shared/data/locomo10.json)")
     locomo.add_argument("--modes", default="vector,keyword,hybrid,weighted",
                         help="comma-separated: vector, keyword, hybrid, weighted")
-    locomo.add_argument("--conversations", type=int, default=None, help="only the first N conversations")
+    locomo.add_argument("--conversations", type=arguments.whole("conversations", 1), default=None,
+                        help="only the first N conversations")
     locomo.add_argument("--cache", type=Path, default=_DEFAULT_CACHE,
                         help=f"embedding cache kept between runs (default {_DEFAULT_CACHE})")
     _common(locomo)
     locomo.set_defaults(handler=cmd_locomo)
     village = verbs.add_parser("village", help="what NPCs think of each other: recall vs a LIKE scan of D1")
-    village.add_argument("--questions", type=Path, default=None,
+    village.add_argument("--questions", type=arguments.input_file, default=None,
                          help="the ground-truth set (default: data/village_questions.json of the repo)")
     _common(village)
     village.set_defaults(handler=cmd_village)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
+    from memory_sim.cli import arguments
+
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    parser.add_argument("--out", type=Path, default=None, help="also write <name>.json and <name>.md here")
-    parser.add_argument("--threads", type=int, default=1,
+    parser.add_argument("--out", type=arguments.folder, default=None, help="also write <name>.json and <name>.md here")
+    parser.add_argument("--threads", type=arguments.whole("threads", 1, 1024), default=1,
                         help="torch threads (default 1: faster than 2 on a loaded 2-core machine)")
 
 

@@ -28,7 +28,7 @@ def _open(
     from memory_sim.memory import store
     from memory_sim.memory.system import MemorySystem
 
-    env = env if env is not None else Env.local(args.data)
+    env = env if env is not None else Env.local(args.data)  # with the model its index was built with
     if clock is None:
         system = MemorySystem(env, clock=lambda: 0.0)
         stored = store.get_meta(env.DB, "world_seconds")
@@ -145,9 +145,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
     with env:
         now = WorldTime.from_seconds(system.clock())
         when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
-        memory = ShortTermMemory(
-            args.npc, args.text, args.importance, when, args.type, tuple(a for a in args.about.split(",") if a)
-        )
+        memory = ShortTermMemory(args.npc, args.text, args.importance, when, args.type, args.about)
         indexed = system.remember(memory)
         _print({"id": memory.id, "indexed": indexed})
     return 0
@@ -234,30 +232,34 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def register(sub: Any) -> None:
+    from memory_sim.cli import arguments
+    from memory_sim.memory import rules
+
     demo = sub.add_parser("demo", help="run the seeded village, then ask what Margaret thinks of Tom")
-    demo.add_argument("--days", type=int, default=14)
-    demo.add_argument("--npcs", type=int, default=8)
+    demo.add_argument("--days", type=arguments.whole("days", 1, rules.MAX_DAY), default=14)
+    demo.add_argument("--npcs", type=arguments.village_npcs, default=8)
     demo.add_argument("--seed", type=int, default=7)
-    demo.add_argument("--data", default=argparse.SUPPRESS, help="an empty folder (or an earlier demo's)")
-    demo.add_argument("--threads", type=int, default=1, help="torch threads for embeddings (0: torch's default)")
+    demo.add_argument("--data", type=arguments.folder, default=argparse.SUPPRESS, help="an empty folder (or an earlier demo's)")
+    demo.add_argument("--threads", type=arguments.whole("threads", 0, 1024), default=1,
+                      help="torch threads for embeddings (0: torch's default)")
     demo.set_defaults(handler=cmd_demo)
 
     remember = sub.add_parser("remember", help="store one memory (D1, and the index if important)")
-    remember.add_argument("npc")
-    remember.add_argument("text")
-    remember.add_argument("--importance", type=float, default=0.5)
+    remember.add_argument("npc", type=arguments.npc_id, help=f"the NPC's id (at most {rules.MAX_NPC_ID_BYTES} bytes)")
+    remember.add_argument("text", type=arguments.memory_text)
+    remember.add_argument("--importance", type=arguments.importance, default=0.5, help="0..1 (default 0.5)")
     remember.add_argument("--type", default="event", choices=["event", "relationship", "opinion", "place"])
-    remember.add_argument("--about", default="", help="comma-separated NPC ids the memory is about")
-    remember.add_argument("--day", type=int)
-    remember.add_argument("--hour", type=int)
+    remember.add_argument("--about", type=arguments.about, default=(), help="comma-separated NPC ids the memory is about")
+    remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
+    remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
     remember.set_defaults(handler=cmd_remember)
 
     recall = sub.add_parser("recall", help="an NPC's memories by meaning")
-    recall.add_argument("npc")
-    recall.add_argument("query")
+    recall.add_argument("npc", type=arguments.npc_to_recall)
+    recall.add_argument("query", type=arguments.query)
     recall.add_argument("--weighted", action="store_true", help="rank by score x importance / age decay")
-    recall.add_argument("--day", type=int, help="current day for --weighted (default: the world's)")
-    recall.add_argument("--top-k", type=int, default=5)
+    recall.add_argument("--day", type=arguments.day, help="current day for --weighted (default: the world's)")
+    recall.add_argument("--top-k", type=arguments.top_k, default=5, help="1..100 (default 5)")
     recall.add_argument("--mode", default="hybrid", choices=["vector", "keyword", "hybrid"])  # = DEFAULT_RECALL_MODE
     recall.add_argument("--json", action="store_true")
     recall.set_defaults(handler=cmd_recall)
@@ -268,17 +270,18 @@ def register(sub: Any) -> None:
         ("retry", "retry_pending", "embed memories whose embedding failed before"),
     ):
         parser = sub.add_parser(verb, help=text)
-        parser.add_argument("--day", type=int, help="the world's day (default: the stored world time)")
+        parser.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
         parser.set_defaults(handler=_job(method))
 
     sub.add_parser("stats", help="memories in D1, vectors, counters").set_defaults(handler=cmd_stats)
     rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)")
     rebuild.add_argument("--recreate", action="store_true", help="drop and recreate the index first")
-    rebuild.add_argument("--model", default=None,
+    rebuild.add_argument("--model", type=arguments.model, default=None,
                          help="embed with this model (a known name or a sentence-transformers folder); the index is "
                               "recreated for it and later opens of the folder use it")
     rebuild.set_defaults(handler=cmd_reembed)
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
-    run.add_argument("--scale", type=float, default=1.0, help="world seconds per real second")
-    run.add_argument("--for-seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    run.add_argument("--scale", type=arguments.number("scale", 0.0, above_low=True), default=1.0,
+                     help="world seconds per real second")
+    run.add_argument("--for-seconds", type=arguments.number("for_seconds", 0.0), help="stop after this long (default: until Ctrl-C)")
     run.set_defaults(handler=cmd_run)

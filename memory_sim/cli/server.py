@@ -42,12 +42,15 @@ def _unwind_on_sigterm() -> None:
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from memory_sim.cli import arguments
+
     parser = subparsers.add_parser("serve", help="serve Cloudflare's REST API (Vectorize, D1, Workers AI) locally")
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1, loopback only)")
-    parser.add_argument("--port", type=int, default=8787, help="port (default 8787)")
+    parser.add_argument("--host", type=arguments.host, default="127.0.0.1",
+                        help="address to listen on (default 127.0.0.1, loopback only)")
+    parser.add_argument("--port", type=arguments.whole("port", 1, 65535), default=8787, help="port (default 8787)")
     parser.add_argument("--token", help="API token(s) clients must send, comma-separated (default $MEMORY_SIM_API_TOKEN)")
     parser.add_argument("--d1-engine", choices=("duckdb", "sqlite"), default="duckdb", help="local D1 engine")
-    parser.add_argument("--visibility-lag", type=float, default=0.0,
+    parser.add_argument("--visibility-lag", type=arguments.number("visibility_lag", 0.0), default=0.0,
                         help="seconds before Vectorize writes become visible, as on Cloudflare (default 0)")
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))
     parser.set_defaults(handler=_serve)

@@ -98,14 +98,8 @@ def _writer(kind: str) -> Callable[[Any, argparse.Namespace], int]:
 
 
 def _query(account: Any, args: argparse.Namespace) -> int:
-    from memory_sim.errors import VectorizeInputError
-
     index = account.index(args.name)
-    try:
-        where = None if args.filter is None else json.loads(args.filter)
-    except ValueError:
-        raise VectorizeInputError("VECTOR_QUERY", f"--filter is not valid JSON: {args.filter}") from None
-    options = dict(top_k=args.top_k, filter=where, return_values=args.return_values,
+    options = dict(top_k=args.top_k, filter=args.filter, return_values=args.return_values,
                    return_metadata=args.return_metadata, namespace=args.namespace)
     if args.vector_id is not None:
         result = index.query_by_id(args.vector_id, **options)
@@ -148,19 +142,25 @@ def _delete_md(account: Any, args: argparse.Namespace) -> int:
 
 
 def _verb(sub: Any, name: str, help: str, body: Callable[[Any, argparse.Namespace], int], with_name: bool = True) -> Any:
+    from memory_sim.cli import arguments
+
     parser = sub.add_parser(name, help=help, description=help)
     if with_name:
-        parser.add_argument("name", help="index name")
+        parser.add_argument("name", type=arguments.index_name, help="index name")
     parser.add_argument("--json", action="store_true", help="print Cloudflare's JSON shape")
     parser.set_defaults(handler=owning_folder(_with_account(body)))
     return parser
 
 
 def register(subparsers: Any) -> None:
+    from memory_sim.bindings import limits
+    from memory_sim.cli import arguments
+
     group = subparsers.add_parser("vectorize", help="Vectorize indexes, as wrangler manages them")
-    sub = group.add_subparsers(dest="vectorize_command", metavar="VERB")
+    sub = group.add_subparsers(dest="vectorize_command", metavar="VERB", required=True)
     create = _verb(sub, "create", "create an index", _create)
-    create.add_argument("--dimensions", type=int, required=True, help="vector dimensions (1-1536)")
+    create.add_argument("--dimensions", type=arguments.whole("dimensions", 1, limits.VECTORIZE_MAX_DIMENSIONS), required=True,
+                        help="vector dimensions (1-1536)")
     create.add_argument("--metric", required=True, choices=["cosine", "euclidean", "dot-product"], help="distance metric")
     create.add_argument("--description", default="", help="free text, e.g. the embedding model")
     _verb(sub, "get", "show an index's configuration", _get)
@@ -169,24 +169,28 @@ def register(subparsers: Any) -> None:
     _verb(sub, "info", "vector count and last processed mutation", _info)
     for kind in ("insert", "upsert"):
         writer = _verb(sub, kind, f"{kind} vectors from an NDJSON file ({{id, values, metadata?, namespace?}} per line)", _writer(kind))
-        writer.add_argument("--file", required=True, help="NDJSON file")
+        writer.add_argument("--file", type=arguments.input_file, required=True, help="NDJSON file")
     query = _verb(sub, "query", "query an index by vector or by a stored vector's id", _query)
     source = query.add_mutually_exclusive_group(required=True)
-    source.add_argument("--vector", type=float, nargs="+", help="query vector, numbers separated by spaces")
-    source.add_argument("--vector-id", help="query with a stored vector's values")
-    query.add_argument("--top-k", type=int, default=5, help="matches to return (default 5)")
-    query.add_argument("--filter", help='metadata filter as JSON, e.g. \'{"npcId": "margaret"}\'')
+    source.add_argument("--vector", type=arguments.vector_value, nargs="+", help="query vector, numbers separated by spaces")
+    source.add_argument("--vector-id", type=arguments.vector_id, help="query with a stored vector's values")
+    query.add_argument("--top-k", type=arguments.query_top_k, default=5,
+                       help="matches to return (default 5; at most 50 with --return-values or --return-metadata all)")
+    query.add_argument("--filter", type=arguments.metadata_filter, help='metadata filter as JSON, e.g. \'{"npcId": "margaret"}\'')
     query.add_argument("--return-metadata", default="none", choices=["none", "indexed", "all"], help="metadata to return")
     query.add_argument("--return-values", action="store_true", help="return the stored values")
-    query.add_argument("--namespace", help="search only this namespace")
+    query.add_argument("--namespace", type=arguments.namespace, help="search only this namespace")
     for verb, help, body in (("get-vectors", "fetch vectors by id", _get_vectors), ("delete-vectors", "delete vectors by id", _delete_vectors)):
-        _verb(sub, verb, help, body).add_argument("--ids", nargs="+", required=True, help="vector ids")
+        _verb(sub, verb, help, body).add_argument("--ids", type=arguments.vector_id, nargs="+", required=True, help="vector ids")
     listing = _verb(sub, "list-vectors", "list vector ids, a page at a time", _list_vectors)
-    listing.add_argument("--count", type=int, default=100, help="ids per page (1-1000)")
+    listing.add_argument("--count", type=arguments.whole("count", 1, limits.VECTORIZE_LIST_MAX_COUNT), default=100,
+                         help="ids per page (1-1000)")
     listing.add_argument("--cursor", help="cursor from the previous page")
     md = _verb(sub, "create-metadata-index", "index a metadata property for filtering", _create_md)
-    md.add_argument("--property-name", "--propertyName", dest="property_name", required=True, help="metadata property")
+    md.add_argument("--property-name", "--propertyName", dest="property_name", type=arguments.property_name, required=True,
+                    help="metadata property")
     md.add_argument("--type", required=True, choices=["string", "number", "boolean"], help="value type")
     _verb(sub, "list-metadata-index", "list metadata indexes", _list_md)
     drop = _verb(sub, "delete-metadata-index", "delete a metadata index", _delete_md)
-    drop.add_argument("--property-name", "--propertyName", dest="property_name", required=True, help="metadata property")
+    drop.add_argument("--property-name", "--propertyName", dest="property_name", type=arguments.property_name, required=True,
+                      help="metadata property")

@@ -14,6 +14,12 @@ _SUFFIX = {"duckdb": ".duckdb", "sqlite": ".sqlite"}
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
+def check_database_name(name: str) -> str:
+    if not _NAME.fullmatch(name):
+        raise D1Error(f"invalid database name {name!r}: letters, digits, '-' and '_' (at most 64)")
+    return name
+
+
 class D1Account:
     """Creates, lists, opens and deletes the local D1 databases of one data folder."""
 
@@ -24,9 +30,7 @@ class D1Account:
         self.root = Path(data_dir) / "d1"
 
     def path(self, name: str) -> Path:
-        if not _NAME.match(name):
-            raise D1Error(f"invalid database name {name!r}: letters, digits, '-' and '_' (at most 64)")
-        return self.root / f"{name}{_SUFFIX[self.engine]}"
+        return self.root / f"{check_database_name(name)}{_SUFFIX[self.engine]}"
 
     def list(self) -> list[str]:
         suffix = _SUFFIX[self.engine]

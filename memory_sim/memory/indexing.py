@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING
+from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING, VECTORIZE_MAX_ID_BYTES
 from memory_sim.bindings.vectorize import Metadata, Vector
 from memory_sim.env import Env
 from memory_sim.memory.models import TEXT_PREVIEW_CHARS, StoredMemory
@@ -42,3 +42,8 @@ def embed_and_upsert(env: Env, memories: Sequence[StoredMemory], decay: dict[str
 def delete_vectors(env: Env, ids: Sequence[str]) -> None:
     for start in range(0, len(ids), VECTORIZE_MAX_BATCH_BINDING):
         env.VECTORIZE.delete_by_ids(list(ids[start : start + VECTORIZE_MAX_BATCH_BINDING]))
+
+
+def is_vector_id(memory_id: str) -> bool:
+    """Whether Vectorize can hold this id (1..64 bytes); memory ids are made to be, rows of older versions may not be."""
+    return 0 < len(memory_id.encode("utf-8", "surrogatepass")) <= VECTORIZE_MAX_ID_BYTES

@@ -2,16 +2,19 @@
 
 Each reads D1, makes a plan with pure functions (scoring.py, summarise.py), then applies it. All are
 idempotent for a given `now` (seconds of world time): a second run in the same period finds nothing to do,
-which is what lets the schedulers re-run them safely after a restart.
+which is what lets the schedulers re-run them safely after a restart. One NPC's failure holds back only that
+NPC (isolation.py): the report counts it (`failed`) and says why (`errors`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
+from memory_sim.bindings.d1 import D1PreparedStatement
 from memory_sim.errors import AiError, EmbeddingUnavailable, VectorizeError
 from memory_sim.memory import indexing, store
-from memory_sim.memory.models import JobReport, ShortTermMemory, WorldTime
+from memory_sim.memory.isolation import Outcome, by_npc, each_npc, note_failure
+from memory_sim.memory.models import JobReport, ShortTermMemory, StoredMemory, WorldTime, summary_id
 from memory_sim.memory.scoring import plan_cap_prune, plan_decay, retry_delay_s
 from memory_sim.memory.summarise import Sentence, split_sentences
 
@@ -34,18 +37,16 @@ def summary_memory(npc_id: str, day: int, text: str, importances: list[float]) -
         importance=round(sum(top) / len(top), 4),
         world_time=WorldTime(day, 23),
         type="event",
-        id=f"summary-{npc_id[:40]}-{day}",
+        id=summary_id(npc_id, day),
         kind="summary",
     )
 
 
-def consolidate(system: "MemorySystem", now: float) -> JobReport:
-    """Condenses each diary at least `consolidate_after_days` old into 1-2 sentences, indexed once."""
+def _summaries_of(system: "MemorySystem", npc_id: str, diaries: list[dict[str, Any]]) -> list[ShortTermMemory]:
     db, config = system.env.DB, system.config
-    up_to = WorldTime.from_seconds(now).day - config.consolidate_after_days
-    summaries: list[ShortTermMemory] = []
-    for row in store.diaries_to_consolidate(db, up_to):
-        npc_id, day = row["npc_id"], int(row["day"])
+    out = []
+    for row in diaries:
+        day = int(row["day"])
         importance_of = {m.content: m.importance for m in store.memories_of(db, npc_id, day)}
         sentences = diary_sentences(row["text"], importance_of)
         try:
@@ -53,13 +54,38 @@ def consolidate(system: "MemorySystem", now: float) -> JobReport:
         except AiError:
             continue  # an LLM summariser that fails is retried at the next run: the diary stays unconsolidated
         if text:
-            summaries.append(summary_memory(npc_id, day, text, [i for _, i in sentences]))
-    if not summaries:
-        return JobReport("consolidate")
+            out.append(summary_memory(npc_id, day, text, [i for _, i in sentences]))
+    return out
+
+
+def _save_summaries(system: "MemorySystem", summaries: Sequence[ShortTermMemory]) -> None:
+    db = system.env.DB
     system.remember_many(summaries, index_all=True)
     marks = [store.mark_consolidated(db, m.npc_id, m.day, m.id) for m in summaries]
     db.batch(marks + [store.bump(db, "consolidations", len(summaries))])
-    return JobReport("consolidate", consolidated=len(summaries), details=[m.id for m in summaries])
+
+
+def consolidate(system: "MemorySystem", now: float) -> JobReport:
+    """Condenses each diary at least `consolidate_after_days` old into 1-2 sentences, indexed once. An NPC whose
+    diaries cannot be condensed or saved is reported in `errors` and the others are consolidated."""
+    up_to = WorldTime.from_seconds(now).day - system.config.consolidate_after_days
+    diaries = by_npc(store.diaries_to_consolidate(system.env.DB, up_to), lambda row: str(row["npc_id"]))
+    failed: dict[str, str] = {}
+    summaries: list[ShortTermMemory] = []
+    for npc_id, rows in diaries.items():
+        try:
+            summaries += _summaries_of(system, npc_id, rows)
+        except Exception as exc:  # noqa: BLE001 - one NPC's diaries never stop the others'
+            note_failure("consolidate", npc_id, exc, failed)
+    outcome = each_npc("consolidate", summaries, lambda m: m.npc_id, lambda group: _save_summaries(system, group))
+    failed.update(outcome.failed)
+    return JobReport(
+        "consolidate",
+        consolidated=len(outcome.done),
+        failed=sum(len(diaries[npc_id]) for npc_id in failed),
+        details=[m.id for m in outcome.done],
+        errors=failed,
+    )
 
 
 def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
@@ -77,27 +103,39 @@ def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
     return JobReport(
         "decay_and_prune",
         decayed=len(plan.factors),
-        reembedded=reembedded,
+        reembedded=len(reembedded.done),
         unindexed=len(plan.unindex) + len(over_cap),
+        failed=len(reembedded.held_back),
+        errors=reembedded.failed,
     )
 
 
-def _reembed(system: "MemorySystem", ids: list[str], now: float) -> int:
-    if not ids:
-        return 0
+def _reembed(system: "MemorySystem", ids: list[str], now: float) -> Outcome[StoredMemory]:
     db = system.env.DB
     rows = list(store.memories_by_ids(db, ids).values())
     try:
-        indexing.embed_and_upsert(system.env, rows)
+        outcome = each_npc("decay_and_prune", rows, lambda r: r.npc_id, lambda group: indexing.embed_and_upsert(system.env, group))
     except (EmbeddingUnavailable, VectorizeError):
         # The old vector stays searchable; the factor was already reset, so the next run does not retry it.
-        return 0
-    db.batch(store.set_state(db, [r.id for r in rows], "indexed", now) + [store.bump(db, "reembeds", len(rows))])
-    return len(rows)
+        return Outcome()
+    done = [r.id for r in outcome.done]
+    if done:
+        db.batch(store.set_state(db, done, "indexed", now) + [store.bump(db, "reembeds", len(done))])
+    return outcome
+
+
+def _reschedule(system: "MemorySystem", due: list[dict[str, Any]], now: float, why: Callable[[str], str]) -> list[D1PreparedStatement]:
+    db, config = system.env.DB, system.config
+    statements = []
+    for r in due:
+        attempts = int(r["attempts"]) + 1
+        statements.append(store.reschedule(db, r["memory_id"], attempts, now + retry_delay_s(attempts, config), why(r["memory_id"])))
+    return statements + [store.bump(db, "embedding_failures", len(due))]
 
 
 def retry_pending(system: "MemorySystem", now: float) -> JobReport:
-    """Embeds what failed before, once its backoff has passed; failures back off further."""
+    """Embeds what failed before, once its backoff has passed; failures back off further (an NPC whose rows
+    cannot be indexed backs off alone)."""
     db, config = system.env.DB, system.config
     due = store.due_outbox(db, now, config.retry_max_attempts)
     if not due:
@@ -105,20 +143,18 @@ def retry_pending(system: "MemorySystem", now: float) -> JobReport:
     rows = list(store.memories_by_ids(db, [r["memory_id"] for r in due]).values())
     system.make_room(len(rows))
     try:
-        indexing.embed_and_upsert(system.env, rows)
+        outcome = each_npc("retry_pending", rows, lambda r: r.npc_id, lambda group: indexing.embed_and_upsert(system.env, group))
     except (EmbeddingUnavailable, VectorizeError) as exc:
-        statements = [
-            store.reschedule(
-                db, r["memory_id"], int(r["attempts"]) + 1, now + retry_delay_s(int(r["attempts"]) + 1, config), str(exc)
-            )
-            for r in due
-        ]
-        db.batch(statements + [store.bump(db, "embedding_failures", len(due))])
+        reason = str(exc)
+        db.batch(_reschedule(system, due, now, lambda _: reason))
         return JobReport("retry_pending", failed=len(due))
-    done = [r.id for r in rows]
+    why = {r.id: outcome.failed[r.npc_id] for r in outcome.held_back}
+    retry_later = [r for r in due if r["memory_id"] in why]
+    done = [r.id for r in outcome.done]
     db.batch(
         store.set_state(db, done, "indexed", now)
-        + store.dequeue(db, [r["memory_id"] for r in due])
+        + store.dequeue(db, [r["memory_id"] for r in due if r["memory_id"] not in why])
         + [store.bump(db, "retries", len(done))]
+        + (_reschedule(system, retry_later, now, why.__getitem__) if retry_later else [])
     )
-    return JobReport("retry_pending", embedded=len(done))
+    return JobReport("retry_pending", embedded=len(done), failed=len(retry_later), errors=outcome.failed)

@@ -9,16 +9,22 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Literal, get_args
 
+from memory_sim.bindings.limits import VECTORIZE_MAX_ID_BYTES
+from memory_sim.errors import InvalidInput
+from memory_sim.memory import rules
+from memory_sim.memory.rules import HOURS_PER_DAY
+
 MemoryType = Literal["event", "relationship", "opinion", "place"]
 MemoryKind = Literal["observation", "summary"]  # a summary is a consolidated diary day
 Source = Literal["vectorize", "short_term"]
 RecallMode = Literal["vector", "keyword", "hybrid"]  # candidate generation; weighting is weighted_recall's
 # hybrid won on LoCoMo through the API (recall@5 0.63 vs vector 0.37, keyword 0.52; docs/evaluation.md)
 DEFAULT_RECALL_MODE: RecallMode = "hybrid"
+RECALL_MODES: tuple[str, ...] = get_args(RecallMode)
 
 MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
+MEMORY_KINDS: tuple[str, ...] = get_args(MemoryKind)
 SECONDS_PER_HOUR = 3600
-HOURS_PER_DAY = 24
 TEXT_PREVIEW_CHARS = 200
 
 
@@ -30,10 +36,8 @@ class WorldTime:
     hour: int = 0
 
     def __post_init__(self) -> None:
-        if self.day < 0:
-            raise ValueError(f"day must be >= 0, got {self.day}")
-        if not 0 <= self.hour < HOURS_PER_DAY:
-            raise ValueError(f"hour must be in 0..23, got {self.hour}")
+        object.__setattr__(self, "day", rules.day(self.day))
+        object.__setattr__(self, "hour", rules.hour(self.hour))
 
     @property
     def hours(self) -> int:
@@ -55,10 +59,30 @@ class WorldTime:
         return f"day {self.day} {self.hour:02d}:00"
 
 
+def _fitted(head: str, tail: str, prefix: str = "") -> str:
+    """`prefix + head + tail`, the head cut (by whole characters) until the id fits Vectorize's 64 bytes."""
+    while head and len((prefix + head + tail).encode("utf-8")) > VECTORIZE_MAX_ID_BYTES:
+        head = head[:-1]
+    return prefix + head + tail
+
+
+def _digest(text: str) -> str:
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+
+
 def memory_id(npc_id: str, when: WorldTime, content: str) -> str:
-    """A stable id (<= 64 bytes, Vectorize's limit) so the same world gives the same ids in every run."""
-    digest = hashlib.blake2b(f"{npc_id}|{when.hours}|{content}".encode("utf-8"), digest_size=8).hexdigest()
-    return f"{npc_id[:24]}-{when.day}-{when.hour}-{digest}"
+    """A stable id, within Vectorize's 64 bytes for any NPC id, so the same world gives the same ids in every run.
+    The digest covers the whole NPC id and text; the readable head is the NPC id's start, cut to fit."""
+    return _fitted(npc_id[:24], f"-{when.day}-{when.hour}-{_digest(f'{npc_id}|{when.hours}|{content}')}")
+
+
+def summary_id(npc_id: str, day: int) -> str:
+    """The id of an NPC's consolidated day: `summary-<npc>-<day>` while the whole NPC id fits (ids of earlier
+    runs stay the same), else a cut NPC id marked with a digest of the whole one, so ids stay apart and fit."""
+    plain = f"summary-{npc_id}-{day}"
+    if len(npc_id) <= 40 and len(plain.encode("utf-8")) <= VECTORIZE_MAX_ID_BYTES:
+        return plain
+    return _fitted(npc_id, f"~{_digest(npc_id)}-{day}", "summary-")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,19 +99,20 @@ class ShortTermMemory:
     kind: MemoryKind = "observation"
 
     def __post_init__(self) -> None:
-        if not self.npc_id or not self.npc_id.strip():
-            raise ValueError("npc_id must not be empty")
-        if not self.content.strip():
-            raise ValueError("content must not be empty")
-        if not 0.0 <= float(self.importance) <= 1.0:
-            raise ValueError(f"importance must be in 0..1, got {self.importance}")
+        rules.npc_id(self.npc_id)
+        rules.text("content", self.content)
+        rules.importance(self.importance)
+        if not isinstance(self.world_time, WorldTime):
+            raise InvalidInput(f"world_time must be a WorldTime, got {rules.shown(self.world_time)}")
         if self.type not in MEMORY_TYPES:
-            raise ValueError(f"type must be one of {', '.join(MEMORY_TYPES)}, got {self.type!r}")
+            raise InvalidInput(f"type must be one of {', '.join(MEMORY_TYPES)}, got {rules.shown(self.type)}")
+        if self.kind not in MEMORY_KINDS:
+            raise InvalidInput(f"kind must be one of {', '.join(MEMORY_KINDS)}, got {rules.shown(self.kind)}")
+        object.__setattr__(self, "about", rules.about(self.about))
         if not self.id:
             object.__setattr__(self, "id", memory_id(self.npc_id, self.world_time, self.content))
-        if len(self.id.encode("utf-8")) > 64:
-            raise ValueError(f"id must be at most 64 bytes, got {self.id!r}")
-        object.__setattr__(self, "about", tuple(self.about))
+        if rules.utf8_size("id", rules.text("id", self.id)) > VECTORIZE_MAX_ID_BYTES:
+            raise InvalidInput(f"id must be at most {VECTORIZE_MAX_ID_BYTES} bytes in UTF-8, got {rules.shown(self.id)}")
 
     @property
     def day(self) -> int:
@@ -187,5 +212,6 @@ class JobReport:
     reembedded: int = 0
     decayed: int = 0
     consolidated: int = 0
-    failed: int = 0
+    failed: int = 0  # memories (diaries, for consolidate) held back by an error; the job went on for the rest
     details: list[str] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)  # NPC id -> why that NPC's part failed

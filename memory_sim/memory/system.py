@@ -18,9 +18,10 @@ from typing import Callable, Sequence
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.env import Env
 from memory_sim.bindings.vectorize_validation import CODE_FULL
-from memory_sim.errors import EmbeddingUnavailable, VectorizeError, VectorizeInputError
-from memory_sim.memory import indexing, recall as recall_sources, store
-from memory_sim.memory.models import DEFAULT_RECALL_MODE, JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.errors import EmbeddingUnavailable, InvalidInput, VectorizeError, VectorizeInputError
+from memory_sim.memory import indexing, recall as recall_sources, rules, store
+from memory_sim.memory.models import DEFAULT_RECALL_MODE, RECALL_MODES, JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory.isolation import each_npc
 from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
 from memory_sim.memory.scoring import plan_cap_prune, rank_by_score, rank_weighted, retry_delay_s, weighted_score
@@ -35,6 +36,16 @@ class RelationshipContext:
     npc_b: str
     a_recalls: list[Recollection]
     b_recalls: list[Recollection]
+
+
+def _check_recall(npc_id: str, query: str, top_k: int, mode: str) -> None:
+    """recall's input rules (memory/rules.py). Any non-empty NPC id is looked up: ids remembered by earlier
+    versions may be longer than new memories may use."""
+    rules.text("npc_id", npc_id)
+    rules.text("query", query)
+    rules.top_k(top_k)
+    if mode not in RECALL_MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(RECALL_MODES)}, got {rules.shown(mode)}")
 
 
 class MemorySystem:
@@ -91,14 +102,15 @@ class MemorySystem:
         self.make_room(len(rows))
         now = self.clock()
         try:
-            self._upsert_making_room(rows)
+            outcome = each_npc("index", rows, lambda r: r.npc_id, self._upsert_making_room)
         except (EmbeddingUnavailable, VectorizeError) as exc:
-            self._postpone(rows, now, str(exc))
+            reason = str(exc)
+            self._postpone(rows, now, lambda _: reason)
             return set()
-        done = [r.id for r in rows]
-        self.env.DB.batch(
-            store.set_state(self.env.DB, done, "indexed", now) + store.dequeue(self.env.DB, done)
-        )
+        self._postpone(outcome.held_back, now, lambda r: outcome.failed[r.npc_id])
+        done = [r.id for r in outcome.done]
+        if done:
+            self.env.DB.batch(store.set_state(self.env.DB, done, "indexed", now) + store.dequeue(self.env.DB, done))
         return set(done)
 
     def _upsert_making_room(self, rows: Sequence[StoredMemory]) -> None:
@@ -112,13 +124,15 @@ class MemorySystem:
             self.make_room(len(rows), cap=max(1, indexed - len(rows)))
             indexing.embed_and_upsert(self.env, rows)
 
-    def _postpone(self, rows: Sequence[StoredMemory], now: float, error: str) -> None:
+    def _postpone(self, rows: Sequence[StoredMemory], now: float, why: Callable[[StoredMemory], str]) -> None:
+        if not rows:
+            return
         attempts = store.outbox_attempts(self.env.DB, [r.id for r in rows])
         statements = []
         for row in rows:
             tries = attempts.get(row.id, 0) + 1
             next_at = now + retry_delay_s(tries, self.config)
-            statements.append(store.reschedule(self.env.DB, row.id, tries, next_at, error))
+            statements.append(store.reschedule(self.env.DB, row.id, tries, next_at, why(row)))
         self.env.DB.batch(statements + [store.bump(self.env.DB, "embedding_failures", len(rows))])
 
     def make_room(self, incoming: int, cap: int | None = None) -> int:
@@ -136,7 +150,8 @@ class MemorySystem:
         if not ids:
             return
         try:
-            indexing.delete_vectors(self.env, ids)
+            # An id Vectorize cannot hold (a row an older version wrote) is in no index: nothing to delete there.
+            indexing.delete_vectors(self.env, [i for i in ids if indexing.is_vector_id(i)])
         except VectorizeError:
             # The index is failing: the rows stay 'indexed' in D1, so the next decay or cap pass tries again.
             self.env.DB.batch([store.bump(self.env.DB, "unindex_failures", len(ids))])
@@ -153,6 +168,7 @@ class MemorySystem:
     def recall(self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE) -> list[Recollection]:
         """Top-k of this NPC's memories for the query; `score` is the mode's (hybrid: fused vector + BM25 +
         neighbour context; vector: cosine similarity), higher first."""
+        _check_recall(npc_id, query, top_k, mode)
         candidates = self._gather(npc_id, query, top_k, mode)
         return rank_by_score(candidates, top_k)
 
@@ -161,7 +177,8 @@ class MemorySystem:
     ) -> list[Recollection]:
         """score * importance / (1 + (current_day - day) * decayFactor), highest first, with each memory's
         current decay factor from D1."""
-        day = self.today() if current_day is None else current_day
+        _check_recall(npc_id, query, top_k, mode)
+        day = self.today() if current_day is None else rules.day(current_day, "current_day")
         k = min(VECTORIZE_MAX_TOP_K, top_k * self.config.candidate_factor)
         weighted = [
             replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor))
@@ -170,10 +187,6 @@ class MemorySystem:
         return rank_weighted(weighted, top_k)
 
     def _gather(self, npc_id: str, query: str, k: int, mode: RecallMode) -> list[Recollection]:
-        if not npc_id or not query.strip():
-            raise ValueError("recall needs an npc_id and a non-empty query")
-        if not 1 <= k <= VECTORIZE_MAX_TOP_K:
-            raise ValueError(f"top_k must be in 1..{VECTORIZE_MAX_TOP_K}, got {k}")
         candidates = recall_sources.gather(
             self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
         )
