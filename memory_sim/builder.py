@@ -23,12 +23,10 @@ from memory_sim.bindings.vectorize import VectorizeAccount
 from memory_sim.env import Env
 from memory_sim.errors import ConfigError
 from memory_sim.memory.provision import ensure_index, recreate_index
-from memory_sim.settings import Settings
+from memory_sim.settings import HASHING_MODEL, Settings
 
 if TYPE_CHECKING:
     from memory_sim.folder_lock import FolderLock
-
-HASHING_MODEL = "fake/hashing"  # the deterministic test embedder, recorded in indexes built with it
 
 
 def build_env(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> Env:
@@ -45,7 +43,12 @@ def build_env(settings: Settings, *, embedder: Embedder | None = None, rebuild_i
 
 
 def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) -> VectorizeAccount:
-    """Chroma in `<data>/vectorize` (or a Chroma server at `chroma_url`), or the in-memory oracle."""
+    """The settings' Vectorize account: Chroma in `<data>/vectorize` (or a Chroma server at `chroma_url`), the
+    in-memory oracle, or the Cloudflare account's over REST."""
+    if settings.backend == "cloudflare":
+        from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+
+        return CloudflareVectorizeAccount(cloudflare_client(settings))
     if settings.vector_backend == "memory":
         from memory_sim.local.vectorize_memory import MemoryAccount
 
@@ -62,7 +65,11 @@ def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) 
 
 
 def open_d1_account(settings: Settings) -> Any:
-    """The D1 databases of the data folder, on the settings' engine."""
+    """The settings' D1 databases by name: the data folder's on its engine, or the Cloudflare account's."""
+    if settings.backend == "cloudflare":
+        from memory_sim.cloudflare.d1 import CloudflareD1Account
+
+        return CloudflareD1Account(cloudflare_client(settings))
     from memory_sim.local.d1_account import D1Account
 
     return D1Account(Path(settings.data_dir), engine=settings.d1_engine)
@@ -93,6 +100,18 @@ def build_local_env(
         env.close()
         raise
     return env
+
+
+def open_ai(settings: Settings) -> Ai:
+    """The settings' AI binding: local models here, or Workers AI of the Cloudflare account."""
+    if settings.backend == "cloudflare":
+        from memory_sim.cloudflare.workers_ai import WorkersAi
+
+        client = cloudflare_client(settings)
+        return WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
+    from memory_sim.local.ai import LocalAi
+
+    return LocalAi()
 
 
 # --- Cloudflare ------------------------------------------------------------------------------------------------

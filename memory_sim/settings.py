@@ -29,13 +29,14 @@ VectorBackend = Literal["chroma", "memory"]
 EmbedRuntime = Literal["onnx", "torch"]
 
 CONFIG_FILE = "memory_sim.toml"
+HASHING_MODEL = "fake/hashing"  # the deterministic bag-of-words test embedder: fast tests and crash trials
 DEFAULT_DATA_DIR = Path("./.memory_sim")
 # Models known by name (aliases included); any sentence-transformers folder on disk is accepted by path too.
 KNOWN_MODELS = frozenset({
     "default", "@cf/baai/bge-base-en-v1.5", "BAAI/bge-base-en-v1.5", "bge-base-en-v1.5",
     "sentence-transformers/all-MiniLM-L6-v2", "all-MiniLM-L6-v2", "minilm",
     "text-embedding-3-small", "text-embedding-3-large",
-    "fake/hashing",  # the deterministic bag-of-words test embedder (no model): fast tests and crash trials
+    HASHING_MODEL,
 })
 
 
@@ -195,6 +196,7 @@ def _validated(flags: dict[str, Any], environ: Mapping[str, str] | None, file_va
 def _one_line(exc: ValidationError, flags: Mapping[str, Any], environ: Mapping[str, str], file_path: Path | None) -> str:
     error = exc.errors()[0]
     name = str(error["loc"][0]) if error["loc"] else "settings"
+    name = next((field for field, info in Settings.model_fields.items() if info.validation_alias == name), name)
     field = Settings.model_fields.get(name)
     variable = env_name(name) if field else ""
     if name in flags:

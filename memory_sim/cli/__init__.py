@@ -13,7 +13,10 @@ import importlib
 import os
 import re
 import sys
-from typing import Callable, NoReturn, Sequence
+from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+
+if TYPE_CHECKING:
+    from memory_sim.settings import Settings
 
 GROUPS = (
     "memory_sim.cli.vectorize",
@@ -33,7 +36,13 @@ DEBUG_ENV = "MEMORY_SIM_DEBUG"
 
 class CliParser(argparse.ArgumentParser):
     """argparse, except that a usage error is one line (not the usage block), raised as `InvalidInput` so `main`
-    prints it like every other error. Sub-commands get this class too (add_subparsers uses the parent's type)."""
+    prints it like every other error. Sub-commands get this class too (add_subparsers uses the parent's type), and
+    with it the global options, so they are accepted before or after the verb."""
+
+    def __init__(self, *args: Any, global_options: bool = True, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if global_options:
+            add_global_options(self, top=False)
 
     def error(self, message: str) -> NoReturn:
         from memory_sim.errors import InvalidInput
@@ -41,23 +50,41 @@ class CliParser(argparse.ArgumentParser):
         raise InvalidInput(f"{message} (see `{self.prog} --help`)")
 
 
-def default_data_dir() -> str:
-    return os.environ.get("MEMORY_SIM_DATA", "./.memory_sim")
+def add_global_options(parser: argparse.ArgumentParser, *, top: bool) -> None:
+    """The settings every verb takes, before or after it (`memory-sim --data D recall ...` or `memory-sim recall
+    ... --data D`). A verb's parser leaves them unset unless given, so a value before the verb survives; values
+    not given anywhere come from the environment, then memory_sim.toml, then the defaults (memory_sim.settings)."""
+    from memory_sim.cli import arguments
+
+    unset = None if top else argparse.SUPPRESS
+    group = parser.add_argument_group("global options (before or after the verb)")
+    group.add_argument("--data", type=arguments.folder, default=unset,
+                       help="data folder (default: $MEMORY_SIM_DATA, then memory_sim.toml, then ./.memory_sim)")
+    group.add_argument("--backend", choices=("local", "cloudflare"), default=unset,
+                       help="where the bindings live (default: $MEMORY_SIM_BACKEND or local)")
+    group.add_argument("--d1-engine", choices=("duckdb", "sqlite"), default=unset,
+                       help="local D1 engine (default: $MEMORY_SIM_D1_ENGINE or duckdb)")
+    group.add_argument("--model", dest="embed_model", type=arguments.model, default=unset,
+                       help="embedding model (default: $MEMORY_SIM_MODEL, else the model the index records)")
+    if top:
+        group.add_argument("--json", dest="json_first", action="store_true",
+                           help="print JSON (for the verbs that can; also accepted after the verb)")
+
+
+def settings_of(args: argparse.Namespace) -> Settings:
+    """The settings of this command: its flags over the environment over memory_sim.toml over the defaults."""
+    from memory_sim.settings import Settings
+
+    return Settings.load(data_dir=args.data, backend=args.backend, d1_engine=args.d1_engine, embed_model=args.embed_model)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from memory_sim.cli import arguments
-
     parser = CliParser(
         prog="memory-sim",
         description="Local-first long-term memory for simulated characters (Vectorize, D1, Workers AI locally).",
+        global_options=False,
     )
-    parser.add_argument(
-        "--data",
-        default=default_data_dir(),
-        type=arguments.folder,
-        help="data folder (default: $MEMORY_SIM_DATA or ./.memory_sim)",
-    )
+    add_global_options(parser, top=True)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module_name in GROUPS:
         try:
@@ -103,6 +130,12 @@ def _run(argv: Sequence[str]) -> int:
             parser.print_help()
             return 0
         raise InvalidInput(f"`memory-sim {args.command}` needs a verb (see `memory-sim {args.command} --help`)")
+    if args.json_first:
+        if not hasattr(args, "json"):
+            raise InvalidInput(f"`memory-sim {args.command}` has no JSON output")
+        args.json = True
+    args.settings = settings_of(args)
+    args.data = str(args.settings.data_dir)  # verbs that work on files see the folder the settings chose
     from memory_sim.folder_lock import acting_as
 
     with acting_as(f"memory-sim {args.command}"):  # tells a refused second opener who owns the folder

@@ -27,19 +27,21 @@ def register(subparsers: Any) -> None:
 
 
 def run_model(args: argparse.Namespace) -> int:
+    from memory_sim.builder import open_ai
     from memory_sim.errors import AiError
-    from memory_sim.local.ai import LocalAi
 
-    ai = LocalAi()
-    found = ai.locate(args.model)
-    pooling = args.pooling or found.pooling
-    answer = ai.run(found.name, {"text": args.text, "pooling": pooling})
+    ai = open_ai(args.settings)
+    locate = getattr(ai, "locate", None)  # a local model: its canonical name and own pooling
+    found = locate(args.model) if locate is not None else None
+    name = found.name if found is not None else args.model
+    pooling = args.pooling or (found.pooling if found is not None else "cls")
+    answer = ai.run(name, {"text": args.text, "pooling": pooling})
     if args.json:
-        print(json.dumps({"model": found.name, **answer}))
+        print(json.dumps({"model": name, **answer}))
         return 0
     if answer["shape"][0] != len(args.text):
         raise AiError("the model answered a different number of vectors than texts")
-    print(f"model {found.name}  shape {answer['shape']}  pooling {answer['pooling']}")
+    print(f"model {name}  shape {answer['shape']}  pooling {answer['pooling']}")
     for text, vector in zip(args.text, answer["data"]):
         head = ", ".join(f"{x:+.4f}" for x in vector[:6])
         print(f"  [{head}, ...]  {text[:60]!r}")

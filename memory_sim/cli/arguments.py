@@ -87,7 +87,10 @@ village_npcs = checked("npcs", int, _village_size, "a whole number")
 
 def _model(name: str) -> str:
     from memory_sim.local.models import canonical, locate
+    from memory_sim.settings import HASHING_MODEL
 
+    if name == HASHING_MODEL:
+        return name
     if locate(canonical(rules.text("model", name))) is None:  # raises ConfigError when known but not here
         raise argparse.ArgumentTypeError(
             f"unknown embedding model {name!r}: `memory-sim models` lists them; a sentence-transformers folder works too"

@@ -32,7 +32,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from memory_sim.check import check, repair
     from memory_sim.env import Env
 
-    with Env.local(args.data) as env:
+    with Env.from_settings(args.settings) as env:
         report = check(env, compare_metadata_fields=not args.no_metadata)
         out: dict[str, Any] = {"before": report.to_json()}
         if args.repair and not report.clean:

@@ -13,7 +13,8 @@ def register(subparsers: Any) -> None:
     from memory_sim.cli import arguments
 
     d1 = subparsers.add_parser("d1", help="local D1 databases (DuckDB with SQLite semantics, or sqlite3)")
-    d1.add_argument("--engine", choices=("duckdb", "sqlite"), default="duckdb", help="storage engine (default duckdb)")
+    d1.add_argument("--engine", dest="d1_engine", choices=("duckdb", "sqlite"), default=argparse.SUPPRESS,
+                    help=argparse.SUPPRESS)  # the global --d1-engine's older name
     verbs = d1.add_subparsers(dest="d1_command", metavar="VERB", required=True)
     execute = verbs.add_parser("execute", help="run SQL against a database")
     execute.add_argument("database", type=arguments.database_name, help="database name")
@@ -32,9 +33,9 @@ def register(subparsers: Any) -> None:
 
 
 def _account(args: argparse.Namespace) -> Any:
-    from memory_sim.local.d1_account import D1Account
+    from memory_sim.builder import open_d1_account
 
-    return D1Account(args.data, engine=args.engine)
+    return open_d1_account(args.settings)
 
 
 def _execute(args: argparse.Namespace) -> int:
@@ -72,7 +73,8 @@ def _list(args: argparse.Namespace) -> int:
 
 def _create(args: argparse.Namespace) -> int:
     _account(args).create(args.name).close()
-    print(f"created D1 database {args.name!r} ({args.engine})")
+    where = "cloudflare" if args.settings.backend == "cloudflare" else args.settings.d1_engine
+    print(f"created D1 database {args.name!r} ({where})")
     return 0
 
 

@@ -1,6 +1,6 @@
 """`memory-sim eval locomo|village`: recall quality through the memory system's own API (memory_sim/eval).
 
-    memory-sim eval locomo --data ../shared/data/locomo10.json [--json] [--modes vector,hybrid] [--conversations N]
+    memory-sim eval locomo --dataset ../shared/data/locomo10.json [--json] [--modes vector,hybrid] [--conversations N]
     memory-sim eval village [--questions data/village_questions.json] [--json]
 
 Both build a fresh local Env (Chroma + DuckDB + bundled MiniLM) in a temp folder; the global --data folder is
@@ -26,7 +26,7 @@ def register(sub: Any) -> None:
     group = sub.add_parser("eval", help="recall quality: LoCoMo evidence recall, the village's ground truth")
     verbs = group.add_subparsers(dest="eval_command", metavar="EVAL", required=True)
     locomo = verbs.add_parser("locomo", help="LoCoMo evidence recall@k per mode through MemorySystem.recall")
-    locomo.add_argument("--data", dest="locomo_path", type=arguments.input_file, default="../shared/data/locomo10.json",
+    locomo.add_argument("--dataset", dest="locomo_path", type=arguments.input_file, default="../shared/data/locomo10.json",
                         help="locomo10.json (default: ../shared/data/locomo10.json)")
     locomo.add_argument("--modes", default="vector,keyword,hybrid,weighted",
                         help="comma-separated: vector, keyword, hybrid, weighted")

@@ -19,6 +19,8 @@ def owning_folder(handler: Handler) -> Handler:
     def run(args: argparse.Namespace) -> int:
         from memory_sim.folder_lock import FolderLock
 
+        if args.settings.backend != "local":  # the data lives in the Cloudflare account, not in the folder
+            return handler(args)
         with FolderLock.acquire(args.data):
             return handler(args)
 

@@ -28,7 +28,7 @@ def _open(
     from memory_sim.memory import store
     from memory_sim.memory.system import MemorySystem
 
-    env = env if env is not None else Env.local(args.data)  # with the model its index was built with
+    env = env if env is not None else Env.from_settings(args.settings)  # the model its index records, unless told
     if clock is None:
         system = MemorySystem(env, clock=lambda: 0.0)
         stored = store.get_meta(env.DB, "world_seconds")
@@ -95,13 +95,15 @@ def cmd_demo(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from memory_sim.builder import build_local_env
+    from memory_sim.errors import ConfigError
     from memory_sim.memory.models import HOURS_PER_DAY
-    from memory_sim.settings import Settings
     from memory_sim.sim.clock import SimClock
     from memory_sim.sim.driver import run_village
     from memory_sim.sim.world import Village
 
     started = time.perf_counter()
+    if args.settings.backend != "local":
+        raise ConfigError("the demo builds its village in a local data folder; use --backend local (then `memory-sim push`)")
     held = _claim_demo_folder(Path(args.data))  # first: a refused folder costs no model load
     if args.threads:
         import torch
@@ -110,7 +112,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         # for busy cores: measured here, one thread ran the demo 2x faster at load 4 and 7x at load 6.
         torch.set_num_threads(args.threads)
     clock = SimClock()
-    env, system = _open(args, clock, env=build_local_env(Settings.load(data_dir=args.data), folder_lock=held))
+    env, system = _open(args, clock, env=build_local_env(args.settings, folder_lock=held))
     with env:
         with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
             summary = run_village(system, Village(args.npcs, args.seed), clock, args.days, lambda _: bar.update())
@@ -191,10 +193,9 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     the index's description then records the model, and later plain opens use it."""
     from memory_sim.env import Env
     from memory_sim.memory.rebuild import reembed
-    from memory_sim.settings import Settings
 
-    settings = Settings.load(data_dir=args.data, embed_model=args.model)
-    env, system = _open(args, env=Env.from_settings(settings, rebuild_index=args.recreate or args.model is not None))
+    rebuild = args.recreate or args.embed_model is not None
+    env, system = _open(args, env=Env.from_settings(args.settings, rebuild_index=rebuild))
     with env:
         count = reembed(system)
         _print({"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions})
@@ -239,7 +240,6 @@ def register(sub: Any) -> None:
     demo.add_argument("--days", type=arguments.whole("days", 1, rules.MAX_DAY), default=14)
     demo.add_argument("--npcs", type=arguments.village_npcs, default=8)
     demo.add_argument("--seed", type=int, default=7)
-    demo.add_argument("--data", type=arguments.folder, default=argparse.SUPPRESS, help="an empty folder (or an earlier demo's)")
     demo.add_argument("--threads", type=arguments.whole("threads", 0, 1024), default=1,
                       help="torch threads for embeddings (0: torch's default)")
     demo.set_defaults(handler=cmd_demo)
@@ -274,11 +274,10 @@ def register(sub: Any) -> None:
         parser.set_defaults(handler=_job(method))
 
     sub.add_parser("stats", help="memories in D1, vectors, counters").set_defaults(handler=cmd_stats)
-    rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)")
+    rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)",
+                             description="With --model M the index is recreated for M (a known name or a "
+                             "sentence-transformers folder) and later opens of the folder use it.")
     rebuild.add_argument("--recreate", action="store_true", help="drop and recreate the index first")
-    rebuild.add_argument("--model", type=arguments.model, default=None,
-                         help="embed with this model (a known name or a sentence-transformers folder); the index is "
-                              "recreated for it and later opens of the folder use it")
     rebuild.set_defaults(handler=cmd_reembed)
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
     run.add_argument("--scale", type=arguments.number("scale", 0.0, above_low=True), default=1.0,

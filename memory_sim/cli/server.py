@@ -18,10 +18,10 @@ def _serve(args: argparse.Namespace) -> int:
     from memory_sim.server.app import create_app, parse_tokens
     from memory_sim.server.protocol import server_config
 
-    tokens = parse_tokens(args.token or os.environ.get("MEMORY_SIM_API_TOKEN"))
+    tokens = parse_tokens(args.token or args.settings.server_tokens)
     address = f"http://{args.host}:{args.port}/client/v4"
     with FolderLock.acquire(Path(args.data)) as owned:  # the server owns the folder while it runs
-        app = create_app(Path(args.data), tokens, d1_engine=args.d1_engine, visibility_lag_s=args.visibility_lag)
+        app = create_app(Path(args.data), tokens, d1_engine=args.settings.d1_engine, visibility_lag_s=args.visibility_lag)
         owned.publish(address)
         print(f"memory-sim: Cloudflare API on {address} (data {args.data}, "
               f"{len(tokens)} token(s)); OpenAPI at /docs, health at /health", flush=True)
@@ -49,7 +49,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                         help="address to listen on (default 127.0.0.1, loopback only)")
     parser.add_argument("--port", type=arguments.whole("port", 1, 65535), default=8787, help="port (default 8787)")
     parser.add_argument("--token", help="API token(s) clients must send, comma-separated (default $MEMORY_SIM_API_TOKEN)")
-    parser.add_argument("--d1-engine", choices=("duckdb", "sqlite"), default="duckdb", help="local D1 engine")
     parser.add_argument("--visibility-lag", type=arguments.number("visibility_lag", 0.0), default=0.0,
                         help="seconds before Vectorize writes become visible, as on Cloudflare (default 0)")
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))

@@ -19,9 +19,7 @@ from memory_sim.errors import ConfigError
 def _local(args: argparse.Namespace) -> tuple[Any, Any]:
     from memory_sim.bindings import limits
     from memory_sim.builder import open_d1_account, open_vectorize_account
-    from memory_sim.settings import Settings
-
-    settings = Settings.load(data_dir=args.data, d1_engine=args.d1_engine)
+    settings = args.settings.replace(backend="local")
     account = open_vectorize_account(settings, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
     database = open_d1_account(settings).get(args.database)
     return account, database
@@ -48,10 +46,9 @@ def _export(args: argparse.Namespace) -> int:
 
 def _push(args: argparse.Namespace) -> int:
     from memory_sim.builder import cloudflare_client, open_cloudflare_storage
-    from memory_sim.settings import Settings
     from memory_sim.transfer import push
 
-    settings = Settings.load(
+    settings = args.settings.replace(
         backend="cloudflare", account_id=args.account_id, api_token=args.api_token, base_url=args.base_url,
         database_id=args.database_id, index_name=args.index, database_name=args.database,
     )
@@ -78,7 +75,6 @@ def _common(parser: argparse.ArgumentParser) -> None:
                         help="Vectorize index name")
     parser.add_argument("--database", type=arguments.database_name, default=os.environ.get("MEMORY_SIM_DATABASE", "memory"),
                         help="local D1 database name")
-    parser.add_argument("--d1-engine", choices=("duckdb", "sqlite"), default=os.environ.get("MEMORY_SIM_D1_ENGINE", "duckdb"))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]

@@ -18,9 +18,9 @@ Handler = Callable[[argparse.Namespace], int]
 
 def _account(args: argparse.Namespace) -> Any:
     from memory_sim.bindings import limits
-    from memory_sim.local.vectorize_chroma import ChromaAccount
+    from memory_sim.builder import open_vectorize_account
 
-    return ChromaAccount(Path(args.data) / "vectorize", max_batch=limits.VECTORIZE_MAX_BATCH_REST)
+    return open_vectorize_account(args.settings, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
 
 
 def _emit(args: argparse.Namespace, payload: Any, text: str) -> int:
