@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from itertools import starmap
+from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from memory_sim.bindings import limits
@@ -77,6 +78,10 @@ class Engine(Protocol):
     def rollback(self) -> None: ...
 
     def size(self) -> int: ...
+
+    def backup(self, dest: Path) -> None:
+        """Write a consistent copy of the database to the file `dest`, through the engine's own mechanism."""
+        ...
 
     def close(self) -> None: ...
 
@@ -211,6 +216,14 @@ class D1CoreDatabase:
                 count += 1
             self._engine.commit()
         return D1ExecResult(count=count, duration=total)
+
+    def backup(self, dest: str | Path) -> None:
+        """A consistent copy of the database in the file `dest`, taken under the database's lock: no statement
+        or batch runs while it is taken (each holds the lock for its whole length)."""
+        with self._lock:
+            if self._closed:
+                raise D1Error("the database is closed")
+            self._engine.backup(Path(dest))
 
     def close(self) -> None:
         with self._lock:
