@@ -160,17 +160,23 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_reembed(args: argparse.Namespace) -> int:
     """With --model (or --recreate) the index is dropped and recreated for that model before D1 is re-embedded;
-    the index's description then records the model, and later plain opens use it."""
+    the index's description then records the model, and later plain opens use it. Damaged index files are moved
+    aside first and the index is rebuilt from D1 (local/damage.py)."""
     from memory_sim.bindings.ai import DEFAULT_MODEL
-    from memory_sim.env import Settings
+    from memory_sim.env import Env, Settings
+    from memory_sim.local.damage import run_with_index_rebuilt
     from memory_sim.local.env import build_local_env
     from memory_sim.memory.rebuild import reembed
 
     settings = Settings(data_dir=Path(args.data), embed_model=args.model or DEFAULT_MODEL)
-    env, system = _open(args, env=build_local_env(settings, rebuild_index=args.recreate or args.model is not None))
-    with env:
+
+    def work(env: Env) -> dict[str, Any]:
+        _, system = _open(args, env=env)
         count = reembed(system)
-        _print({"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions})
+        return {"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions}
+
+    recreate = args.recreate or args.model is not None
+    _print(run_with_index_rebuilt(lambda: build_local_env(settings, rebuild_index=recreate), work))
     return 0
 
 

@@ -15,9 +15,12 @@ import os
 import re
 import time
 from pathlib import Path
-from typing import Callable, TypeVar
+from typing import TYPE_CHECKING, Callable, TypeVar
 
 from memory_sim.errors import D1Damaged, IndexDamaged
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -97,15 +100,18 @@ def index_damaged(op: str, folder: Path, cause: BaseException | str, file: Path 
     return error
 
 
-def open_with_index_rebuilt(open_env: Callable[[], T]) -> T:
-    """`open_env()`; if the index's files are damaged, moves the index folder aside (kept, never deleted), says
-    so in a warning, and opens again on a fresh, empty index, for the caller to rebuild from D1."""
+def run_with_index_rebuilt(open_env: Callable[[], "Env"], work: Callable[["Env"], T]) -> T:
+    """`work(env)` on a freshly opened Env, closed afterwards. Where the index's files turn out to be damaged,
+    on opening or when `work` reaches them, the index folder is moved aside (kept, never deleted), a warning says
+    where, and `work` runs again on a fresh, empty index, for it to rebuild from D1 (`check --repair`, `reembed`)."""
     try:
-        return open_env()
+        with open_env() as env:
+            return work(env)
     except IndexDamaged as exc:
         if exc.path is None or not exc.path.exists():
             raise
         aside = move_aside(exc.path)
         log.warning("the vector index in %s is damaged (%s); moved it to %s and rebuilding it from D1",
                     exc.path, exc.cause, aside)
-        return open_env()
+    with open_env() as env:
+        return work(env)

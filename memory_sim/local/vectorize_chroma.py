@@ -401,4 +401,13 @@ def _connect(path: str | Path | None, host: str | None, port: int | None) -> Any
     if problem is not None:
         raise index_damaged("INDEX_GET", folder, problem, folder / CHROMA_FILE)
     with chroma_errors("INDEX_GET", folder):
-        return chromadb.PersistentClient(path=str(folder), settings=settings)
+        try:
+            return chromadb.PersistentClient(path=str(folder), settings=settings)
+        except Exception as failed:
+            # chromadb 1.5 keeps a system that failed to start (e.g. over a damaged file) cached for the folder, and
+            # every later client there fails with AttributeError; the next client built over it drops it as it
+            # fails. Build that one now, so the folder opens afresh once its files are moved aside or put right.
+            try:
+                return chromadb.PersistentClient(path=str(folder), settings=settings)
+            except Exception:
+                raise failed from None
