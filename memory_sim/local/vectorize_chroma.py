@@ -321,6 +321,14 @@ class ChromaAccount:
             raise check.index_not_found(name)
         return IndexState.from_json(json.loads(collection.metadata[STATE_KEY])).describe()
 
+    def stored_count(self, name: str) -> int:
+        """How many vectors Chroma itself holds for the index (loads its segments: for checks, not queries)."""
+        collection = self._collection(name)
+        if collection is None:
+            raise check.index_not_found(name)
+        with self._chroma("INDEX_GET"):
+            return int(collection.count())
+
     def list_indexes(self) -> list[IndexDescription]:
         with self._chroma("INDEX_LIST"):
             collections = self._client.list_collections()
