@@ -24,6 +24,7 @@ import json
 import os
 import shutil
 import time
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -120,11 +121,11 @@ def _new_destination(dest: Path) -> Path:
 
 
 def _copy_parts(env: Env, partial: Path, manifest: Manifest) -> None:
+    from memory_sim.local.d1_account import D1Account
+
     data = Path(env.settings.data_dir)
     for engine, name, db, own in _databases(env):
-        from memory_sim.local.d1_account import D1Account
-
-        target = D1Account(partial, engine).path(name)
+        target = D1Account(partial, engine).path(name)  # type: ignore[arg-type]
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             manifest.databases[f"{engine}:{name}"] = db.backup(target)
@@ -276,32 +277,24 @@ def _swap_in(staging: Path, data: Path) -> Path | None:
     return previous
 
 
-class _folder_held:
+@contextmanager
+def _folder_held(data: Path) -> Iterator[None]:
     """Holds the data folder against other processes while it is swapped: the folder lock where this build has
     one, and in any case DuckDB's lock on each D1 file (a process with the folder open holds it)."""
-
-    def __init__(self, data: Path) -> None:
-        self.data, self.lock = data, None
-
-    def __enter__(self) -> "_folder_held":
-        if not self.data.exists():
-            return self
-        try:
-            from memory_sim.local.folder_lock import FolderLock  # type: ignore[import-not-found]
-        except ModuleNotFoundError:
-            FolderLock = None  # noqa: N806 - a build without the folder lock
-        if FolderLock is not None:
-            self.lock = FolderLock.acquire(self.data, "memory-sim restore")
-        try:
-            _refuse_if_open(self.data)
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self.lock is not None:
-            self.lock.release()
+    if not data.exists():
+        yield
+        return
+    try:
+        from memory_sim.local.folder_lock import FolderLock  # type: ignore[import-not-found]
+    except ModuleNotFoundError:
+        FolderLock = None  # a build without the folder lock
+    lock = FolderLock.acquire(data, "memory-sim restore") if FolderLock is not None else None
+    try:
+        _refuse_if_open(data)
+        yield
+    finally:
+        if lock is not None:
+            lock.release()
 
 
 def _refuse_if_open(data: Path) -> None:

@@ -180,16 +180,23 @@ def local_env(data_dir: str | Path, embedder: Embedder | None = None, **settings
     if embedder is None:
         return Env.local(data_dir, **settings)
     from memory_sim.local.d1_account import D1Account
-    from memory_sim.local.env import ensure_index, open_vectorize_account
+    from memory_sim.local.env import close_all, closers, ensure_index, open_vectorize_account
 
     config = Settings(data_dir=Path(data_dir), **settings)
     config.data_dir.mkdir(parents=True, exist_ok=True)
-    account = open_vectorize_account(config)
-    d1 = D1Account(config.data_dir, engine=config.d1_engine)
-    db = d1.get(config.database_name) if config.database_name in d1.list() else d1.create(config.database_name)
-    index = ensure_index(account, config.index_name, embedder)
+    closes: list[Any] = []
+    try:
+        account = open_vectorize_account(config)
+        closes += closers(account)
+        d1 = D1Account(config.data_dir, engine=config.d1_engine)
+        db = d1.get(config.database_name) if config.database_name in d1.list() else d1.create(config.database_name)
+        closes += closers(db)
+        index = ensure_index(account, config.index_name, embedder)
+    except BaseException:
+        close_all(closes)  # nothing stays open after a failed open
+        raise
     env = Env(VECTORIZE=index, DB=db, AI=None, embedder=embedder, vectorize_account=account, settings=config)  # type: ignore[arg-type]
-    env.close_hooks += [hook for hook in (getattr(db, "close", None), getattr(account, "close", None)) if hook]
+    env.close_hooks += closes[::-1]
     return env
 
 

@@ -9,6 +9,7 @@ embeddings from a local model. Everything lives under one data folder:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from memory_sim.bindings.ai import Embedder
 from memory_sim.bindings.vectorize import MetadataIndexType, VectorizeAccount, VectorizeIndex
@@ -102,16 +103,33 @@ def build_local_env(settings: Settings, *, embedder: Embedder | None = None, reb
     data = Path(settings.data_dir)
     data.mkdir(parents=True, exist_ok=True)
     ai = LocalAi()
-    account = open_vectorize_account(settings)
-    if embedder is None:
-        embedder = _load_embedder(settings, account, ai)
-    d1 = D1Account(data, engine=settings.d1_engine)
-    db = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
-    opener = recreate_index if rebuild_index else ensure_index
-    index = opener(account, settings.index_name, embedder)
+    closes: list[Callable[[], None]] = []
+    try:
+        account = open_vectorize_account(settings)
+        closes += closers(account)
+        if embedder is None:
+            embedder = _load_embedder(settings, account, ai)
+        d1 = D1Account(data, engine=settings.d1_engine)
+        db = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
+        closes += closers(db)
+        opener = recreate_index if rebuild_index else ensure_index
+        index = opener(account, settings.index_name, embedder)
+    except BaseException:
+        close_all(closes)  # a half-open folder keeps nothing open (Chroma and DuckDB share one open copy per path)
+        raise
     env = Env(VECTORIZE=index, DB=db, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)
-    for closable in (db, account):
-        close = getattr(closable, "close", None)
-        if close is not None:
-            env.close_hooks.append(close)
+    env.close_hooks += closes[::-1]  # the database first, then the index
     return env
+
+
+def closers(*parts: object) -> list[Callable[[], None]]:
+    return [close for part in parts if (close := getattr(part, "close", None)) is not None]
+
+
+def close_all(closes: list[Callable[[], None]]) -> None:
+    """Closes what a failed open had opened, latest first, without hiding the failure that stopped it."""
+    for close in reversed(closes):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - the open's own error is the one to report
+            continue

@@ -172,7 +172,7 @@ def test_cli_check_repair_rebuilds_a_damaged_index(tmp_path: Path, capsys: pytes
     assert main(["--data", data, "check", "--repair"]) == 0
     assert "now no drift" in capsys.readouterr().out
     assert main(["--data", data, "check", "--json"]) == 0
-    assert '"vectors": %d' % (len(ids) // 2) in capsys.readouterr().out
+    assert f'"vectors": {len(ids) // 2}' in capsys.readouterr().out
     assert len(set_aside(tmp_path, "vectorize")) == 1
 
 
@@ -181,7 +181,7 @@ def test_cli_reembed_rebuilds_a_damaged_index(tmp_path: Path, capsys: pytest.Cap
     ids = make_folder(tmp_path)
     damage(tmp_path / "vectorize" / "chroma.sqlite3", "garbage")
     assert main(["--data", str(tmp_path), "reembed"]) == 0
-    assert '"reembedded": %d' % (len(ids) // 2) in capsys.readouterr().out
+    assert f'"reembedded": {len(ids) // 2}' in capsys.readouterr().out
     assert len(set_aside(tmp_path, "vectorize")) == 1
 
 
@@ -230,3 +230,42 @@ def test_an_env_on_an_intact_folder_still_opens(tmp_path: Path) -> None:
     ids = make_folder(tmp_path)
     with local_env(tmp_path, HashingEmbedder(DIMENSIONS)) as env:
         assert check(env).clean and len(store.all_memories(env.DB)) == len(ids)
+
+
+# --- a real village folder (the bundled MiniLM), through the commands a user runs ------------------------------
+
+
+@pytest.mark.slow
+def test_a_village_folder_comes_back_from_each_kind_of_damage(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    import json
+
+    data, monday = tmp_path / "village", tmp_path / "monday"
+    assert main(["demo", "--data", str(data), "--days", "2", "--npcs", "3"]) == 0
+    question = ["--data", str(data), "recall", "margaret", "What does Margaret think of Tom?", "--json"]
+
+    def answer() -> list[tuple[str, float]]:
+        capsys.readouterr()
+        assert main(question) == 0
+        return [(r["id"], round(r["score"], 4)) for r in json.loads(capsys.readouterr().out)]
+
+    first = answer()
+    assert first and main(["--data", str(data), "backup", str(monday)]) == 0
+
+    damage(data / "embeddings.sqlite", "garbage")  # the cache: a warning, and the same answer
+    with caplog.at_level(logging.WARNING):
+        assert answer() == first
+    assert len(set_aside(data, "embeddings.sqlite")) == 1
+
+    damage(data / "vectorize" / "chroma.sqlite3", "truncate")  # the index: one line, then rebuilt from D1
+    capsys.readouterr()
+    assert main(question) == 2 and "check --repair" in one_line(capsys.readouterr().err)
+    assert main(["--data", str(data), "check", "--repair"]) == 0
+    assert answer() == first
+
+    damage(data / "d1" / "memory.duckdb", "garbage")  # the ledger: one line, then the backup restored
+    capsys.readouterr()
+    assert main(question) == 2 and "memory-sim restore" in one_line(capsys.readouterr().err)
+    assert main(["--data", str(data), "restore", str(monday)]) == 0
+    assert answer() == first
