@@ -5,6 +5,7 @@ the index aside and rebuilds it from D1; a damaged D1 file (the ledger) gives on
 
 from __future__ import annotations
 
+import json
 import logging
 import sqlite3
 from pathlib import Path
@@ -20,8 +21,10 @@ from memory_sim.errors import D1Damaged, D1Error, DamagedDataError, IndexDamaged
 from memory_sim.local.d1_account import D1Account
 from memory_sim.local.damage import run_with_index_rebuilt
 from memory_sim.memory import store
+from memory_sim.memory.system import MemorySystem
+from memory_sim.sim.clock import SimClock
 
-from damage_helpers import DAMAGES, DIMENSIONS, damage, make_folder, open_folder, set_aside
+from damage_helpers import DAMAGES, DIMENSIONS, damage, make_folder, memory, open_folder, set_aside
 
 
 def one_line(text: str) -> str:
@@ -161,6 +164,30 @@ def test_damage_found_while_repairing_is_also_set_aside(tmp_path: Path) -> None:
     assert calls == [6, 0] and len(set_aside(tmp_path, "vectorize")) == 1
 
 
+def test_index_damaged_while_running_degrades_remember_and_nothing_acknowledged_is_lost(tmp_path: Path) -> None:
+    """Damage that appears under a running process: remember still writes D1 and leaves the memory pending, with
+    the damaged file and the fix in the outbox; after the repair, the retry job indexes it."""
+    ids = make_folder(tmp_path)
+    late = memory(101)
+    with open_folder(tmp_path) as env:  # type: ignore[attr-defined]
+        system = MemorySystem(env, clock=SimClock())
+        damage(tmp_path / "vectorize" / "chroma.sqlite3", "garbage")
+        assert system.remember(late) is False  # acknowledged: in D1, pending
+        [outbox] = env.DB.prepare("SELECT memory_id, last_error FROM embedding_outbox").all().results
+        assert outbox["memory_id"] == late.id
+        assert "chroma.sqlite3 is damaged" in outbox["last_error"] and "check --repair" in outbox["last_error"]
+
+    def repair_and_retry(env):  # type: ignore[no-untyped-def]
+        repair(env, check(env))
+        MemorySystem(env, clock=SimClock()).retry_pending(10**9)
+        return check(env)
+
+    assert run_with_index_rebuilt(lambda: open_folder(tmp_path), repair_and_retry).clean
+    with open_folder(tmp_path) as env:  # type: ignore[attr-defined]
+        assert sorted(m.id for m in store.all_memories(env.DB)) == sorted([*ids, late.id])
+        assert late.id in env.VECTORIZE.list_vectors(1000).ids
+
+
 @pytest.mark.slow
 def test_cli_check_repair_rebuilds_a_damaged_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The command a user runs: the folder's model is gone with its index, so the default model re-embeds D1."""
@@ -239,8 +266,6 @@ def test_an_env_on_an_intact_folder_still_opens(tmp_path: Path) -> None:
 def test_a_village_folder_comes_back_from_each_kind_of_damage(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:
-    import json
-
     data, monday = tmp_path / "village", tmp_path / "monday"
     assert main(["demo", "--data", str(data), "--days", "2", "--npcs", "3"]) == 0
     question = ["--data", str(data), "recall", "margaret", "What does Margaret think of Tom?", "--json"]
