@@ -29,10 +29,10 @@ def register(sub: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    """With --repair, damaged index files are moved aside and the index is rebuilt from D1 (local/damage.py)."""
+    """With --repair, damaged index files are moved aside and the index is rebuilt from D1 (memory_sim/damage.py)."""
     from memory_sim.check import check, open_data_folder, repair
     from memory_sim.env import Env
-    from memory_sim.local.damage import run_with_index_rebuilt
+    from memory_sim.damage import run_with_index_rebuilt
 
     def work(env: Env) -> dict[str, Any]:
         report = check(env, compare_metadata_fields=not args.no_metadata)

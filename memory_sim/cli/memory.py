@@ -161,10 +161,10 @@ def cmd_stats(args: argparse.Namespace) -> int:
 def cmd_reembed(args: argparse.Namespace) -> int:
     """With --model (or --recreate) the index is dropped and recreated for that model before D1 is re-embedded;
     the index's description then records the model, and later plain opens use it. Damaged index files are moved
-    aside first and the index is rebuilt from D1 (local/damage.py)."""
+    aside first and the index is rebuilt from D1 (memory_sim/damage.py)."""
     from memory_sim.bindings.ai import DEFAULT_MODEL
     from memory_sim.env import Env, Settings
-    from memory_sim.local.damage import run_with_index_rebuilt
+    from memory_sim.damage import run_with_index_rebuilt
     from memory_sim.local.env import build_local_env
     from memory_sim.memory.rebuild import reembed
 

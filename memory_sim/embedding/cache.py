@@ -18,6 +18,8 @@ from typing import Callable, Sequence, TypeVar
 
 import numpy as np
 
+from memory_sim.damage import cause_of, looks_damaged, move_aside, sqlite_file_problem
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL,
@@ -48,8 +50,6 @@ class EmbeddingCache:
         self._db = self._connect_or_set_aside()
 
     def _connect(self) -> sqlite3.Connection:
-        from memory_sim.local.damage import sqlite_file_problem
-
         if self.path is not None and (problem := sqlite_file_problem(self.path)) is not None:
             refused = sqlite3.DatabaseError(problem)
             refused.sqlite_errorname = "SQLITE_NOTADB"  # as SQLite would say, had it not taken it for a new file
@@ -75,14 +75,10 @@ class EmbeddingCache:
 
     def _damaged(self, exc: sqlite3.DatabaseError) -> bool:
         """Damage, as opposed to a locked or full disk, which are not ours to move."""
-        from memory_sim.local.damage import looks_damaged
-
         return self.path is not None and self.path.exists() and looks_damaged(exc)
 
     def _start_afresh(self, exc: sqlite3.DatabaseError) -> sqlite3.Connection:
         """Moves the damaged file aside (kept for a look, never deleted) and opens an empty cache in its place."""
-        from memory_sim.local.damage import cause_of, move_aside
-
         assert self.path is not None
         aside = move_aside(self.path)
         log.warning("the embedding cache %s is damaged (%s); moved it to %s and started an empty cache",

@@ -47,7 +47,7 @@ class D1Account:
             raise D1Error(f"no database named {name!r} (create it with `memory-sim d1 create {name}`)")
         path = self.path(name)
         if path.stat().st_size == 0:  # both engines write a header at once (see create): this one was emptied
-            from memory_sim.local.damage import d1_damaged
+            from memory_sim.damage import d1_damaged
 
             raise d1_damaged(path, "the file is empty")
         return self._open(path)

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memory_sim.bindings.d1 import D1Value
+from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
-from memory_sim.local.damage import d1_damaged, looks_damaged
 from memory_sim.local.d1_sqlite import sqlite_error
 from memory_sim.local.sqlite_replace import STAGE
 from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, translate

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Sequence
 
 from memory_sim.bindings.d1 import D1Value
+from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
-from memory_sim.local.damage import d1_damaged, looks_damaged
 
 
 def sqlite_error(exc: sqlite3.Error) -> D1Error:

@@ -26,9 +26,9 @@ from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import IndexDescription, Metric
 from memory_sim.bindings.vectorize_validation import QueryOptions, Record
+from memory_sim.damage import index_damaged, looks_damaged, sqlite_file_problem
 from memory_sim.errors import ConfigError, IndexDamaged, MemorySimError, VectorizeUnavailable
 from memory_sim.local import vectorize_snapshot as snapshot
-from memory_sim.local.damage import index_damaged, looks_damaged, sqlite_file_problem
 from memory_sim.local.vectorize_arrays import ArrayTable
 from memory_sim.local.vectorize_core import Clock, IndexState, QueuedIndex, Stored, new_state
 

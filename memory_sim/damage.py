@@ -1,5 +1,6 @@
 """Damaged files in a data folder: telling damage apart from other library errors, naming the file in one line,
-and moving a rebuildable file aside (renamed, never deleted) so a fresh one can take its place.
+and moving a rebuildable file aside (renamed, never deleted) so a fresh one can take its place. Like errors.py,
+any layer may use it (it imports nothing heavy); the backends map their libraries' errors with it at the boundary.
 
 What each part of a data folder is decides what damage to it means:
 
