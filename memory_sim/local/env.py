@@ -109,6 +109,7 @@ def build_local_env(settings: Settings, *, embedder: Embedder | None = None, reb
         closes += closers(account)
         if embedder is None:
             embedder = _load_embedder(settings, account, ai)
+            closes += closers(getattr(embedder, "cache", None))  # ours to close: its file is the folder's
         d1 = D1Account(data, engine=settings.d1_engine)
         db = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
         closes += closers(db)
@@ -118,7 +119,7 @@ def build_local_env(settings: Settings, *, embedder: Embedder | None = None, reb
         close_all(closes)  # a half-open folder keeps nothing open (Chroma and DuckDB share one open copy per path)
         raise
     env = Env(VECTORIZE=index, DB=db, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)
-    env.close_hooks += closes[::-1]  # the database first, then the index
+    env.close_hooks += closes[::-1]  # the database first, then the cache and the index
     return env
 
 
