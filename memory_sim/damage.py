@@ -27,7 +27,7 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file (sqlite.org/fileformat)
-SIDECARS = ("-wal", "-shm", "-journal", ".wal")  # SQLite's and DuckDB's files beside a database
+SIDECARS = ("-wal", "-shm", "-journal")  # the files SQLite keeps beside a database
 _DAMAGE_CODES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 # How sqlite3 (also inside Chroma) and DuckDB word a file that is not, or no longer, what it should be.
 _DAMAGE_TEXT = re.compile(

@@ -71,11 +71,14 @@ class D1Account:
 
 def _write_empty_sqlite(path: Path) -> None:
     """SQLite leaves a new database file empty until its first write, and takes an empty file for a new
-    database: written out now, an empty file can only mean a damaged one."""
+    database: written out now (under another name, then renamed), an empty file can only mean a damaged one."""
+    import os
     import sqlite3
 
-    connection = sqlite3.connect(str(path))
+    partial = path.with_name(f".{path.name}.new")
+    connection = sqlite3.connect(str(partial))
     try:
         connection.execute("VACUUM")
     finally:
         connection.close()
+    os.replace(partial, path)
