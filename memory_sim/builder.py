@@ -90,7 +90,9 @@ def build_local_env(
         account = env.vectorize_account = open_vectorize_account(settings)
         _close_with(env, account)
         ai = env.AI
-        env.embedder = embedder or _embedder_for_index(settings, account, ai)
+        if embedder is None:
+            env.embedder = _embedder_for_index(settings, account, ai)
+            _close_with(env, getattr(env.embedder, "cache", None))  # ours to close: its file is the folder's
         d1 = open_d1_account(settings)
         env.DB = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
         _close_with(env, env.DB)
@@ -136,7 +138,7 @@ def build_cloudflare_env(
         opener = recreate_index if rebuild_index else ensure_index
         env.VECTORIZE = opener(account, settings.index_name, env.embedder)
     except BaseException:
-        env.close()
+        _close_quietly(env)
         raise
     return env
 
@@ -236,6 +238,16 @@ def _embedder_for_index(settings: Settings, account: VectorizeAccount, ai: Ai) -
         except ConfigError:
             pass  # not loadable here: the configured model, and the index check says why they differ
     return load_embedder(settings.embed_model, cache_path=cache, ai=ai)
+
+
+def _close_quietly(env: Env) -> None:
+    """Closes what a failed open had opened, latest first, without hiding the failure that stopped it."""
+    for close in reversed(env.close_hooks):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - the open's own error is the one to report
+            continue
+    env.close_hooks.clear()
 
 
 def _close_with(env: Env, closable: object) -> None:

@@ -5,14 +5,19 @@ at the boundary where they are raised, so callers catch these and nothing else.
     ├── ConfigError                 bad settings, unknown backend, missing model weights
     ├── InvalidInput                a value breaks a rule of the memory system or the CLI; also a ValueError
     ├── DataInUseError              another process (or Env) owns the data folder: its lock names the owner
+    ├── DamagedDataError            a file of the data folder is damaged; the message names it and the way back
+    │   ├── IndexDamaged            also a VectorizeUnavailable: `check --repair` rebuilds the index from D1
+    │   └── D1Damaged               also a D1Error: D1 is the ledger; restore a backup
+    ├── BackupError                 a backup could not be written, or does not verify
     ├── VectorizeError              "<OP>_ERROR (code = N): <text>", as the Workers binding words it
     │   ├── VectorizeInputError     the request broke a rule of the contract (4xx); nothing was changed
-    │   └── VectorizeUnavailable    the backend failed or could not be reached (5xx); retry later
+    │   └── VectorizeUnavailable    the backend failed or could not be reached (5xx); retry later (IndexDamaged)
     ├── D1Error                     "D1_ERROR: <cause>"
     │   ├── D1TypeError             "D1_TYPE_ERROR: Type '<t>' not supported for value '<v>'"
     │   ├── D1ColumnNotFound        "D1_COLUMN_NOTFOUND: Column not found (<col>)"
     │   ├── D1ExecError             "D1_EXEC_ERROR: Error in line N: <line>: <msg>"
-    │   └── D1Unsupported           a SQLite construct the DuckDB dialect cannot honour; names the alternative
+    │   ├── D1Unsupported           a SQLite construct the DuckDB dialect cannot honour; names the alternative
+    │   └── D1Damaged               (see DamagedDataError)
     └── AiError                     Workers AI's wording for bad input
         └── EmbeddingUnavailable    the model or provider failed (rate limit, 5xx, timeout); retry later
 
@@ -21,6 +26,8 @@ means the caller asked for something the contract forbids.
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 
 class MemorySimError(Exception):
@@ -38,6 +45,17 @@ class InvalidInput(MemorySimError, ValueError):
 
 class DataInUseError(MemorySimError):
     """The data folder is owned by another process, or by another open Env of this one."""
+
+
+class DamagedDataError(MemorySimError):
+    """A file of the data folder cannot be read as what it should be (overwritten, truncated, emptied).
+    `path` is the damaged file or folder; the message names it and the way back."""
+
+    path: Path | None = None
+
+
+class BackupError(MemorySimError):
+    """A backup could not be written, or a copy does not match what was backed up; nothing was replaced."""
 
 
 class VectorizeError(MemorySimError):
@@ -63,6 +81,15 @@ class VectorizeUnavailable(VectorizeError):
         super().__init__(op, message, code, status)
 
 
+class IndexDamaged(VectorizeUnavailable, DamagedDataError):
+    """The index's files are damaged; `memory-sim check --repair` moves them aside and rebuilds from D1."""
+
+    def __init__(self, op: str, path: Path, message: str) -> None:
+        self.path = path
+        self.cause = message
+        super().__init__(op, message)
+
+
 class D1Error(MemorySimError):
     """A D1 statement failed; the message carries D1's prefix and the cause."""
 
@@ -71,6 +98,14 @@ class D1Error(MemorySimError):
     def __init__(self, cause: str) -> None:
         self.cause = cause
         super().__init__(f"{self.prefix}: {cause}")
+
+
+class D1Damaged(D1Error, DamagedDataError):
+    """D1's file is damaged. D1 is the ledger, so there is nothing to rebuild it from: restore a backup."""
+
+    def __init__(self, path: Path, cause: str) -> None:
+        self.path = path
+        super().__init__(cause)
 
 
 class D1TypeError(D1Error):

@@ -19,6 +19,8 @@ from memory_sim.memory import store
 from memory_sim.memory.models import JobReport
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from memory_sim.memory.system import MemorySystem
 
 log = logging.getLogger(__name__)
@@ -120,3 +122,23 @@ def start_service(system: "MemorySystem", scale: float = 1.0) -> Any:
     for job in scheduler.get_jobs():
         job.modify(next_run_time=datetime.now(timezone.utc))
     return scheduler
+
+
+def backup_soon(scheduler: Any, system: "MemorySystem", dest: Any) -> "Future[Any]":
+    """Queues `backup.backup(system.env, dest)` on a running service's one worker: it runs between two jobs,
+    never during one, so no write is in flight while the folder is copied. The future gives the manifest."""
+    from concurrent.futures import Future
+
+    from memory_sim.backup import backup
+
+    done: Future[Any] = Future()
+
+    def run() -> None:
+        if done.set_running_or_notify_cancel():
+            try:
+                done.set_result(backup(system.env, dest))
+            except BaseException as exc:  # handed to whoever waits on the future
+                done.set_exception(exc)
+
+    scheduler.add_job(run, misfire_grace_time=None)  # no trigger: once, as soon as the worker is free
+    return done

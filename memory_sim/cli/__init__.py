@@ -26,6 +26,7 @@ GROUPS = (
     "memory_sim.cli.server",
     "memory_sim.cli.transfer",
     "memory_sim.cli.check",
+    "memory_sim.cli.backup",
     "memory_sim.cli.eval",
     "memory_sim.cli.bench",
 )

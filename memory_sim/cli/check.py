@@ -29,21 +29,29 @@ def register(sub: Any) -> None:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    """With --repair, damaged index files are moved aside and the index is rebuilt from D1 (memory_sim/damage.py)."""
     from memory_sim.check import check, repair
     from memory_sim.env import Env
+    from memory_sim.damage import run_with_index_rebuilt
 
-    with Env.from_settings(args.settings) as env:
+    def work(env: Env) -> dict[str, Any]:
         report = check(env, compare_metadata_fields=not args.no_metadata)
         out: dict[str, Any] = {"before": report.to_json()}
         if args.repair and not report.clean:
             out["repair"] = repair(env, report).to_json()
-            report = check(env, compare_metadata_fields=not args.no_metadata)
-            out["after"] = report.to_json()
+            out["after"] = check(env, compare_metadata_fields=not args.no_metadata).to_json()
+        return out
+
+    if args.repair:
+        out = run_with_index_rebuilt(lambda: Env.from_settings(args.settings), work)
+    else:
+        with Env.from_settings(args.settings) as env:
+            out = work(env)
     if args.json:
         print(json.dumps(out, indent=2, sort_keys=True, default=str))
     else:
         _print_text(out)
-    return 0 if report.clean else 1
+    return 0 if out.get("after", out["before"])["clean"] else 1
 
 
 def _print_text(out: dict[str, Any]) -> None:

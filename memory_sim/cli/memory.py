@@ -190,15 +190,19 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_reembed(args: argparse.Namespace) -> int:
     """With --model (or --recreate) the index is dropped and recreated for that model before D1 is re-embedded;
-    the index's description then records the model, and later plain opens use it."""
+    the index's description then records the model, and later plain opens use it. Damaged index files are moved
+    aside first and the index is rebuilt from D1 (memory_sim/damage.py)."""
+    from memory_sim.damage import run_with_index_rebuilt
     from memory_sim.env import Env
     from memory_sim.memory.rebuild import reembed
 
-    rebuild = args.recreate or args.embed_model is not None
-    env, system = _open(args, env=Env.from_settings(args.settings, rebuild_index=rebuild))
-    with env:
+    def work(env: Env) -> dict[str, Any]:
+        _, system = _open(args, env=env)
         count = reembed(system)
-        _print({"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions})
+        return {"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions}
+
+    recreate = args.recreate or args.embed_model is not None
+    _print(run_with_index_rebuilt(lambda: Env.from_settings(args.settings, rebuild_index=recreate), work))
     return 0
 
 

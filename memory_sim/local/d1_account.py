@@ -42,12 +42,19 @@ class D1Account:
         if name in self.list():
             raise D1Error(f"database {name!r} already exists")
         self.root.mkdir(parents=True, exist_ok=True)
+        if self.engine == "sqlite":
+            _write_empty_sqlite(self.path(name))
         return self._open(self.path(name))
 
     def get(self, name: str) -> D1CoreDatabase:
         if name not in self.list():
             raise D1Error(f"no database named {name!r} (create it with `memory-sim d1 create {name}`)")
-        return self._open(self.path(name))
+        path = self.path(name)
+        if path.stat().st_size == 0:  # both engines write a header at once (see create): this one was emptied
+            from memory_sim.damage import d1_damaged
+
+            raise d1_damaged(path, "the file is empty")
+        return self._open(path)
 
     def delete(self, name: str) -> None:
         path = self.path(name)
@@ -64,3 +71,18 @@ class D1Account:
         from memory_sim.local.d1_duckdb import DuckDBDatabase
 
         return DuckDBDatabase(path)
+
+
+def _write_empty_sqlite(path: Path) -> None:
+    """SQLite leaves a new database file empty until its first write, and takes an empty file for a new
+    database: written out now (under another name, then renamed), an empty file can only mean a damaged one."""
+    import os
+    import sqlite3
+
+    partial = path.with_name(f".{path.name}.new")
+    connection = sqlite3.connect(str(partial))
+    try:
+        connection.execute("VACUUM")
+    finally:
+        connection.close()
+    os.replace(partial, path)

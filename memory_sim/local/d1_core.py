@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from itertools import starmap
+from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from memory_sim.bindings import limits
@@ -19,6 +20,10 @@ from memory_sim.errors import D1Error, D1ExecError, D1TypeError
 from memory_sim.local.sqlite_tokens import first_keyword, placeholders
 
 _INT64 = 2**63
+_TABLES = (  # the user's tables, as SQLite's catalogue lists them
+    r"SELECT name FROM sqlite_master WHERE type = 'table'"
+    r" AND name NOT LIKE 'sqlite\_%' ESCAPE '\' AND name NOT LIKE '\_cf\_%' ESCAPE '\'"
+)
 _TRANSACTION_WORDS = {"BEGIN", "COMMIT", "END", "ROLLBACK", "SAVEPOINT", "RELEASE"}
 
 
@@ -77,6 +82,10 @@ class Engine(Protocol):
     def rollback(self) -> None: ...
 
     def size(self) -> int: ...
+
+    def backup(self, dest: Path) -> None:
+        """Write a consistent copy of the database to the file `dest`, through the engine's own mechanism."""
+        ...
 
     def close(self) -> None: ...
 
@@ -211,6 +220,27 @@ class D1CoreDatabase:
                 count += 1
             self._engine.commit()
         return D1ExecResult(count=count, duration=total)
+
+    def backup(self, dest: str | Path) -> dict[str, int]:
+        """A consistent copy of the database in the file `dest`, taken under the database's lock: no statement
+        or batch runs while it is taken (each holds the lock for its whole length). Returns the rows of each
+        table at that moment, for the copy to be checked against."""
+        with self._lock:
+            counts = self.row_counts()
+            self._engine.backup(Path(dest))
+            return counts
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows per table, as SQLite's catalogue lists the tables (D1's own `_cf_` tables left out)."""
+        with self._lock:
+            outcome, _ = self._execute_locked(Statement(self, _TABLES))
+            tables = sorted(str(row[0]) for row in outcome.rows)
+            counts = {}
+            for table in tables:
+                quoted = table.replace('"', '""')
+                outcome, _ = self._execute_locked(Statement(self, f'SELECT count(*) FROM "{quoted}"'))
+                counts[table] = int(outcome.rows[0][0])
+            return counts
 
     def close(self) -> None:
         with self._lock:

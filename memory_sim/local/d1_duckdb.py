@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memory_sim.bindings.d1 import D1Value
+from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
@@ -46,8 +47,10 @@ def connect(path: str | Path) -> Any:
 
     try:
         return duckdb.connect(str(path), config=dict(_CONFIG))
-    except duckdb.IOException as exc:
-        if "lock" not in str(exc).lower():
+    except duckdb.Error as exc:
+        if looks_damaged(exc):
+            raise d1_damaged(Path(path), exc) from exc
+        if not isinstance(exc, duckdb.IOException) or "lock" not in str(exc).lower():
             raise D1Error(str(exc)) from exc
         raise DataInUseError(
             f"the D1 data at {path} is in use by another process ({str(exc).splitlines()[0]}); "
@@ -89,20 +92,26 @@ def _unique_keys(mirror: sqlite3.Connection, table: str, rowid: str | None) -> t
 
 class DuckDBEngine:
     def __init__(self, path: str | Path = ":memory:") -> None:
+        import duckdb
+
         self._path = str(path)
         self._conn = connect(path)
-        sqlite_functions.register(self._conn)
-        self._conn.execute(_LEDGER)
-        self._conn.execute(_SEQUENCE)
+        self._file = None if self._path == ":memory:" else Path(self._path)
+        try:
+            sqlite_functions.register(self._conn)
+            self._conn.execute(_LEDGER)
+            self._conn.execute(_SEQUENCE)
+            self._rebuild_mirror()
+        except duckdb.Error as exc:  # the first reads are where a torn file shows
+            self._conn.close()
+            raise self._failure(exc) from exc
         self._last_rowid = 0
         self._id_base = 0
         # Highest rowid (or AUTOINCREMENT sequence) per table, known without a max() query: kept across plain
         # INSERTs, forgotten on anything that may lower it or that is undone (UPDATE, DELETE, REPLACE, DDL, rollback).
         self._tops: dict[str, int] = {}
-        self._file = None if self._path == ":memory:" else Path(self._path)
         self._ddl_in_transaction = False
         self._in_transaction = False
-        self._rebuild_mirror()
 
     # --- Engine ---------------------------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
@@ -125,7 +134,7 @@ class DuckDBEngine:
             rows = cursor.fetchall()
             columns = [d[0] for d in cursor.description or ()]
         except duckdb.Error as exc:
-            raise _refusal(exc) or D1Error(_cause(exc)) from exc
+            raise _refusal(exc) or self._failure(exc) from exc
         return self._written(translation, columns, rows)
 
     def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
@@ -143,7 +152,7 @@ class DuckDBEngine:
         try:
             self._conn.execute(bulk.sql, lists)
         except duckdb.Error as exc:
-            raise D1Error(_cause(exc)) from exc
+            raise self._failure(exc) from exc
         if bulk.target is None:
             return [Outcome([], [], 1, self._last_rowid, True) for _ in range(count)]
         self._last_rowid = base + count
@@ -162,7 +171,7 @@ class DuckDBEngine:
             self._conn.execute("COMMIT")
         except duckdb.Error as exc:  # the write-ahead log could not be written (disk full, file too large)
             self.rollback_quietly()
-            raise D1Error(_cause(exc)) from exc
+            raise self._failure(exc) from exc
         self._in_transaction = False
 
     def rollback_quietly(self) -> None:
@@ -184,6 +193,22 @@ class DuckDBEngine:
         if self._ddl_in_transaction:
             self._rebuild_mirror()
 
+    def backup(self, dest: Path) -> None:
+        """A consistent copy of the file: CHECKPOINT folds the write-ahead log into it, then it is copied while
+        the caller (D1CoreDatabase) holds the database's lock, so no statement runs in between. (EXPORT DATABASE
+        and ATTACH would need external access, which D1's sandbox turns off for good.)"""
+        import shutil
+
+        import duckdb
+
+        if self._file is None:
+            raise D1Error("an in-memory database has no file to back up")
+        try:
+            self._conn.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise self._failure(exc) from exc
+        shutil.copyfile(self._file, dest)
+
     def size(self) -> int:
         return self._file.stat().st_size if self._file is not None and self._file.exists() else 0
 
@@ -192,6 +217,12 @@ class DuckDBEngine:
         self._mirror.close()
 
     # --- internals ------------------------------------------------------------------------------------------------
+    def _failure(self, exc: Exception) -> D1Error:
+        """DuckDB's error as D1's; a damaged file as one line naming it and the way back."""
+        if self._file is not None and looks_damaged(exc):
+            return d1_damaged(self._file, exc)
+        return exc if isinstance(exc, D1Error) else D1Error(_cause(exc))
+
     def _written(self, translation: Translation, columns: list[str], rows: list[tuple[Any, ...]]) -> Outcome:
         if not translation.returns_rows:
             changes = int(rows[0][0]) if rows else 0
@@ -231,7 +262,7 @@ class DuckDBEngine:
             if own:
                 self._conn.execute("ROLLBACK")
             if isinstance(exc, duckdb.Error):
-                raise D1Error(_cause(exc)) from exc
+                raise self._failure(exc) from exc
             raise
         outcome = self._written(translation, columns, rows)
         self._tops.clear()  # the deletes may have removed the highest rowid
@@ -311,7 +342,7 @@ class DuckDBEngine:
                 self._rebuild_mirror()
             else:
                 self._ddl_in_transaction = True  # the batch's rollback rebuilds the mirror
-            raise D1Error(_cause(exc)) from exc
+            raise self._failure(exc) from exc
         self._ddl_in_transaction = True
         self._tops.clear()
         self._schema = schema_of(self._mirror)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Sequence
 
 from memory_sim.bindings.d1 import D1Value
+from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 
@@ -18,10 +19,16 @@ def sqlite_error(exc: sqlite3.Error) -> D1Error:
 
 class SqliteEngine:
     def __init__(self, path: str | Path = ":memory:") -> None:
+        self._file = None if str(path) == ":memory:" else Path(path)
         # isolation_level=None: autocommit, as D1 runs each statement; batch() opens its own transaction.
         self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         self._conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # D1 has no ATTACH / VACUUM INTO: no file but this one
-        self._conn.execute("PRAGMA foreign_keys = ON")  # D1 enforces foreign keys
+        try:
+            self._conn.execute("PRAGMA foreign_keys = ON")  # D1 enforces foreign keys
+            self._conn.execute("PRAGMA schema_version").fetchone()  # reads the header: a torn file shows here
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise self._failure(exc) from exc
 
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
         before = self._conn.total_changes
@@ -29,7 +36,7 @@ class SqliteEngine:
             cursor = self._conn.execute(sql, tuple(params))
             rows = cursor.fetchall()
         except (sqlite3.Error, OverflowError) as exc:
-            raise sqlite_error(exc) if isinstance(exc, sqlite3.Error) else D1Error(str(exc)) from exc
+            raise self._failure(exc) if isinstance(exc, sqlite3.Error) else D1Error(str(exc)) from exc
         columns = [d[0] for d in cursor.description or ()]
         changes = self._conn.total_changes - before
         last = self._conn.execute("SELECT last_insert_rowid()").fetchone()[0]
@@ -42,11 +49,27 @@ class SqliteEngine:
         self._conn.execute("BEGIN")
 
     def commit(self) -> None:
-        self._conn.execute("COMMIT")
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from exc
 
     def rollback(self) -> None:
         if self._conn.in_transaction:
             self._conn.execute("ROLLBACK")
+
+    def backup(self, dest: Path) -> None:
+        """SQLite's online backup API: a consistent copy, page by page, of the database as it stands."""
+        target = sqlite3.connect(str(dest))
+        try:
+            self._conn.backup(target)
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from exc
+        finally:
+            target.close()
+
+    def _failure(self, exc: sqlite3.Error) -> D1Error:
+        return d1_damaged(self._file, exc) if self._file is not None and looks_damaged(exc) else sqlite_error(exc)
 
     def size(self) -> int:
         pages = self._conn.execute("PRAGMA page_count").fetchone()[0]

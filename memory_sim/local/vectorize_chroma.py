@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
@@ -26,7 +26,8 @@ from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import IndexDescription, Metric
 from memory_sim.bindings.vectorize_validation import QueryOptions, Record
-from memory_sim.errors import ConfigError, MemorySimError, VectorizeUnavailable
+from memory_sim.damage import index_damaged, looks_damaged, sqlite_file_problem
+from memory_sim.errors import ConfigError, IndexDamaged, MemorySimError, VectorizeUnavailable
 from memory_sim.local import vectorize_snapshot as snapshot
 from memory_sim.local.vectorize_arrays import ArrayTable
 from memory_sim.local.vectorize_core import Clock, IndexState, QueuedIndex, Stored, new_state
@@ -38,16 +39,20 @@ DEFAULT_EXACT_SCAN_LIMIT = 64_000_000  # floats scanned exactly (~170k x 384) be
 LOAD_PAGE = 5000
 DEFAULT_SNAPSHOT_EVERY = 50_000  # rows changed before a snapshot is written without waiting for close()
 SNAPSHOTS = "snapshots"
+CHROMA_FILE = "chroma.sqlite3"  # where embedded Chroma keeps its catalogue and records, in its folder
 
 
 @contextmanager
-def chroma_errors(op: str) -> Iterator[None]:
-    """Map Chroma's and its transport's exceptions into the project's tree, at the boundary."""
+def chroma_errors(op: str, folder: Path | None = None) -> Iterator[None]:
+    """Map Chroma's and its transport's exceptions into the project's tree, at the boundary. With the folder
+    of an embedded Chroma, damaged files become `IndexDamaged`, which names them and the way back."""
     try:
         yield
     except MemorySimError:
         raise
     except Exception as exc:  # chromadb raises many unrelated types (ChromaError, httpx, ValueError)
+        if folder is not None and looks_damaged(exc):
+            raise index_damaged(op, folder, exc, folder / CHROMA_FILE) from exc  # the only SQLite file Chroma keeps
         raise VectorizeUnavailable(op, f"Chroma failed: {type(exc).__name__}: {exc}") from exc
 
 
@@ -62,9 +67,10 @@ class ChromaStore:
 
     def __init__(
         self, collection: Any, state: IndexState, max_chroma_batch: int, exact_scan_limit: int,
-        snapshot_path: Path | None = None, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        snapshot_path: Path | None = None, snapshot_every: int = DEFAULT_SNAPSHOT_EVERY, folder: Path | None = None,
     ) -> None:
         self.collection = collection
+        self.folder = folder  # embedded Chroma's folder: damage found in it is named, and can be set aside
         self.table = ArrayTable(state.dimensions, state.metric)
         self._batch = max_chroma_batch
         self._exact_scan_limit = exact_scan_limit
@@ -91,7 +97,7 @@ class ChromaStore:
     def _rebuild(self) -> None:
         offset = 0
         while True:
-            with chroma_errors("INDEX_GET"):
+            with chroma_errors("INDEX_GET", self.folder):
                 page = self.collection.get(include=["embeddings", "metadatas"], limit=LOAD_PAGE, offset=offset)
             ids = page["ids"]
             if not ids:
@@ -120,7 +126,7 @@ class ChromaStore:
         for start in range(0, len(items), self._batch):
             chunk, chunk_texts = items[start : start + self._batch], texts[start : start + self._batch]
             fresh = not any(s.record.id in self.table.row_of for s in chunk)
-            with chroma_errors("VECTOR_UPSERT"):
+            with chroma_errors("VECTOR_UPSERT", self.folder):
                 (self.collection.add if fresh else self.collection.upsert)(
                     ids=[s.record.id for s in chunk],
                     embeddings=np.stack([s.record.values for s in chunk]),
@@ -132,7 +138,7 @@ class ChromaStore:
         present = [i for i in dict.fromkeys(ids) if i in self.table.row_of]
         if present:
             self._changing(len(present))
-            with chroma_errors("VECTOR_DELETE"):
+            with chroma_errors("VECTOR_DELETE", self.folder):
                 self.collection.delete(ids=present)
         self.table.delete(present)
 
@@ -147,7 +153,7 @@ class ChromaStore:
         for start in range(0, len(holders), self._batch):
             rows = holders[start : start + self._batch]
             fields = [{k: v for k, v in self.table.indexed(r).items() if k != property_name} for r in rows]
-            with chroma_errors("METADATA_INDEX_DELETE"):
+            with chroma_errors("METADATA_INDEX_DELETE", self.folder):
                 self.collection.update(ids=[self.table.ids[r] for r in rows], metadatas=[{"ix": json.dumps(f)} for f in fields])
         del self.table.columns[property_name]
 
@@ -179,13 +185,13 @@ class ChromaStore:
         """Chroma's HNSW proposes candidates (namespace as its `where`); the arrays re-score them exactly."""
         wanted = min(self.table.n, max(4 * options.top_k, 40))
         where = None if options.namespace is None else {"ns": options.namespace}
-        with chroma_errors("VECTOR_QUERY"):
+        with chroma_errors("VECTOR_QUERY", self.folder):
             found = self.collection.query(query_embeddings=[query], n_results=wanted, where=where, include=["distances"])
         rows = np.asarray([self.table.row_of[i] for i in found["ids"][0] if i in self.table.row_of], dtype=np.int64)
         return self.table.rescore(query, rows)[: options.top_k] if rows.size else []
 
     def save_state(self, state: IndexState) -> None:
-        with chroma_errors("INDEX_UPDATE"):
+        with chroma_errors("INDEX_UPDATE", self.folder):
             self.collection.modify(metadata={STATE_KEY: json.dumps(state.to_json())})
         self._mutation = state.processed_mutation
         if self._written >= self._snapshot_every:
@@ -242,19 +248,32 @@ class ChromaAccount:
     ) -> None:
         self._clock, self._lag, self._max_vectors = clock, visibility_lag_s, max_vectors
         self._max_batch, self._exact_scan_limit, self._snapshot_every = max_batch, exact_scan_limit, snapshot_every
-        self._client = _connect(path, host, port)
         embedded = path is not None and host is None and port is None
-        self._snapshots = Path(path) / SNAPSHOTS if embedded and path is not None else None
-        with chroma_errors("INDEX_GET"):
-            self._chroma_batch = int(self._client.get_max_batch_size())
+        self.folder = Path(path) if embedded and path is not None else None  # embedded Chroma's files
+        self._snapshots = self.folder / SNAPSHOTS if self.folder is not None else None
+        self._client = _connect(path, host, port)
+        self._released = False
         self._open: dict[str, QueuedIndex] = {}
+        with self._chroma("INDEX_GET"):
+            self._chroma_batch = int(self._client.get_max_batch_size())
+
+    @contextmanager
+    def _chroma(self, op: str) -> Iterator[None]:
+        """Chroma's errors mapped; on damage, Chroma's client is let go first, so the folder can be moved aside
+        (Chroma shares one open system per folder in a process, and would otherwise keep the damaged files open)."""
+        try:
+            with chroma_errors(op, self.folder):
+                yield
+        except IndexDamaged:
+            self._release()
+            raise
 
     def create_index(self, name: str, dimensions: int, metric: Metric, description: str = "") -> IndexDescription:
         name, dimensions, metric, description = check.check_index_config(name, dimensions, metric, description)
         if self._collection(name) is not None:
             raise check.index_exists(name)
         state = new_state(name, dimensions, metric, description, self._clock)
-        with chroma_errors("INDEX_CREATE"):
+        with self._chroma("INDEX_CREATE"):
             self._client.create_collection(
                 PREFIX + name,
                 embedding_function=None,
@@ -267,7 +286,7 @@ class ChromaAccount:
         from chromadb.errors import NotFoundError
 
         try:
-            with chroma_errors("INDEX_GET"):
+            with self._chroma("INDEX_GET"):
                 return self._client.get_collection(PREFIX + name, embedding_function=None)
         except VectorizeUnavailable as exc:
             if isinstance(exc.__cause__, (NotFoundError, ValueError)):
@@ -283,9 +302,11 @@ class ChromaAccount:
             raise check.index_not_found(name)
         state = IndexState.from_json(json.loads(collection.metadata[STATE_KEY]))
         store = ChromaStore(
-            collection, state, self._chroma_batch, self._exact_scan_limit, self._snapshot_file(name), self._snapshot_every
+            collection, state, self._chroma_batch, self._exact_scan_limit, self._snapshot_file(name), self._snapshot_every,
+            self.folder,
         )
-        store.load()
+        with self._chroma("INDEX_GET"):
+            store.load()
         self._open[name] = QueuedIndex(
             state, store, clock=self._clock, visibility_lag_s=self._lag, max_vectors=self._max_vectors, max_batch=self._max_batch
         )
@@ -300,8 +321,16 @@ class ChromaAccount:
             raise check.index_not_found(name)
         return IndexState.from_json(json.loads(collection.metadata[STATE_KEY])).describe()
 
+    def stored_count(self, name: str) -> int:
+        """How many vectors Chroma itself holds for the index (loads its segments: for checks, not queries)."""
+        collection = self._collection(name)
+        if collection is None:
+            raise check.index_not_found(name)
+        with self._chroma("INDEX_GET"):
+            return int(collection.count())
+
     def list_indexes(self) -> list[IndexDescription]:
-        with chroma_errors("INDEX_LIST"):
+        with self._chroma("INDEX_LIST"):
             collections = self._client.list_collections()
         names = sorted(c.name[len(PREFIX) :] for c in collections if c.name.startswith(PREFIX))
         return [self.get_index(n) for n in names]
@@ -314,21 +343,52 @@ class ChromaAccount:
         snapshot_file = self._snapshot_file(name)
         if snapshot_file is not None:
             snapshot_file.unlink(missing_ok=True)
-        with chroma_errors("INDEX_DELETE"):
+        with self._chroma("INDEX_DELETE"):
             self._client.delete_collection(PREFIX + name)
 
     def _snapshot_file(self, name: str) -> Path | None:
         return None if self._snapshots is None else self._snapshots / f"{name}.snapshot"
 
-    def close(self) -> None:
-        """Apply every queued mutation (a lag does not outlive the process), save each index's snapshot
-        (embedded Chroma) and let go of the indexes."""
-        for index in self._open.values():
+    def settle(self) -> dict[str, int]:
+        """Apply every queued mutation and save each open index's snapshot (embedded Chroma): afterwards the
+        folder holds all there is. Returns each open index's vector count."""
+        counts = {}
+        for name, index in self._open.items():
             index.flush()
             store = index.store
             if isinstance(store, ChromaStore):
                 store.snapshot()
-        self._open.clear()
+            counts[name] = store.count()
+        return counts
+
+    def backup(self, dest: Path) -> dict[str, int]:
+        """Copies embedded Chroma's folder (and the snapshots in it) to `dest`, settled first. The caller makes
+        sure no write is in flight (the local bindings are not thread-safe: one owner calls them at a time)."""
+        import shutil
+
+        if self.folder is None:
+            raise ConfigError("only an embedded Chroma folder can be backed up here; back up a Chroma server on it")
+        counts = self.settle()
+        shutil.copytree(self.folder, dest)
+        return counts
+
+    def close(self) -> None:
+        """Apply every queued mutation (a lag does not outlive the process), save each index's snapshot
+        (embedded Chroma), let go of the indexes and of Chroma's client."""
+        try:
+            self.settle()
+        finally:
+            self._open.clear()
+            self._release()
+
+    def _release(self) -> None:
+        if self._released:
+            return
+        self._released = True
+        close = getattr(self._client, "close", None)  # chromadb >= 1.4: the last client out stops Chroma's system
+        if close is not None:
+            with suppress(Exception):  # a client over damaged files may fail to stop cleanly; it is let go either way
+                close()
 
 
 def _connect(path: str | Path | None, host: str | None, port: int | None) -> Any:
@@ -345,5 +405,17 @@ def _connect(path: str | Path | None, host: str | None, port: int | None) -> Any
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"Chroma data path {folder} is not a folder")
     folder.mkdir(parents=True, exist_ok=True)
-    with chroma_errors("INDEX_GET"):
-        return chromadb.PersistentClient(path=str(folder), settings=settings)
+    problem = sqlite_file_problem(folder / CHROMA_FILE)  # Chroma would take an emptied file for a new, empty one
+    if problem is not None:
+        raise index_damaged("INDEX_GET", folder, problem, folder / CHROMA_FILE)
+    with chroma_errors("INDEX_GET", folder):
+        try:
+            return chromadb.PersistentClient(path=str(folder), settings=settings)
+        except Exception as failed:
+            # chromadb 1.5 keeps a system that failed to start (e.g. over a damaged file) cached for the folder, and
+            # every later client there fails with AttributeError; the next client built over it drops it as it
+            # fails. Build that one now, so the folder opens afresh once its files are moved aside or put right.
+            try:
+                return chromadb.PersistentClient(path=str(folder), settings=settings)
+            except Exception:
+                raise failed from None

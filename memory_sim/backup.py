@@ -1,0 +1,289 @@
+"""Backups of a local data folder, taken while it is in use, and their restore (`memory-sim backup | restore`).
+
+    manifest = backup(env, "backups/monday")        # by whoever holds the Env: a CLI verb, `run`, a program
+    restore("backups/monday", "./.memory_sim")      # verified, then swapped in; the old folder is kept beside it
+
+A backup is a folder shaped like a data folder, plus `memory-sim-backup.json` (the manifest: version, time,
+rows per D1 table, vectors per index, cache entries). Each part is copied through its engine's own way to a
+consistent copy, while nothing writes to it:
+
+    d1/<name>.*         sqlite3's online backup API, or DuckDB's CHECKPOINT then a copy of the file, under the
+                        database's lock (no statement or batch runs meanwhile); rows counted under the same lock
+    vectorize/          queued index writes applied and the array snapshot saved, then Chroma's folder copied
+    embeddings.sqlite   sqlite3's online backup API, under the cache's lock
+
+The local index is not thread-safe and has no lock of its own: its owner calls it from one thread at a time, and
+`backup` must be called the same way (between two writes; `scheduling.backup_soon` queues it between the jobs of
+`memory-sim run`). The copy is written under a temporary name, reopened and checked against the counts taken
+from the live folder, and only then renamed to `dest` with its manifest: a backup that exists is complete.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from memory_sim.env import Env
+from memory_sim.errors import BackupError, DataInUseError
+
+MANIFEST = "memory-sim-backup.json"
+FORMAT = 1
+CACHE_FILE = "embeddings.sqlite"
+PARTS = ("d1", "vectorize", CACHE_FILE, ".memory-sim-demo")  # what a backup holds of a data folder
+
+
+@dataclass
+class Manifest:
+    """What a backup holds, as counted in the live folder while it was copied."""
+
+    version: str
+    created_at: str
+    databases: dict[str, dict[str, int]] = field(default_factory=dict)  # "<engine>:<name>" -> rows per table
+    vectors: dict[str, int] = field(default_factory=dict)  # index -> vectors
+    cache_entries: int | None = None
+    seconds: float = 0.0
+    format: int = FORMAT
+
+    @property
+    def memories(self) -> int:
+        return sum(tables.get("short_term_memories", 0) for tables in self.databases.values())
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @staticmethod
+    def read(folder: Path) -> "Manifest":
+        path = folder / MANIFEST
+        try:
+            fields = json.loads(path.read_text("utf-8"))
+        except FileNotFoundError:
+            raise BackupError(f"{folder} is not a memory-sim backup (no {MANIFEST})") from None
+        except (OSError, ValueError) as exc:
+            raise BackupError(f"{path} cannot be read: {exc}") from exc
+        if not isinstance(fields, dict) or fields.get("format") != FORMAT:
+            raise BackupError(f"{path} is not a backup this version can read (format {FORMAT} expected)")
+        known = {k: v for k, v in fields.items() if k in Manifest.__dataclass_fields__}
+        return Manifest(**known)
+
+
+@dataclass(frozen=True)
+class RestoreReport:
+    data_dir: Path
+    source: Path
+    previous: Path | None  # where the folder that was there now is (kept, never deleted)
+    manifest: Manifest
+
+    def to_json(self) -> dict[str, Any]:
+        return {"data": str(self.data_dir), "from": str(self.source),
+                "previous": None if self.previous is None else str(self.previous), "manifest": self.manifest.to_json()}
+
+
+# --- backing up ------------------------------------------------------------------------------------------------
+
+
+def backup(env: Env, dest: str | Path) -> Manifest:
+    """Copies the Env's data folder to `dest` (a new path, or an empty folder), verifies the copy by reopening
+    it, and writes the manifest last. Call it where no write to the Env is in flight (see the module's note)."""
+    from memory_sim import __version__
+
+    if env.settings.backend != "local":
+        raise BackupError("only a local data folder can be backed up here; Cloudflare keeps D1's own history")
+    target = _new_destination(Path(dest))
+    started = time.perf_counter()
+    partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)  # left by a crash of an earlier try with the same pid
+    partial.mkdir(parents=True)
+    try:
+        manifest = Manifest(__version__, time.strftime("%Y-%m-%dT%H:%M:%S%z"))
+        _copy_parts(env, partial, manifest)
+        verify_copy(partial, manifest)
+        manifest.seconds = round(time.perf_counter() - started, 3)
+        (partial / MANIFEST).write_text(json.dumps(manifest.to_json(), indent=2, sort_keys=True) + "\n", "utf-8")
+        if target.exists():
+            target.rmdir()  # an empty folder the user made for it
+        os.replace(partial, target)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    return manifest
+
+
+def _new_destination(dest: Path) -> Path:
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise BackupError(f"{dest} already exists and is not an empty folder; give a new path for the backup")
+    return dest
+
+
+def _copy_parts(env: Env, partial: Path, manifest: Manifest) -> None:
+    from memory_sim.local.d1_account import D1Account
+
+    data = Path(env.settings.data_dir)
+    for engine, name, db, own in _databases(env):
+        target = D1Account(partial, engine).path(name)  # type: ignore[arg-type]
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            manifest.databases[f"{engine}:{name}"] = db.backup(target)
+        finally:
+            if own:
+                db.close()
+    manifest.vectors = _copy_index(env, partial / "vectorize")
+    manifest.cache_entries = _copy_cache(env, data / CACHE_FILE, partial / CACHE_FILE)
+    marker = data / ".memory-sim-demo"
+    if marker.exists():
+        shutil.copy2(marker, partial / marker.name)
+
+
+def _databases(env: Env) -> Iterator[tuple[str, str, Any, bool]]:
+    """(engine, name, open database, opened here) for every D1 database in the folder, the Env's own first."""
+    from memory_sim.local.d1_account import D1Account
+
+    settings = env.settings
+    yield settings.d1_engine, settings.database_name, env.DB, False
+    for engine in ("duckdb", "sqlite"):
+        account = D1Account(settings.data_dir, engine)  # type: ignore[arg-type]
+        for name in account.list():
+            if (engine, name) != (settings.d1_engine, settings.database_name):
+                yield engine, name, account.get(name), True
+
+
+def _copy_index(env: Env, dest: Path) -> dict[str, int]:
+    account = env.vectorize_account
+    copy = getattr(account, "backup", None)
+    if copy is None or getattr(account, "folder", None) is None:
+        return {}  # an index in memory or on a Chroma server: not in the folder (`check --repair` rebuilds it)
+    counts: dict[str, int] = copy(dest)
+    return counts
+
+
+def _copy_cache(env: Env, live: Path, dest: Path) -> int | None:
+    from memory_sim.embedding.cache import EmbeddingCache
+
+    cache = getattr(env.embedder, "cache", None)
+    if isinstance(cache, EmbeddingCache) and cache.path is not None:
+        return cache.backup(dest)
+    if not live.exists():
+        return None
+    with EmbeddingCache(live) as unopened:  # the embedder in use keeps no cache (e.g. a test's hashing one)
+        return unopened.backup(dest)
+
+
+# --- verifying ---------------------------------------------------------------------------------------------------
+
+
+def verify_copy(folder: Path, manifest: Manifest) -> None:
+    """Reopens every part of a copied folder and compares its counts with the manifest's; BackupError if any
+    differs or does not open. (Opening may tidy the copy: a damaged cache there is moved aside.)"""
+    problems = _d1_differences(folder, manifest) + _index_differences(folder, manifest)
+    if manifest.cache_entries is not None:
+        from memory_sim.embedding.cache import EmbeddingCache
+
+        with EmbeddingCache(folder / CACHE_FILE) as cache:
+            found = cache.count()
+        if found != manifest.cache_entries:
+            problems.append(f"the embedding cache has {found} entries, {manifest.cache_entries} were copied")
+    if problems:
+        raise BackupError(f"the copy in {folder} does not match what was backed up: {'; '.join(problems)}")
+
+
+def _d1_differences(folder: Path, manifest: Manifest) -> list[str]:
+    from memory_sim.errors import MemorySimError
+    from memory_sim.local.d1_account import D1Account
+
+    problems = []
+    for key, expected in manifest.databases.items():
+        engine, name = key.split(":", 1)
+        try:
+            db = D1Account(folder, engine).get(name)  # type: ignore[arg-type]
+        except MemorySimError as exc:
+            problems.append(f"D1 {name} does not open ({exc})")
+            continue
+        try:
+            found = db.row_counts()
+        finally:
+            db.close()
+        if found != expected:
+            differ = sorted(t for t in set(found) | set(expected) if found.get(t) != expected.get(t))
+            problems.append(f"D1 {name} differs in {', '.join(differ)}")
+    return problems
+
+
+def _index_differences(folder: Path, manifest: Manifest) -> list[str]:
+    if not manifest.vectors:
+        return []
+    from memory_sim.errors import MemorySimError
+    from memory_sim.local.vectorize_chroma import ChromaAccount
+
+    try:
+        account = ChromaAccount(folder / "vectorize")
+    except MemorySimError as exc:
+        return [f"the index does not open ({exc})"]
+    try:
+        problems = []
+        for name, expected in manifest.vectors.items():
+            try:
+                found = account.index(name).describe().vector_count
+            except MemorySimError as exc:
+                problems.append(f"index {name} does not open ({exc})")
+                continue
+            stored = account.stored_count(name)  # Chroma's own count, not only the snapshot's
+            if found != expected or stored != expected:
+                problems.append(f"index {name} has {stored} vectors ({found} in its snapshot), {expected} were copied")
+        return problems
+    finally:
+        account.close()
+
+
+# --- restoring ---------------------------------------------------------------------------------------------------
+
+
+def restore(source: str | Path, data_dir: str | Path) -> RestoreReport:
+    """Puts the backup in `source` in place of `data_dir`: copied beside it, verified against its manifest, then
+    swapped in by two renames; the folder that was there is kept as `<data>.before-restore-<time>`. Refused while
+    another process has the folder open; nothing is changed when the backup does not verify."""
+    src, data = Path(source), Path(data_dir)
+    manifest = Manifest.read(src)
+    if data.resolve() == src.resolve():
+        raise BackupError(f"{src} is the data folder itself; restore it into another folder")
+    with _folder_held(data):
+        staging = data.with_name(f".{data.name}.restoring-{os.getpid()}")
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            shutil.copytree(src, staging, ignore=shutil.ignore_patterns(MANIFEST))
+            verify_copy(staging, manifest)
+            previous = _swap_in(staging, data)
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+    return RestoreReport(data, src, previous, manifest)
+
+
+def _swap_in(staging: Path, data: Path) -> Path | None:
+    previous = None
+    if data.exists():
+        previous = data.with_name(f"{data.name}.before-restore-{time.strftime('%Y%m%d-%H%M%S')}")
+        os.replace(data, previous)
+    try:
+        os.replace(staging, data)
+    except OSError:
+        if previous is not None:
+            os.replace(previous, data)  # put the old folder back: nothing changed
+        raise
+    return previous
+
+
+@contextmanager
+def _folder_held(data: Path) -> Iterator[None]:
+    """Holds the data folder's lock while it is swapped: no process has it open meanwhile."""
+    if not data.exists():
+        yield
+        return
+    from memory_sim.folder_lock import FolderLock
+
+    with FolderLock.acquire(data, "memory-sim restore"):  # refused while any process has the folder open
+        yield
