@@ -24,7 +24,7 @@ from memory_sim.bindings import limits
 from memory_sim.bindings.vectorize import VectorizeAccount
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_NOT_FOUND, ApiError
 
-ACCOUNT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ACCOUNT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # also what a token's accounts may be named (auth.py)
 VectorizeFactory = Callable[[Path], VectorizeAccount]
 
 

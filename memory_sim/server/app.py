@@ -2,7 +2,8 @@
 
 Routes live under `/client/v4` exactly as on api.cloudflare.com, so the official SDK created with
 `base_url="http://127.0.0.1:PORT/client/v4"` works unchanged. Every `/client/v4` route needs
-`Authorization: Bearer <token>` with one of `tokens`; `/health` and the OpenAPI description are open.
+`Authorization: Bearer <token>` with a token that opens the account in the path (`auth.parse_tokens`: entries
+`TOKEN:ACCOUNT[+ACCOUNT...]`, or one bare token for every account); `/health` and the OpenAPI description are open.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from fastapi.exceptions import RequestValidationError
 from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_routes, vectorize_routes
 from memory_sim.server.accounts import Accounts, VectorizeFactory, chroma_factory
-from memory_sim.server.auth import TokenGate, parse_tokens
+from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
 from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, fail, handle_error, ok
 from memory_sim.server.fast_query import QueryAnswerer
 
@@ -32,7 +33,7 @@ async def _invalid_request(request: Request, exc: RequestValidationError) -> Any
 
 def create_app(
     data_dir: str | Path,
-    tokens: str | Sequence[str],
+    tokens: str | Sequence[str] | TokenTable,
     *,
     d1_engine: str = "duckdb",
     visibility_lag_s: float = 0.0,

@@ -3,8 +3,9 @@ errors into it at the HTTP boundary.
 
 Error codes: Vectorize errors carry their own codes (vectorize_validation.py); D1 answers SQL errors with 7500
 and an unknown database with 7404; Workers AI bad input with 5006 and an unknown model with 5007; auth with
-10000 (missing) and 9109 (invalid token). Cloudflare does not publish a full table: where a code is not seen in
-the wild it is this project's choice (UNCONFIRMED).
+10000 "Authentication error" (no token: 401; a token on an account it does not open: 403, as Cloudflare answers
+a token scoped to another account) and 9109 (a token the server does not know: 403). Cloudflare does not publish
+a full table: where a code is not seen in the wild it is this project's choice (UNCONFIRMED).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ CODE_D1_SQL = 7500
 CODE_D1_NOT_FOUND = 7404
 CODE_AI_BAD_INPUT = 5006
 CODE_AI_NO_MODEL = 5007
-CODE_AUTH_MISSING = 10000
+CODE_AUTH_ERROR = 10000  # no token, or a token used on an account it does not open
 CODE_AUTH_INVALID = 9109
 CODE_INTERNAL = 1000
 CODE_UNAVAILABLE = 1001

@@ -14,7 +14,7 @@ from typing import Any, Sequence
 from memory_sim.bindings import limits
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
 from memory_sim.errors import VectorizeInputError
-from memory_sim.server.auth import token_failure
+from memory_sim.server.auth import TokenTable, parse_tokens
 from memory_sim.server.envelope import dumps, failure, loads, success, to_api_error
 
 QUERY_PATH = re.compile(r"^/client/v4/accounts/([^/]+)/vectorize/v2/indexes/([^/]+)/query$")
@@ -55,12 +55,12 @@ class QueryAnswerer:
     """(account id, index name, Authorization header, body) -> (status, envelope bytes) for the query route, the
     first two from `QUERY_PATH`. Never raises: every failure is an answer."""
 
-    def __init__(self, accounts: Any, tokens: Sequence[str]) -> None:
-        self.accounts, self.tokens = accounts, list(tokens)
+    def __init__(self, accounts: Any, tokens: TokenTable | str | Sequence[str]) -> None:
+        self.accounts, self.tokens = accounts, parse_tokens(tokens)
 
     def __call__(self, account_id: str, name: str, authorization: str, body: bytes) -> tuple[int, bytes]:
         try:
-            refused = token_failure(authorization, self.tokens)
+            refused = self.tokens.refusal(authorization, account_id)
             if refused is not None:
                 raise refused
             result = run_query(self.accounts, account_id, name, parse_query_body(body))
