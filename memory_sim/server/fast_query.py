@@ -43,7 +43,7 @@ def run_query(accounts: Any, account_id: str, name: str, body: Json) -> Json:
     }
     account = accounts.get(account_id)
     with account.lock:  # the backends are not thread-safe; other routes run in the thread pool
-        index = account.vectorize.index(name)
+        index = account.index(name)  # an unknown account or index is not found, and nothing is created
         if "vectorId" in body:
             result = index.query_by_id(body["vectorId"], **options)
         else:

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import VectorizeIndex
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
 from memory_sim.errors import VectorizeInputError
@@ -31,11 +32,19 @@ def _account(request: Request, account_id: str) -> Any:
     return request.app.state.accounts.get(account_id)
 
 
+def _stored(account: Any, name: str, op: str) -> Any:
+    """The account's Vectorize, or `name`'s not-found error when the account has none (nothing is created)."""
+    stored = account.stored_vectorize()
+    if stored is None:
+        raise check.index_not_found(check.check_index_name(name, op), op)
+    return stored
+
+
 def _on_index(request: Request, account_id: str, name: str, work: Callable[[VectorizeIndex], Any]) -> Any:
-    """Run `work` on one index under its account's lock (the backends are not thread-safe)."""
+    """Run `work` on one existing index under its account's lock (the backends are not thread-safe)."""
     account = _account(request, account_id)
     with account.lock:
-        return work(account.vectorize.index(name))
+        return work(account.index(name))
 
 
 # --- query (registered first: routes are matched in order, and this one is hot) ---------------------------
@@ -50,14 +59,17 @@ async def query(request: Request, account_id: str, name: str) -> JSONResponse:
 # --- indexes --------------------------------------------------------------------------------------------------
 @router.post("", status_code=201)
 def create_index(request: Request, account_id: str, body: Json = Body(...)) -> JSONResponse:
+    """The one Vectorize route that may create the account's folder: after the config is checked."""
     config = body.get("config") or {}
+    if not isinstance(config, dict):
+        raise VectorizeInputError("INDEX_CREATE", "config must be an object with dimensions and metric", check.CODE_INDEX_CONFIG)
     if "preset" in config:
         raise VectorizeInputError("INDEX_CREATE", "presets are not supported locally; give dimensions and metric", 40010)
+    wanted = (body.get("name"), config.get("dimensions"), config.get("metric"), body.get("description", ""))
+    check.check_index_config(*wanted)
     account = _account(request, account_id)
     with account.lock:
-        made = account.vectorize.create_index(
-            body.get("name"), config.get("dimensions"), config.get("metric"), body.get("description", "")
-        )
+        made = account.vectorize.create_index(*wanted)
     return ok(made.to_json(), status=201)
 
 
@@ -65,21 +77,22 @@ def create_index(request: Request, account_id: str, body: Json = Body(...)) -> J
 def list_indexes(request: Request, account_id: str) -> JSONResponse:
     account = _account(request, account_id)
     with account.lock:
-        return ok([d.to_json() for d in account.vectorize.list_indexes()])
+        stored = account.stored_vectorize()
+        return ok([] if stored is None else [d.to_json() for d in stored.list_indexes()])
 
 
 @router.get("/{name}")
 def get_index(request: Request, account_id: str, name: str) -> JSONResponse:
     account = _account(request, account_id)
     with account.lock:
-        return ok(account.vectorize.get_index(name).to_json())
+        return ok(_stored(account, name, "INDEX_GET").get_index(name).to_json())
 
 
 @router.delete("/{name}")
 def delete_index(request: Request, account_id: str, name: str) -> JSONResponse:
     account = _account(request, account_id)
     with account.lock:
-        account.vectorize.delete_index(name)
+        _stored(account, name, "INDEX_DELETE").delete_index(name)
     return ok(None)
 
 

@@ -1,6 +1,6 @@
 """A token opens only its own accounts: the `TOKEN:ACCOUNT[+ACCOUNT...]` grammar of `--token` /
-MEMORY_SIM_API_TOKEN, and Cloudflare's 403 envelope on another account over every route and both ways a request
-is served (the token gate, the query route inside the HTTP protocol)."""
+MEMORY_SIM_API_TOKEN, Cloudflare's 403 envelope on another account over every route and both ways a request is
+served (the token gate, the query route inside the HTTP protocol), and reads that leave nothing on disk."""
 
 from __future__ import annotations
 
@@ -158,3 +158,25 @@ def _assert_gate(reply: httpx.Response, owned: bool, what: str) -> None:
 
 def _files(root: Path) -> dict[str, int]:
     return {str(p.relative_to(root)): p.stat().st_size for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# --- reads create nothing --------------------------------------------------------------------------------------
+def test_no_request_on_an_unknown_account_leaves_anything_on_disk(tmp_path: Path) -> None:
+    """Every route on an account that has nothing yet, with a bare token (which opens every account id): only a
+    valid index or database creation may create the account's folder."""
+    app = create_app(tmp_path, TEST_TOKEN, d1_engine="sqlite")
+    auth = {"Authorization": f"Bearer {TEST_TOKEN}"}
+    creations = {("POST", "/client/v4/accounts/{account_id}/vectorize/v2/indexes"),
+                 ("POST", "/client/v4/accounts/{account_id}/d1/database")}
+    with LoopbackServer(app) as running, httpx.Client(base_url=running.base_url, headers=auth) as client:
+        for number, (method, template) in enumerate(api_routes(app)):
+            account = f"nobody-{number}"
+            request = route_request(method, template, account, "00000000-0000-0000-0000-000000000000")
+            if (method, template) in creations:
+                request["json"] = {"name": "Not A Valid Name!", "config": {"dimensions": 2, "metric": "cosine"}}
+            reply = client.request(**request)
+            assert reply.status_code in (200, 400, 404), (method, template, reply.text)  # 200: empty lists
+            assert not (tmp_path / "accounts").exists(), (method, template, sorted(tmp_path.rglob("*")))
+        for method, template in sorted(creations):  # a valid creation is where an account's folder comes from
+            assert client.request(**route_request(method, template, "maker", "")).status_code in (200, 201)
+    assert (tmp_path / "accounts" / "maker" / "vectorize").is_dir() and (tmp_path / "accounts" / "maker" / "d1").is_dir()
