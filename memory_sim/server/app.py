@@ -19,7 +19,7 @@ from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_routes, vectorize_routes
 from memory_sim.server.accounts import Accounts, VectorizeFactory, chroma_factory
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
-from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, fail, handle_error, ok
+from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, InternalErrors, fail, handle_error, ok
 from memory_sim.server.fast_query import QueryAnswerer
 
 __all__ = ["create_app", "parse_tokens"]
@@ -63,6 +63,7 @@ def create_app(
     for router in (vectorize_routes.router, d1_routes.router, ai_routes.router):
         app.include_router(router)
     app.add_middleware(TokenGate, tokens=allowed)
+    app.add_middleware(InternalErrors)  # outermost of ours: also catches what the gate might raise
     app.add_exception_handler(Exception, handle_error)
     app.add_exception_handler(ApiError, handle_error)  # type: ignore[arg-type]
     app.add_exception_handler(MemorySimError, handle_error)  # type: ignore[arg-type]

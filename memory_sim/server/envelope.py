@@ -10,9 +10,9 @@ a full table: where a code is not seen in the wild it is this project's choice (
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
+import logging
+from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
@@ -118,3 +118,32 @@ def to_api_error(exc: Exception) -> ApiError:
 async def handle_error(request: Request, exc: Exception) -> Response:
     error = to_api_error(exc)
     return fail(error.status, error.code, error.message, error.pointer)
+
+
+class InternalErrors:
+    """The last net: an exception no route mapped is answered 500 in the envelope here and logged with its
+    traceback, not re-raised. Starlette answers it too but then re-raises, and uvicorn closes the connection
+    after an exception, so a keep-alive client's next request on it would fail."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            if started:  # half an answer is out: only closing the connection can tell the client
+                raise
+            logging.getLogger("memory_sim.server").exception("unexpected error on %s %s", scope["method"], scope["path"])
+            error = to_api_error(exc)
+            await fail(error.status, error.code, error.message, error.pointer)(scope, receive, send)

@@ -15,7 +15,8 @@ from memory_sim.bindings import limits
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
 from memory_sim.errors import VectorizeInputError
 from memory_sim.server.auth import TokenTable, parse_tokens
-from memory_sim.server.envelope import dumps, failure, loads, success, to_api_error
+from memory_sim.server.bodies import BadJson, json_value
+from memory_sim.server.envelope import dumps, failure, success, to_api_error
 
 QUERY_PATH = re.compile(r"^/client/v4/accounts/([^/]+)/vectorize/v2/indexes/([^/]+)/query$")
 Json = dict[str, Any]
@@ -24,9 +25,9 @@ Json = dict[str, Any]
 def parse_query_body(raw: bytes) -> Json:
     """The JSON object a query sends; malformed input is the binding's input error (400)."""
     try:
-        body = loads(raw)
-    except ValueError:
-        raise VectorizeInputError("VECTOR_QUERY", "the request body is not valid JSON", CODE_BAD_VECTOR) from None
+        body = json_value(raw)
+    except BadJson as exc:
+        raise VectorizeInputError("VECTOR_QUERY", f"the request body is not valid JSON: {exc}", CODE_BAD_VECTOR) from None
     if not isinstance(body, dict):
         raise VectorizeInputError("VECTOR_QUERY", "the request body must be a JSON object", CODE_BAD_VECTOR)
     return body
