@@ -26,6 +26,8 @@ from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_NOT_FOUND, ApiError
 
 ACCOUNT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # also what a token's accounts may be named (auth.py)
+# A factory keeps the account's vectors in the folder it is given: that folder existing is how a server (also a
+# restarted one) knows the account has a Vectorize, without opening one (which would create it) on a read.
 VectorizeFactory = Callable[[Path], VectorizeAccount]
 
 

@@ -77,6 +77,24 @@ def test_a_header_that_is_not_ascii_is_an_invalid_token_not_a_crash(tmp_path: Pa
         assert reply.status_code == 403 and reply.json()["errors"][0]["code"] == 9109
 
 
+@pytest.mark.parametrize(("path", "token", "status"), [
+    ("/accounts/%42/d1/database", "tok-a", 403),  # %42 is B: the gate reads the path the router matches
+    ("/accounts/%42/d1/database", "tok-b", 200),
+    ("/accounts/A/../B/d1/database", "tok-a", 404),  # no route has a '/' in an account id
+    ("/accounts/B/vectorize/v2/indexes/i%2Fx/query", "tok-a", 403),
+])
+def test_paths_written_oddly_still_name_the_account_the_router_serves(tmp_path: Path, path: str, token: str, status: int) -> None:
+    import http.client
+
+    with LoopbackServer(create_app(tmp_path, "tok-a:A,tok-b:B", d1_engine="sqlite")) as running:
+        connection = http.client.HTTPConnection(running.host, running.port, timeout=10)  # sends the path as written
+        connection.request("POST" if path.endswith("query") else "GET", "/client/v4" + path, body=b"{}",
+                           headers={"Authorization": f"Bearer {token}"})
+        reply = connection.getresponse()
+        assert reply.status == status, reply.read()
+        connection.close()
+
+
 class CountingAnswerer(QueryAnswerer):
     """Counts the queries answered inside the HTTP protocol (the FastAPI route does not call the answerer)."""
 
