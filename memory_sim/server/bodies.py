@@ -3,7 +3,8 @@
 JSON is parsed with orjson, which refuses what a store could not keep: invalid UTF-8 and lone surrogates (a JSON
 escape such as "\\ud800" that pairs with nothing is not Unicode, and Chroma, SQLite and DuckDB cannot encode it),
 NaN, Infinity and nesting deeper than 1024. The standard library's parser, the fallback without orjson, accepts
-all of those, so there the value is re-encoded strictly to refuse the same inputs.
+all of those, so there the value is re-encoded strictly to refuse the same inputs. NDJSON vector lines take NaN
+and Infinity (Python's json writes them), so that the binding refuses non-finite values in its own words.
 """
 
 from __future__ import annotations
@@ -22,16 +23,27 @@ class BadJson(ValueError):
     """Why a body is not JSON this server can store: orjson's words, with a hint for lone surrogates."""
 
 
-def json_value(raw: bytes) -> Any:
-    """The JSON value of `raw` (UTF-8), or BadJson saying what is wrong with it."""
+def json_value(raw: bytes, *, allow_nan: bool = False) -> Any:
+    """The JSON value of `raw` (UTF-8), or BadJson saying what is wrong with it. `allow_nan` takes the tokens NaN
+    and Infinity as numbers (as Python's json writes them), for the binding to refuse in its own words."""
     try:
         value = loads(raw)
+        if loads is not json.loads:
+            return value
     except ValueError as exc:
-        raise BadJson(_why(str(exc))) from None
-    if loads is not json.loads:
-        return value
-    try:  # the standard library's parser: refuse what orjson refuses
-        json.dumps(value, ensure_ascii=False, allow_nan=False).encode("utf-8")
+        if not allow_nan or loads is json.loads:
+            raise BadJson(_why(str(exc))) from None
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            raise BadJson(_why(str(exc))) from None
+    return _strict(value, allow_nan)
+
+
+def _strict(value: Any, allow_nan: bool) -> Any:
+    """A value the standard library parsed, refused where orjson would refuse it (lone surrogates, NaN)."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=allow_nan).encode("utf-8")
     except UnicodeEncodeError:
         raise BadJson(_why("a string holds a lone surrogate")) from None
     except ValueError as exc:

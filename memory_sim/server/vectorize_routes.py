@@ -123,7 +123,7 @@ def parse_ndjson(payload: bytes, op: str, discard_unparsable: bool) -> list[Json
         if not line.strip():
             continue
         try:
-            parsed = json_value(line)
+            parsed = json_value(line, allow_nan=True)  # NaN values: the binding's "finite" error, as in-process
             why = "is not a JSON object"
         except BadJson as exc:
             parsed, why = None, f"is not valid JSON: {exc}"

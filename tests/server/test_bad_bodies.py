@@ -153,3 +153,15 @@ def test_both_json_parsers_refuse_the_same_bodies(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(bodies.BadJson):
         bodies.json_value(raw)
     assert bodies.json_value(b'{"a": "\\ud83d\\ude00", "b": [1.5, null]}') == {"a": "\U0001f600", "b": [1.5, None]}
+
+
+def test_nan_in_ndjson_gets_the_bindings_own_words(served: Any) -> None:
+    """Python's json writes NaN; the line parses, and the binding refuses it as it does in-process."""
+    client, database, _ = served
+    before = stored(client, database)
+    for value in ("NaN", "Infinity", "-Infinity"):
+        reply = bad_then_good(client, "POST", f"{INDEX}/upsert", content=f'{{"id": "n", "values": [{value}, 0]}}'.encode(), headers=NDJSON)
+        assert_400(reply, "finite")
+    reply = bad_then_good(client, "POST", f"{INDEX}/upsert", content=b'{"id": "n\\udc00", "values": [NaN, 0]}', headers=NDJSON)
+    assert_400(reply, "not valid Unicode")
+    assert stored(client, database) == before
