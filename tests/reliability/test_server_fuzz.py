@@ -15,7 +15,6 @@ Bounded: fixed seeds (derandomize), a few examples per route and mode, 200 hypot
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, Iterator
 
 import httpx

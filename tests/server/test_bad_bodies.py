@@ -85,7 +85,7 @@ SURROGATE_BODIES = [  # (route under the index or database, JSON or NDJSON text 
     ("index", "insert", f'{{"id": "x{LONE}", "values": [1, 0]}}'),
     ("index", "upsert", f'{{"id": "kept", "values": [0, 1], "metadata": {{"k": "{LONE}"}}}}'),
     ("index", "upsert", f'{{"id": "kept", "values": [0, 1], "metadata": {{"{LONE}": 1}}}}'),
-    ("index", "upsert", f'{{"id": "kept", "values": [0, 1], "metadata": {{"k": ["\\udfff"]}}}}'),
+    ("index", "upsert", '{"id": "kept", "values": [0, 1], "metadata": {"k": ["\\udfff"]}}'),
     ("index", "upsert", f'{{"id": "kept", "values": [0, 1], "namespace": "{LONE}"}}'),
     ("index", "get_by_ids", f'{{"ids": ["{LONE}"]}}'),
     ("index", "delete_by_ids", f'{{"ids": ["kept", "{LONE}"]}}'),
