@@ -205,7 +205,23 @@ def _url(text: str) -> str:
     return text
 
 
+def _new_folder(path: Path) -> Path:
+    if path.exists() and (not path.is_dir() or any(path.iterdir())):
+        raise argparse.ArgumentTypeError(f"{str(path)!r} exists and is not an empty folder")
+    if not path.resolve().parent.is_dir():
+        raise argparse.ArgumentTypeError(f"cannot create {str(path)!r}: its folder does not exist")
+    return path
+
+
+def _existing_folder(path: Path) -> Path:
+    if not path.is_dir():
+        raise argparse.ArgumentTypeError(f"no folder {str(path)!r}")
+    return path
+
+
 folder = checked("folder", _path, _data_folder, "a folder")
+new_folder = checked("folder", _path, _new_folder, "a new or empty folder")
+existing_folder = checked("folder", _path, _existing_folder, "a folder")
 input_file = checked("file", _path, _input_file, "a file")
 output_file = checked("file", _path, _output_file, "a file to write")
 url = checked("url", _same, _url, "a URL")

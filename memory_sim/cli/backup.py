@@ -13,13 +13,15 @@ from typing import Any
 
 
 def register(sub: Any) -> None:
+    from memory_sim.cli import arguments
+
     backup = sub.add_parser("backup", help="copy the data folder (D1, index, cache) to DEST, verified by reopening it")
-    backup.add_argument("dest", help="a new folder (or an empty one) for the backup")
+    backup.add_argument("dest", type=arguments.new_folder, help="a new folder (or an empty one) for the backup")
     backup.add_argument("--json", action="store_true", help="print the manifest as JSON")
     backup.set_defaults(handler=cmd_backup)
 
     restore = sub.add_parser("restore", help="verify the backup SRC and swap it in for the data folder")
-    restore.add_argument("src", help="a folder written by `memory-sim backup`")
+    restore.add_argument("src", type=arguments.existing_folder, help="a folder written by `memory-sim backup`")
     restore.add_argument("--json", action="store_true", help="print what was done as JSON")
     restore.set_defaults(handler=cmd_restore)
 

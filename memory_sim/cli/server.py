@@ -1,14 +1,21 @@
 """`memory-sim serve`: the local Cloudflare v4 REST API over the data folder (see docs/server.md).
 
-Listens on 127.0.0.1 unless `--host` says otherwise. A token is required: `--token T` or MEMORY_SIM_API_TOKEN
-(several separated by commas); clients send `Authorization: Bearer T`.
+Listens on 127.0.0.1 unless `--host` says otherwise. A token is required: `--token` or MEMORY_SIM_API_TOKEN, as
+entries `TOKEN:ACCOUNT[+ACCOUNT...]` separated by commas (each token opens only its accounts), or one bare
+`TOKEN` that opens every account; clients send `Authorization: Bearer TOKEN`.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
+
+TOKEN_HELP = (
+    "who may use which account: TOKEN:ACCOUNT[+ACCOUNT...], entries separated by ',' or given as repeated --token "
+    "(e.g. --token 'tok1:acctA+acctB,tok2:acctC'); a token opens only its accounts (403 elsewhere). One bare "
+    "TOKEN, alone, opens every account id. Tokens are printable ASCII without spaces, ',' or ':'. "
+    "Default $MEMORY_SIM_API_TOKEN, same form"
+)
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -23,8 +30,8 @@ def _serve(args: argparse.Namespace) -> int:
     with FolderLock.acquire(Path(args.data)) as owned:  # the server owns the folder while it runs
         app = create_app(Path(args.data), tokens, d1_engine=args.settings.d1_engine, visibility_lag_s=args.visibility_lag)
         owned.publish(address)
-        print(f"memory-sim: Cloudflare API on {address} (data {args.data}, "
-              f"{len(tokens)} token(s)); OpenAPI at /docs, health at /health", flush=True)
+        print(f"memory-sim: Cloudflare API on {address} (data {args.data}); "
+              f"{tokens.describe()}; OpenAPI at /docs, health at /health", flush=True)
         _unwind_on_sigterm()
         uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
     return 0
@@ -48,7 +55,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     parser.add_argument("--host", type=arguments.host, default="127.0.0.1",
                         help="address to listen on (default 127.0.0.1, loopback only)")
     parser.add_argument("--port", type=arguments.whole("port", 1, 65535), default=8787, help="port (default 8787)")
-    parser.add_argument("--token", help="API token(s) clients must send, comma-separated (default $MEMORY_SIM_API_TOKEN)")
+    parser.add_argument("--token", action="append", metavar="TOKEN:ACCOUNT[+ACCOUNT...]", help=TOKEN_HELP)
     parser.add_argument("--visibility-lag", type=arguments.number("visibility_lag", 0.0), default=0.0,
                         help="seconds before Vectorize writes become visible, as on Cloudflare (default 0)")
     parser.add_argument("--log-level", default="info", choices=("critical", "error", "warning", "info", "debug"))

@@ -39,12 +39,13 @@ class D1Account:
         return sorted(p.name[: -len(suffix)] for p in self.root.iterdir() if p.name.endswith(suffix))
 
     def create(self, name: str) -> D1CoreDatabase:
+        path = self.path(name)  # checks the name before anything is written
         if name in self.list():
             raise D1Error(f"database {name!r} already exists")
         self.root.mkdir(parents=True, exist_ok=True)
         if self.engine == "sqlite":
-            _write_empty_sqlite(self.path(name))
-        return self._open(self.path(name))
+            _write_empty_sqlite(path)
+        return self._open(path)
 
     def get(self, name: str) -> D1CoreDatabase:
         if name not in self.list():

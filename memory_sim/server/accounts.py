@@ -21,10 +21,13 @@ from pathlib import Path
 from typing import Any, Callable
 
 from memory_sim.bindings import limits
-from memory_sim.bindings.vectorize import VectorizeAccount
+from memory_sim.bindings import vectorize_validation as check
+from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_NOT_FOUND, ApiError
 
-ACCOUNT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ACCOUNT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # also what a token's accounts may be named (auth.py)
+# A factory keeps the account's vectors in the folder it is given: that folder existing is how a server (also a
+# restarted one) knows the account has a Vectorize, without opening one (which would create it) on a read.
 VectorizeFactory = Callable[[Path], VectorizeAccount]
 
 
@@ -61,6 +64,21 @@ class Account:
             if self._vectorize is None:
                 self._vectorize = self.vectorize_factory(self.folder / "vectorize")
             return self._vectorize
+
+    def stored_vectorize(self) -> VectorizeAccount | None:
+        """The account's Vectorize if it has one (adopted, open, or on disk), else None. Every route but index
+        creation uses this: opening Chroma creates its folder, and a read must leave nothing on disk."""
+        with self.lock:
+            if self._vectorize is None and (self.folder / "vectorize").is_dir():
+                return self.vectorize
+            return self._vectorize
+
+    def index(self, name: str) -> VectorizeIndex:
+        """An existing index, or Vectorize's not-found error (also when the account has no Vectorize yet)."""
+        stored = self.stored_vectorize()
+        if stored is None:
+            raise check.index_not_found(check.check_index_name(name))
+        return stored.index(name)
 
     def adopt_vectorize(self, account: VectorizeAccount) -> None:
         with self.lock:
@@ -138,7 +156,8 @@ class Account:
 
 
 class Accounts:
-    """Every account of one server, by id; folders are created on first use."""
+    """Every account of one server, by id. An account's folder is created by its first index or database, never
+    by a read."""
 
     def __init__(self, data_dir: str | Path, *, d1_engine: str = "duckdb",
                  vectorize_factory: VectorizeFactory | None = None, clock: Callable[[], float] = time.time) -> None:

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
+from memory_sim.server import body_schemas as schemas
+from memory_sim.server.bodies import json_object
 from memory_sim.server.envelope import ok
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/ai", tags=["workers-ai"])
 
 
-@router.post("/run/{model:path}")
-def run(request: Request, account_id: str, model: str, body: dict[str, Any] = Body(...)) -> JSONResponse:
+@router.post("/run/{model:path}", openapi_extra=schemas.json_body(schemas.AI_RUN))
+def run(request: Request, account_id: str, model: str, body: dict[str, Any] = Depends(json_object)) -> JSONResponse:
     request.app.state.accounts.get(account_id)  # validates the id; models are shared by every account
     return ok(request.app.state.ai.run(model, body))

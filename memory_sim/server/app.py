@@ -2,7 +2,8 @@
 
 Routes live under `/client/v4` exactly as on api.cloudflare.com, so the official SDK created with
 `base_url="http://127.0.0.1:PORT/client/v4"` works unchanged. Every `/client/v4` route needs
-`Authorization: Bearer <token>` with one of `tokens`; `/health` and the OpenAPI description are open.
+`Authorization: Bearer <token>` with a token that opens the account in the path (`auth.parse_tokens`: entries
+`TOKEN:ACCOUNT[+ACCOUNT...]`, or one bare token for every account); `/health` and the OpenAPI description are open.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from fastapi.exceptions import RequestValidationError
 from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_routes, vectorize_routes
 from memory_sim.server.accounts import Accounts, VectorizeFactory, chroma_factory
-from memory_sim.server.auth import TokenGate, parse_tokens
-from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, fail, handle_error, ok
+from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
+from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, InternalErrors, fail, handle_error, ok
 from memory_sim.server.fast_query import QueryAnswerer
 
 __all__ = ["create_app", "parse_tokens"]
@@ -32,7 +33,7 @@ async def _invalid_request(request: Request, exc: RequestValidationError) -> Any
 
 def create_app(
     data_dir: str | Path,
-    tokens: str | Sequence[str],
+    tokens: str | Sequence[str] | TokenTable,
     *,
     d1_engine: str = "duckdb",
     visibility_lag_s: float = 0.0,
@@ -62,6 +63,7 @@ def create_app(
     for router in (vectorize_routes.router, d1_routes.router, ai_routes.router):
         app.include_router(router)
     app.add_middleware(TokenGate, tokens=allowed)
+    app.add_middleware(InternalErrors)  # outermost of ours: also catches what the gate might raise
     app.add_exception_handler(Exception, handle_error)
     app.add_exception_handler(ApiError, handle_error)  # type: ignore[arg-type]
     app.add_exception_handler(MemorySimError, handle_error)  # type: ignore[arg-type]

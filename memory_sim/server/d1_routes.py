@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError, loads, ok
+from memory_sim.server import body_schemas as schemas
+from memory_sim.server.bodies import json_object, json_object_of, type_name
+from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError, ok
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/d1/database", tags=["d1"])
 Json = dict[str, Any]
@@ -25,8 +27,9 @@ def _account(request: Request, account_id: str) -> Any:
     return request.app.state.accounts.get(account_id)
 
 
-@router.post("")
-def create_database(request: Request, account_id: str, body: Json = Body(...)) -> JSONResponse:
+@router.post("", openapi_extra=schemas.json_body(schemas.CREATE_DATABASE))
+def create_database(request: Request, account_id: str, body: Json = Depends(json_object)) -> JSONResponse:
+    """The one D1 route that may create the account's folder: after the name is checked."""
     name = body.get("name")
     if not isinstance(name, str) or not name:
         raise ApiError(400, CODE_BAD_REQUEST, "a database needs a name")
@@ -65,22 +68,39 @@ def bound_value(value: Any) -> Any:
 
 
 def statements_of(body: Json) -> list[tuple[str, list[Any]]]:
-    """(sql, params) per statement, from `{sql, params}` (split on `;`) or `{batch: [...]}`."""
+    """(sql, params) per statement, from `{sql, params}` (split on `;`) or `{batch: [...]}`; every shape checked
+    here, before anything runs."""
     from memory_sim.local.sqlite_tokens import split_statements
 
     items = body.get("batch") if "batch" in body else [body]
     if not isinstance(items, list) or not items:
-        raise ApiError(400, CODE_BAD_REQUEST, "the body needs `sql` or a non-empty `batch`")
+        raise ApiError(400, CODE_BAD_REQUEST, "invalid request: body: needs `sql` (a string) or `batch` (a non-empty array of queries)")
     out: list[tuple[str, list[Any]]] = []
-    for item in items:
-        sql, params = item.get("sql") if isinstance(item, dict) else None, (item or {}).get("params") or []
-        if not isinstance(sql, str) or not sql.strip() or not isinstance(params, list):
-            raise ApiError(400, CODE_BAD_REQUEST, "each query needs `sql` (a string) and optional `params` (an array)")
+    for number, item in enumerate(items):
+        sql, params = _query_of(item, f"/batch/{number}" if "batch" in body else None)
         parts = split_statements(sql) or [sql]
         if len(parts) > 1 and params:
             raise ApiError(400, CODE_D1_SQL, "D1_ERROR: params bind one statement; send several statements as `batch`")
         out.extend((part, [bound_value(p) for p in params] if len(parts) == 1 else []) for part in parts)
     return out
+
+
+def _query_of(item: Any, pointer: str | None) -> tuple[str, list[Any]]:
+    """The `sql` and `params` of one query object (the body, or `batch` item `pointer`), or a 400 saying what is
+    malformed and where."""
+    where = "body" if pointer is None else "batch[" + pointer.rsplit("/", 1)[1] + "]"
+
+    def malformed(why: str) -> ApiError:
+        return ApiError(400, CODE_BAD_REQUEST, f"invalid request: {where}: {why}", pointer)
+
+    if not isinstance(item, dict):
+        raise malformed(f"a query is an object {{sql, params?}}, not {type_name(item)}")
+    sql, params = item.get("sql"), item.get("params")
+    if not isinstance(sql, str) or not sql.strip():
+        raise malformed("`sql` must be a non-empty string")
+    if params is not None and not isinstance(params, list):
+        raise malformed(f"`params` must be an array, not {type_name(params)}")
+    return sql, params or []
 
 
 def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw: bool) -> JSONResponse:
@@ -98,16 +118,10 @@ def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw
 
 async def _statement_body(request: Request) -> Json:
     """The request body parsed once, without a pydantic pass (a batch of 200 rows is a big body)."""
-    try:
-        body = loads(await request.body())
-    except ValueError:
-        raise ApiError(400, CODE_BAD_REQUEST, "invalid request: body: not valid JSON") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, CODE_BAD_REQUEST, "invalid request: body: must be a JSON object")
-    return body
+    return json_object_of(await request.body())
 
 
-STATEMENTS_BODY: Any = {"requestBody": {"required": True, "content": {"application/json": {"schema": {"type": "object"}}}}}
+STATEMENTS_BODY: Any = schemas.json_body(schemas.STATEMENTS)
 
 
 @router.post("/{database_id}/query", openapi_extra=STATEMENTS_BODY)

@@ -3,15 +3,16 @@ errors into it at the HTTP boundary.
 
 Error codes: Vectorize errors carry their own codes (vectorize_validation.py); D1 answers SQL errors with 7500
 and an unknown database with 7404; Workers AI bad input with 5006 and an unknown model with 5007; auth with
-10000 (missing) and 9109 (invalid token). Cloudflare does not publish a full table: where a code is not seen in
-the wild it is this project's choice (UNCONFIRMED).
+10000 "Authentication error" (no token: 401; a token on an account it does not open: 403, as Cloudflare answers
+a token scoped to another account) and 9109 (a token the server does not know: 403). Cloudflare does not publish
+a full table: where a code is not seen in the wild it is this project's choice (UNCONFIRMED).
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import json
+import logging
+from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
@@ -30,7 +31,7 @@ CODE_D1_SQL = 7500
 CODE_D1_NOT_FOUND = 7404
 CODE_AI_BAD_INPUT = 5006
 CODE_AI_NO_MODEL = 5007
-CODE_AUTH_MISSING = 10000
+CODE_AUTH_ERROR = 10000  # no token, or a token used on an account it does not open
 CODE_AUTH_INVALID = 9109
 CODE_INTERNAL = 1000
 CODE_UNAVAILABLE = 1001
@@ -117,3 +118,32 @@ def to_api_error(exc: Exception) -> ApiError:
 async def handle_error(request: Request, exc: Exception) -> Response:
     error = to_api_error(exc)
     return fail(error.status, error.code, error.message, error.pointer)
+
+
+class InternalErrors:
+    """The last net: an exception no route mapped is answered 500 in the envelope here and logged with its
+    traceback, not re-raised. Starlette answers it too but then re-raises, and uvicorn closes the connection
+    after an exception, so a keep-alive client's next request on it would fail."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def sending(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, sending)
+        except Exception as exc:
+            if started:  # half an answer is out: only closing the connection can tell the client
+                raise
+            logging.getLogger("memory_sim.server").exception("unexpected error on %s %s", scope["method"], scope["path"])
+            error = to_api_error(exc)
+            await fail(error.status, error.code, error.message, error.pointer)(scope, receive, send)

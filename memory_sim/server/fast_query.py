@@ -14,8 +14,9 @@ from typing import Any, Sequence
 from memory_sim.bindings import limits
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
 from memory_sim.errors import VectorizeInputError
-from memory_sim.server.auth import token_failure
-from memory_sim.server.envelope import dumps, failure, loads, success, to_api_error
+from memory_sim.server.auth import TokenTable, parse_tokens
+from memory_sim.server.bodies import BadJson, json_value
+from memory_sim.server.envelope import dumps, failure, success, to_api_error
 
 QUERY_PATH = re.compile(r"^/client/v4/accounts/([^/]+)/vectorize/v2/indexes/([^/]+)/query$")
 Json = dict[str, Any]
@@ -24,9 +25,9 @@ Json = dict[str, Any]
 def parse_query_body(raw: bytes) -> Json:
     """The JSON object a query sends; malformed input is the binding's input error (400)."""
     try:
-        body = loads(raw)
-    except ValueError:
-        raise VectorizeInputError("VECTOR_QUERY", "the request body is not valid JSON", CODE_BAD_VECTOR) from None
+        body = json_value(raw)
+    except BadJson as exc:
+        raise VectorizeInputError("VECTOR_QUERY", f"the request body is not valid JSON: {exc}", CODE_BAD_VECTOR) from None
     if not isinstance(body, dict):
         raise VectorizeInputError("VECTOR_QUERY", "the request body must be a JSON object", CODE_BAD_VECTOR)
     return body
@@ -43,7 +44,7 @@ def run_query(accounts: Any, account_id: str, name: str, body: Json) -> Json:
     }
     account = accounts.get(account_id)
     with account.lock:  # the backends are not thread-safe; other routes run in the thread pool
-        index = account.vectorize.index(name)
+        index = account.index(name)  # an unknown account or index is not found, and nothing is created
         if "vectorId" in body:
             result = index.query_by_id(body["vectorId"], **options)
         else:
@@ -55,12 +56,12 @@ class QueryAnswerer:
     """(account id, index name, Authorization header, body) -> (status, envelope bytes) for the query route, the
     first two from `QUERY_PATH`. Never raises: every failure is an answer."""
 
-    def __init__(self, accounts: Any, tokens: Sequence[str]) -> None:
-        self.accounts, self.tokens = accounts, list(tokens)
+    def __init__(self, accounts: Any, tokens: TokenTable | str | Sequence[str]) -> None:
+        self.accounts, self.tokens = accounts, parse_tokens(tokens)
 
     def __call__(self, account_id: str, name: str, authorization: str, body: bytes) -> tuple[int, bytes]:
         try:
-            refused = token_failure(authorization, self.tokens)
+            refused = self.tokens.refusal(authorization, account_id)
             if refused is not None:
                 raise refused
             result = run_query(self.accounts, account_id, name, parse_query_body(body))

@@ -5,8 +5,8 @@ Measured with the official SDK's typed query through the server (docs/server.md,
 request to the ASGI app as a new asyncio task with message dicts, receive/send awaits and the framework's wrapper
 stack; for the query route that machinery cost ~0.2 ms of a ~2 ms round trip on the 2-core machine here. So the
 protocol reads that one route's body itself and writes the answer `QueryAnswerer` gives, synchronously, in the
-callback that completes the request. An app with middleware added beyond its own token gate is served the
-ordinary way throughout. Anything unusual (pipelined requests still waiting, `Connection: close`,
+callback that completes the request. An app with middleware added beyond its own token gate and error net is
+served the ordinary way throughout. Anything unusual (pipelined requests still waiting, `Connection: close`,
 HTTP/1.0, `Expect: 100-continue`, a percent-encoded path, a paused socket, a concurrency limit) takes uvicorn's
 ordinary path to the FastAPI route, which runs the same `run_query`.
 
@@ -23,6 +23,7 @@ from typing import Any, Callable
 import uvicorn
 
 from memory_sim.server.auth import TokenGate, authorization
+from memory_sim.server.envelope import InternalErrors
 from memory_sim.server.fast_query import QUERY_PATH, QueryAnswerer
 
 Answer = Callable[[str, str, str, bytes], tuple[int, bytes]]
@@ -89,10 +90,10 @@ def fast_query_protocol(answer: Answer) -> type[asyncio.Protocol]:
 
 def server_config(app: Any, **options: Any) -> uvicorn.Config:
     """uvicorn's config for `app` (options as `uvicorn.Config` takes them), with the fast query protocol when the
-    app carries a `QueryAnswerer` (`app.state.query_answer`), has no middleware but its own token gate (middleware
-    added later, for tracing or fault injection, must see the queries too) and httptools is installed."""
+    app carries a `QueryAnswerer` (`app.state.query_answer`), has no middleware but its own (token gate, error net;
+    middleware added later, for tracing or fault injection, must see the queries too) and httptools is installed."""
     answer = getattr(getattr(app, "state", None), "query_answer", None)
-    own_stack = all(m.cls is TokenGate for m in getattr(app, "user_middleware", []))
+    own_stack = all(m.cls in (TokenGate, InternalErrors) for m in getattr(app, "user_middleware", []))
     if isinstance(answer, QueryAnswerer) and own_stack and "http" not in options and _has_httptools():
         options["http"] = fast_query_protocol(answer)
     return uvicorn.Config(app, **options)

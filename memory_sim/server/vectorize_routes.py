@@ -7,39 +7,50 @@ batch limit of 5000 vectors per write. Inserts and upserts take NDJSON either as
 
 from __future__ import annotations
 
-import json
 from email.parser import BytesParser
 from email.policy import HTTP
 from typing import Any, Callable
 
-from fastapi import APIRouter, Body, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import VectorizeIndex
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
 from memory_sim.errors import VectorizeInputError
+from memory_sim.server import body_schemas as schemas
+from memory_sim.server.bodies import BadJson, json_object, json_value
 from memory_sim.server.envelope import ok
 from memory_sim.server.fast_query import parse_query_body, run_query
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/vectorize/v2/indexes", tags=["vectorize"])
 Json = dict[str, Any]
+OBJECT: Any = Depends(json_object)  # the body as one JSON object, parsed at the front door (bodies.py)
 
 
 def _account(request: Request, account_id: str) -> Any:
     return request.app.state.accounts.get(account_id)
 
 
+def _stored(account: Any, name: str, op: str) -> Any:
+    """The account's Vectorize, or `name`'s not-found error when the account has none (nothing is created)."""
+    stored = account.stored_vectorize()
+    if stored is None:
+        raise check.index_not_found(check.check_index_name(name, op), op)
+    return stored
+
+
 def _on_index(request: Request, account_id: str, name: str, work: Callable[[VectorizeIndex], Any]) -> Any:
-    """Run `work` on one index under its account's lock (the backends are not thread-safe)."""
+    """Run `work` on one existing index under its account's lock (the backends are not thread-safe)."""
     account = _account(request, account_id)
     with account.lock:
-        return work(account.vectorize.index(name))
+        return work(account.index(name))
 
 
 # --- query (registered first: routes are matched in order, and this one is hot) ---------------------------
-@router.post("/{name}/query", openapi_extra={"requestBody": {"content": {"application/json": {"schema": {"type": "object"}}}}})
+@router.post("/{name}/query", openapi_extra=schemas.json_body(schemas.QUERY))
 async def query(request: Request, account_id: str, name: str) -> JSONResponse:
     # Under `memory-sim serve` the HTTP protocol answers this route before FastAPI sees it (protocol.py); this route
     # documents it (OpenAPI) and serves it elsewhere (other servers, pipelined requests), with the same run_query.
@@ -48,16 +59,19 @@ async def query(request: Request, account_id: str, name: str) -> JSONResponse:
 
 
 # --- indexes --------------------------------------------------------------------------------------------------
-@router.post("", status_code=201)
-def create_index(request: Request, account_id: str, body: Json = Body(...)) -> JSONResponse:
+@router.post("", status_code=201, openapi_extra=schemas.json_body(schemas.CREATE_INDEX))
+def create_index(request: Request, account_id: str, body: Json = OBJECT) -> JSONResponse:
+    """The one Vectorize route that may create the account's folder: after the config is checked."""
     config = body.get("config") or {}
+    if not isinstance(config, dict):
+        raise VectorizeInputError("INDEX_CREATE", "config must be an object with dimensions and metric", check.CODE_INDEX_CONFIG)
     if "preset" in config:
         raise VectorizeInputError("INDEX_CREATE", "presets are not supported locally; give dimensions and metric", 40010)
+    wanted = (body.get("name"), config.get("dimensions"), config.get("metric"), body.get("description", ""))
+    check.check_index_config(*wanted)
     account = _account(request, account_id)
     with account.lock:
-        made = account.vectorize.create_index(
-            body.get("name"), config.get("dimensions"), config.get("metric"), body.get("description", "")
-        )
+        made = account.vectorize.create_index(*wanted)
     return ok(made.to_json(), status=201)
 
 
@@ -65,21 +79,22 @@ def create_index(request: Request, account_id: str, body: Json = Body(...)) -> J
 def list_indexes(request: Request, account_id: str) -> JSONResponse:
     account = _account(request, account_id)
     with account.lock:
-        return ok([d.to_json() for d in account.vectorize.list_indexes()])
+        stored = account.stored_vectorize()
+        return ok([] if stored is None else [d.to_json() for d in stored.list_indexes()])
 
 
 @router.get("/{name}")
 def get_index(request: Request, account_id: str, name: str) -> JSONResponse:
     account = _account(request, account_id)
     with account.lock:
-        return ok(account.vectorize.get_index(name).to_json())
+        return ok(_stored(account, name, "INDEX_GET").get_index(name).to_json())
 
 
 @router.delete("/{name}")
 def delete_index(request: Request, account_id: str, name: str) -> JSONResponse:
     account = _account(request, account_id)
     with account.lock:
-        account.vectorize.delete_index(name)
+        _stored(account, name, "INDEX_DELETE").delete_index(name)
     return ok(None)
 
 
@@ -101,19 +116,21 @@ def ndjson_of(content_type: str, body: bytes) -> bytes:
 
 
 def parse_ndjson(payload: bytes, op: str, discard_unparsable: bool) -> list[Json]:
-    """One vector object per line; blank lines skipped; unparsable lines refused or dropped."""
+    """One vector object per line (split on bytes: a U+2028 inside a string is no line break); blank lines
+    skipped; a line that is not a JSON object this server can store (bodies.json_value) refused or dropped."""
     vectors: list[Json] = []
-    for number, line in enumerate(payload.decode("utf-8", errors="replace").splitlines(), start=1):
+    for number, line in enumerate(payload.splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            parsed = json.loads(line)
-        except ValueError:
-            parsed = None
+            parsed = json_value(line, allow_nan=True)  # NaN values: the binding's "finite" error, as in-process
+            why = "is not a JSON object"
+        except BadJson as exc:
+            parsed, why = None, f"is not valid JSON: {exc}"
         if not isinstance(parsed, dict):
             if discard_unparsable:
                 continue
-            raise VectorizeInputError(op, f"line {number} is not a JSON object (unparsable-behavior=error)", CODE_BAD_VECTOR)
+            raise VectorizeInputError(op, f"line {number} {why} (unparsable-behavior=error)", CODE_BAD_VECTOR)
         vectors.append(parsed)
     return vectors
 
@@ -132,38 +149,38 @@ async def _write(request: Request, account_id: str, name: str, kind: str) -> JSO
     return ok(mutation.to_json())
 
 
-@router.post("/{name}/insert")
+@router.post("/{name}/insert", openapi_extra=schemas.ndjson_body())
 async def insert(request: Request, account_id: str, name: str) -> JSONResponse:
     return await _write(request, account_id, name, "insert")
 
 
-@router.post("/{name}/upsert")
+@router.post("/{name}/upsert", openapi_extra=schemas.ndjson_body())
 async def upsert(request: Request, account_id: str, name: str) -> JSONResponse:
     return await _write(request, account_id, name, "upsert")
 
 
-@router.post("/{name}/delete_by_ids")
-def delete_by_ids(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+@router.post("/{name}/delete_by_ids", openapi_extra=schemas.json_body(schemas.IDS))
+def delete_by_ids(request: Request, account_id: str, name: str, body: Json = OBJECT) -> JSONResponse:
     ids = body.get("ids", [])
     return ok(_on_index(request, account_id, name, lambda index: index.delete_by_ids(ids)).to_json())
 
 
 # --- reads ---------------------------------------------------------------------------------------------------
-@router.post("/{name}/get_by_ids")
-def get_by_ids(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+@router.post("/{name}/get_by_ids", openapi_extra=schemas.json_body(schemas.IDS))
+def get_by_ids(request: Request, account_id: str, name: str, body: Json = OBJECT) -> JSONResponse:
     ids = body.get("ids", [])
     return ok([v.to_json() for v in _on_index(request, account_id, name, lambda index: index.get_by_ids(ids))])
 
 
 @router.get("/{name}/list")
 def list_vectors(request: Request, account_id: str, name: str, count: str | None = None, cursor: str | None = None) -> JSONResponse:
-    wanted: Any = limits.VECTORIZE_LIST_DEFAULT_COUNT if count is None else (int(count) if count.isdigit() else count)
+    wanted: Any = limits.VECTORIZE_LIST_DEFAULT_COUNT if count is None else (int(count) if count.isascii() and count.isdigit() else count)
     return ok(_on_index(request, account_id, name, lambda index: index.list_vectors(wanted, cursor)).to_json())
 
 
 # --- metadata indexes -----------------------------------------------------------------------------------------
-@router.post("/{name}/metadata_index/create")
-def create_metadata_index(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+@router.post("/{name}/metadata_index/create", openapi_extra=schemas.json_body(schemas.METADATA_INDEX))
+def create_metadata_index(request: Request, account_id: str, name: str, body: Json = OBJECT) -> JSONResponse:
     work = lambda index: index.create_metadata_index(body.get("propertyName"), body.get("indexType"))  # noqa: E731
     return ok(_on_index(request, account_id, name, work).to_json())
 
@@ -174,7 +191,7 @@ def list_metadata_indexes(request: Request, account_id: str, name: str) -> JSONR
     return ok({"metadataIndexes": [m.to_json() for m in found]})
 
 
-@router.post("/{name}/metadata_index/delete")
-def delete_metadata_index(request: Request, account_id: str, name: str, body: Json = Body(...)) -> JSONResponse:
+@router.post("/{name}/metadata_index/delete", openapi_extra=schemas.json_body(schemas.METADATA_INDEX))
+def delete_metadata_index(request: Request, account_id: str, name: str, body: Json = OBJECT) -> JSONResponse:
     work = lambda index: index.delete_metadata_index(body.get("propertyName"))  # noqa: E731
     return ok(_on_index(request, account_id, name, work).to_json())

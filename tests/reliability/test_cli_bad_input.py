@@ -292,6 +292,12 @@ CASES: dict[str, list[Case]] = {
         (["serve", "--log-level"], [], not_in("critical", "error", "warning", "info", "debug"), "info"),
         (["serve", "--d1-engine"], [], not_in("duckdb", "sqlite"), "duckdb"),
     ],
+    "backup": [
+        (["backup"], [], st.one_of(st.sampled_from(["missing/dir/backup", ""]), st.just(DATA)), "{root}/backup"),
+    ],
+    "restore": [
+        (["restore"], [], st.sampled_from(["no-such-backup", ""]), "{root}"),
+    ],
     "export": [
         (["export", "--vectorize-ndjson"], [], st.one_of(missing_paths, st.just(DATA)), "{root}/out.ndjson"),
         (["export", "--d1-sql"], [], st.one_of(missing_paths, st.just(DATA)), "{root}/out.sql"),

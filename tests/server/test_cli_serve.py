@@ -36,6 +36,7 @@ def test_serve_runs_on_loopback_with_a_token(tmp_path: Path) -> None:
         process.terminate()
         output = process.communicate(timeout=20)[0].decode()
     assert "http://127.0.0.1:%d/client/v4" % port in output
+    assert "1 token for every account id" in output  # a bare token opens every account, and start-up says so
 
 
 def test_serve_without_a_token_is_refused(tmp_path: Path) -> None:

@@ -56,12 +56,14 @@ def test_tokens_are_required(server, account_id: str) -> None:
 
 
 def test_several_tokens_separated_by_commas(tmp_path) -> None:
-    assert parse_tokens("a, b,,c") == ["a", "b", "c"]
-    with LoopbackServer(create_app(tmp_path, "one,two", d1_engine="sqlite")) as running:
+    assert parse_tokens("one:x, two:x+y,,").owners == {"one": {"x"}, "two": {"x", "y"}}
+    with LoopbackServer(create_app(tmp_path, "one:x,two:x+y", d1_engine="sqlite")) as running:
         for token in ("one", "two"):
             reply = httpx.get(f"{running.base_url}/accounts/x/d1/database", headers={"Authorization": f"Bearer {token}"})
             assert reply.status_code == 200
         assert httpx.get(f"{running.base_url}/accounts/x/d1/database", headers={"Authorization": "Bearer three"}).status_code == 403
+        other = httpx.get(f"{running.base_url}/accounts/y/d1/database", headers={"Authorization": "Bearer one"})
+        assert other.status_code == 403 and other.json()["errors"] == [{"code": 10000, "message": "Authentication error"}]
 
 
 def test_accounts_see_only_their_own(sdk: cloudflare.Cloudflare, server, data_root) -> None:
