@@ -207,7 +207,7 @@ def _url(text: str) -> str:
 
 def _new_folder(path: Path) -> Path:
     if path.exists() and (not path.is_dir() or any(path.iterdir())):
-        raise argparse.ArgumentTypeError(f"{str(path)!r} exists and is not an empty folder")
+        raise argparse.ArgumentTypeError(f"{str(path)!r} already exists and is not an empty folder")
     if not path.resolve().parent.is_dir():
         raise argparse.ArgumentTypeError(f"cannot create {str(path)!r}: its folder does not exist")
     return path
