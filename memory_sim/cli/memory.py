@@ -164,10 +164,11 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     from memory_sim.bindings.ai import DEFAULT_MODEL
     from memory_sim.env import Settings
     from memory_sim.local.env import build_local_env
-    from memory_sim.memory.rebuild import reembed
+    from memory_sim.memory.rebuild import queue_for_reindex, reembed
 
     settings = Settings(data_dir=Path(args.data), embed_model=args.model or DEFAULT_MODEL)
-    env, system = _open(args, env=build_local_env(settings, rebuild_index=args.recreate or args.model is not None))
+    rebuild = args.recreate or args.model is not None
+    env, system = _open(args, env=build_local_env(settings, rebuild_index=rebuild, before_rebuild=queue_for_reindex))
     with env:
         count = reembed(system)
         _print({"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions})

@@ -9,8 +9,10 @@ embeddings from a local model. Everything lives under one data folder:
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Callable
 
 from memory_sim.bindings.ai import Embedder
+from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings.vectorize import MetadataIndexType, VectorizeAccount, VectorizeIndex
 from memory_sim.env import Env, Settings
 
@@ -93,9 +95,16 @@ def _load_embedder(settings: Settings, account: VectorizeAccount, ai: object) ->
     return load_embedder(settings.embed_model, cache_path=cache, ai=ai)  # type: ignore[arg-type]
 
 
-def build_local_env(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> Env:
+def build_local_env(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    rebuild_index: bool = False,
+    before_rebuild: Callable[[D1Database], object] | None = None,
+) -> Env:
     """`embedder` replaces the one the settings name (tests, other models); `rebuild_index` drops and recreates
-    the index for it instead of refusing a different model (the caller re-embeds from D1: `rebuild.reembed`)."""
+    the index for it instead of refusing a different model (the caller re-embeds from D1: `rebuild.reembed`),
+    after `before_rebuild(db)` (e.g. `rebuild.queue_for_reindex`, so a crash leaves the work queued)."""
     from memory_sim.local.ai import LocalAi
     from memory_sim.local.d1_account import D1Account
 
@@ -107,6 +116,8 @@ def build_local_env(settings: Settings, *, embedder: Embedder | None = None, reb
         embedder = _load_embedder(settings, account, ai)
     d1 = D1Account(data, engine=settings.d1_engine)
     db = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
+    if rebuild_index and before_rebuild is not None:
+        before_rebuild(db)
     opener = recreate_index if rebuild_index else ensure_index
     index = opener(account, settings.index_name, embedder)
     env = Env(VECTORIZE=index, DB=db, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)
