@@ -1,7 +1,9 @@
 """`memory-sim demo | remember | recall | consolidate | prune | retry | stats | reembed | run`.
 
 One verb, one library call on `MemorySystem`. The world's time for these commands is the one the data folder
-last recorded (`meta.world_seconds`, written by the demo and by `run`); `--day` overrides it where it matters.
+has reached (`store.world_seconds`: saved by the demo and by `run`, or the last scheduled job's time when they
+were killed); `--day` overrides it where it matters. Verbs that write first retry what a dead process left
+pending (`retry_pending` takes every never-attempted outbox row: one attempt, then the usual backoff).
 Heavy libraries load inside handlers only.
 """
 
@@ -21,7 +23,11 @@ DEMO_QUESTION = "What does Margaret think of Tom?"
 
 
 def _open(
-    args: argparse.Namespace, clock: Callable[[], float] | None = None, *, env: "Env | None" = None
+    args: argparse.Namespace,
+    clock: Callable[[], float] | None = None,
+    *,
+    env: "Env | None" = None,
+    resume: bool = False,
 ) -> tuple["Env", "MemorySystem"]:
     from memory_sim.env import Env
     from memory_sim.memory import store
@@ -30,14 +36,25 @@ def _open(
     env = env if env is not None else Env.local(args.data)
     if clock is None:
         system = MemorySystem(env, clock=lambda: 0.0)
-        stored = store.get_meta(env.DB, "world_seconds")
-        seconds = float(stored) if stored else 0.0
+        seconds = store.world_seconds(env.DB)
         if getattr(args, "day", None) is not None:
             seconds = float(args.day) * 86400.0 + 23 * 3600.0
         system.clock = lambda: seconds
     else:
         system = MemorySystem(env, clock=clock)
+    if resume:
+        _resume(system)
     return env, system
+
+
+def _resume(system: "MemorySystem") -> None:
+    """Indexes what a dead process left pending before the verb runs; says so on stderr when there was any."""
+    import sys
+
+    report = system.retry_pending()
+    if report.embedded or report.failed:
+        failed = f", {report.failed} failed again (retried later)" if report.failed else ""
+        print(f"left pending by an earlier run: {report.embedded} indexed now{failed}", file=sys.stderr)
 
 
 def _print(obj: Any) -> None:
@@ -111,7 +128,7 @@ def _report_demo(system: "MemorySystem", summary: Any, elapsed: float) -> None:
 def cmd_remember(args: argparse.Namespace) -> int:
     from memory_sim.memory.models import ShortTermMemory, WorldTime
 
-    env, system = _open(args)
+    env, system = _open(args, resume=True)
     with env:
         now = WorldTime.from_seconds(system.clock())
         when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
@@ -141,7 +158,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def _job(name: str) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
-        env, system = _open(args)
+        env, system = _open(args, resume=name != "retry_pending")  # the retry itself takes what was left
         with env:
             from dataclasses import asdict
 
