@@ -193,30 +193,51 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """Runs the jobs until --for-seconds pass or SIGTERM/SIGINT comes: then the job under way finishes (each D1
+    batch commits or rolls back whole), the world time is saved, one summary line is printed, and it exits 0."""
     import logging
-    import time
 
     from memory_sim.memory import store
-    from memory_sim.scheduling import WorldClock, start_service
+    from memory_sim.scheduling import WorldClock, start_service, stop_on_signals
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-
-    env, system = _open(args)
-    with env:
-        clock = WorldClock(system.clock(), args.scale)
-        system.clock = clock
-        scheduler = start_service(system, args.scale)
-        print(f"running the memory jobs (world x{args.scale}); Ctrl-C stops")
-        try:
-            deadline = None if args.for_seconds is None else time.monotonic() + args.for_seconds
-            while deadline is None or time.monotonic() < deadline:
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            scheduler.shutdown(wait=True)
-            store.set_meta(env.DB, "world_seconds", repr(clock()))
+    with stop_on_signals() as stop:  # from here on, a signal asks for a clean stop
+        env, system = _open(args, resume=True)
+        with env:
+            clock = WorldClock(system.clock(), args.scale)
+            system.clock = clock
+            try:
+                if not stop.is_set():
+                    scheduler = start_service(system, args.scale)
+                    print(f"running the memory jobs (world x{args.scale}); Ctrl-C or SIGTERM stops", flush=True)
+                    try:
+                        _wait(stop, args.for_seconds)
+                    finally:
+                        scheduler.shutdown(wait=True)  # lets the job under way finish
+            finally:
+                now = clock()
+                store.set_meta(env.DB, "world_seconds", repr(now))
+            print(_stopped(system, now), flush=True)
     return 0
+
+
+def _wait(stop: Any, for_seconds: float | None) -> None:
+    import time
+
+    deadline = None if for_seconds is None else time.monotonic() + for_seconds
+    while not stop.wait(0.2):
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+
+
+def _stopped(system: "MemorySystem", now: float) -> str:
+    from memory_sim.memory import store
+    from memory_sim.memory.models import WorldTime
+
+    db, when = system.env.DB, WorldTime.from_seconds(now)
+    indexed = store.count_memories(db, "index_state = 'indexed'")
+    return (f"stopped at day {when.day} hour {when.hour}: {store.count_memories(db)} memories, {indexed} indexed, "
+            f"{store.outbox_size(db)} pending")
 
 
 # --- registration ---------------------------------------------------------------------------------------------
@@ -269,5 +290,5 @@ def register(sub: Any) -> None:
     rebuild.set_defaults(handler=cmd_reembed)
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
     run.add_argument("--scale", type=float, default=1.0, help="world seconds per real second")
-    run.add_argument("--for-seconds", type=float, help="stop after this long (default: until Ctrl-C)")
+    run.add_argument("--for-seconds", type=float, help="stop after this long (default: until Ctrl-C or SIGTERM)")
     run.set_defaults(handler=cmd_run)
