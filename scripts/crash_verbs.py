@@ -10,8 +10,9 @@ run` again for `run`, stopped with SIGTERM), and a fresh process measures:
   pending, or D1 and the index disagree (`check` finds drift) (goal 0).
 
 A trial kills the child either inside its k-th embedding call (after its D1 batch committed, before the index
-write: the window a crash leaves work in) or a seeded delay after that call began. Children embed with the
-hashing test embedder (`cli` mode), so trials are fast and deterministic; everything else is the real CLI.
+write: the window a crash leaves work in) or at a seeded moment of its run (timed from an uncrashed pilot run of
+the same command; for `run`, 0-4 s after it says it is running). Children embed with the hashing test embedder
+(`cli` mode), so trials are fast and deterministic; everything else is the real CLI.
 """
 
 from __future__ import annotations
@@ -38,9 +39,9 @@ CHILD_LIMIT_S = 60.0  # no child may run longer than this; a trial that hits it 
 # --- the children ----------------------------------------------------------------------------------------
 
 
-def run_cli(argv: Sequence[str], marker: Path | None, at_call: int, stall: bool) -> int:
-    """`memory-sim <argv>` with the hashing embedder; at its `at_call`-th embedding of memories (not queries)
-    it touches `marker` and, when `stall`, sleeps there until killed."""
+def run_cli(argv: Sequence[str], marker: Path | None, stall_at: int | None) -> int:
+    """`memory-sim <argv>` with the hashing embedder; each embedding of memories (not of queries) adds a line to
+    `marker`, and the `stall_at`-th one sleeps there until the process is killed."""
     import memory_sim.local.env as local_env
     from memory_sim.cli import main
     from memory_sim.embedding.fake import HashingEmbedder
@@ -51,10 +52,10 @@ def run_cli(argv: Sequence[str], marker: Path | None, at_call: int, stall: bool)
         def embed(self, texts: Sequence[str], *, query: bool = False) -> Any:
             if not query and marker is not None:
                 TrialEmbedder.writes += 1
-                if TrialEmbedder.writes == at_call:
-                    marker.touch()
-                    while stall:
-                        time.sleep(1.0)
+                with open(marker, "a", encoding="utf-8") as log:
+                    log.write(f"embed {TrialEmbedder.writes}\n")
+                while TrialEmbedder.writes == stall_at:
+                    time.sleep(1.0)
             return super().embed(texts, query=query)
 
     local_env._load_embedder = lambda settings, account, ai: TrialEmbedder(DIMENSIONS)  # the model, replaced
@@ -124,12 +125,12 @@ def _env() -> dict[str, str]:
     return dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1", TQDM_DISABLE="1")
 
 
-def spawn_cli(args: Sequence[str], logs: Path, *, marker: Path | None = None, at_call: int = 1,
-              stall: bool = False) -> subprocess.Popen[bytes]:
+def spawn_cli(args: Sequence[str], logs: Path, *, marker: Path | None = None,
+              stall_at: int | None = None) -> subprocess.Popen[bytes]:
     """The real CLI in a child process, its output in `logs`.out / .err (files: no pipe to fill up)."""
-    command = [sys.executable, str(Path(__file__).resolve()), "cli", "--at-call", str(at_call)]
+    command = [sys.executable, str(Path(__file__).resolve()), "cli"]
     if marker is not None:
-        command += ["--marker", str(marker)] + (["--stall"] if stall else [])
+        command += ["--marker", str(marker)] + ([] if stall_at is None else ["--stall-at", str(stall_at)])
     command += ["--", *args]
     out, err = open(f"{logs}.out", "wb"), open(f"{logs}.err", "wb")
     return subprocess.Popen(command, stdout=out, stderr=err, env=_env(), cwd=ROOT)
@@ -145,6 +146,10 @@ def wait_for(done: Any, limit_s: float, child: subprocess.Popen[bytes] | None = 
             return bool(done())
         time.sleep(0.05)
     return False
+
+
+def embed_calls(marker: Path) -> int:
+    return marker.read_bytes().count(b"\n") if marker.exists() else 0
 
 
 def inspect_in_child(data: Path) -> dict[str, Any]:
@@ -176,9 +181,8 @@ def stop_run(data: Path, logs: Path, sig: int = signal.SIGTERM, after_s: float =
 @dataclass
 class Trial:
     verb: str
-    at_call: int  # the embedding call the kill is timed from
-    stall: bool  # killed inside that call (else a seeded delay after it began)
-    delay_s: float
+    stall_at: int | None  # killed inside this embedding call; None: killed `delay_s` into the run
+    delay_s: float = 0.0
     killed: bool = True  # False: the child finished before the kill
     acked: int = 0  # memories in D1 before the command, or right after the kill
     lost: int = 0
@@ -199,6 +203,24 @@ def killed_command(verb: str, data: Path, seed: int) -> list[str]:
     }[verb]
 
 
+def kill_child(trial: Trial, data: Path, seed: int) -> None:
+    """Runs the verb's command and SIGKILLs it inside the chosen embedding call or `delay_s` into its run (for
+    `run`: after it says it is running)."""
+    marker = data.parent / f"{data.name}.marker"
+    logs = data.parent / f"{data.name}.killed"
+    child = spawn_cli(killed_command(trial.verb, data, seed), logs, marker=marker, stall_at=trial.stall_at)
+    if trial.stall_at is not None:
+        wait_for(lambda: embed_calls(marker) >= trial.stall_at, CHILD_LIMIT_S, child)  # type: ignore[operator]
+    else:
+        if trial.verb == "run":
+            out = Path(f"{logs}.out")
+            wait_for(lambda: b"running the memory jobs" in out.read_bytes(), CHILD_LIMIT_S, child)
+        wait_for(lambda: False, trial.delay_s, child)
+    trial.killed = child.poll() is None
+    child.kill()
+    child.wait()
+
+
 def run_trial(trial: Trial, data: Path, template: Path, template_ids: set[str], seed: int) -> Trial:
     """One kill: `template` (holding `template_ids`) is copied to `data` first, except for the demo, which makes
     its own folder."""
@@ -207,15 +229,7 @@ def run_trial(trial: Trial, data: Path, template: Path, template_ids: set[str], 
     if trial.verb != "demo":
         shutil.copytree(template, data)
         before = template_ids
-    marker = data.parent / f"{data.name}.marker"
-    child = spawn_cli(killed_command(trial.verb, data, seed), data.parent / f"{data.name}.killed", marker=marker,
-                      at_call=trial.at_call, stall=trial.stall)
-    reached = wait_for(marker.exists, CHILD_LIMIT_S, child)
-    if reached and not trial.stall:
-        time.sleep(trial.delay_s)
-    trial.killed = child.poll() is None
-    child.kill()
-    child.wait()
+    kill_child(trial, data, seed)
     after_kill = inspect_in_child(data)
     acked = before | set(after_kill["ids"])
     trial.pending_after_kill = after_kill["pending"]
@@ -233,18 +247,36 @@ def run_trial(trial: Trial, data: Path, template: Path, template_ids: set[str], 
     return trial
 
 
-def plan_trials(kills_per_verb: int, seed: int, verbs: Sequence[str] = VERBS) -> list[Trial]:
-    """For each verb: the first kill inside its first embedding call (the window that leaves work pending), the
-    others a seeded 0-1 s after a seeded embedding call began."""
+def pilot(verb: str, data: Path, template: Path, seed: int) -> tuple[float, float, int]:
+    """An uncrashed run of the verb's command: (seconds to its first embedding call, seconds to its exit, how
+    many embedding calls). `run` never exits: it has none."""
+    if verb == "run":
+        return 0.0, 4.0, 1
+    if verb != "demo":
+        shutil.copytree(template, data)
+    marker = data.parent / f"{data.name}.marker"
+    started = time.monotonic()
+    child = spawn_cli(killed_command(verb, data, seed), data.parent / f"{data.name}.pilot", marker=marker)
+    wait_for(lambda: embed_calls(marker) > 0, CHILD_LIMIT_S, child)
+    first = time.monotonic() - started
+    child.wait(timeout=CHILD_LIMIT_S)
+    return first, time.monotonic() - started, max(1, embed_calls(marker))
+
+
+def plan_trials(kills_per_verb: int, seed: int, pilots: dict[str, tuple[float, float, int]]) -> list[Trial]:
+    """Per verb: the first kill inside its first embedding call (the window that leaves work pending); then kills
+    at seeded moments between half the time to its first embedding call and its exit, every other one inside a
+    seeded embedding call instead where the command makes more than one."""
     rng = random.Random(seed)
     trials = []
-    for verb in verbs:
+    for verb, (first, done, calls) in pilots.items():
         for n in range(kills_per_verb):
             if n == 0:
-                trials.append(Trial(verb, 1, True, 0.0))
+                trials.append(Trial(verb, 1))
+            elif n % 2 == 0 and calls > 1:
+                trials.append(Trial(verb, rng.randint(1, calls)))
             else:
-                calls = 12 if verb == "demo" else 1
-                trials.append(Trial(verb, rng.randint(1, calls), False, round(rng.uniform(0.0, 1.0), 3)))
+                trials.append(Trial(verb, None, round(rng.uniform(first / 2, done), 3)))
     return trials
 
 
@@ -255,15 +287,16 @@ def run_verb_trials(work: Path, *, kills_per_verb: int, seed: int, verbs: Sequen
     template = work / "template"
     prepare_folder(template, days=3, npcs=4, seed=seed)
     template_ids = set(inspect_in_child(template)["ids"])
+    pilots = {v: pilot(v, work / f"pilot-{v}", template, seed) if kills_per_verb > 1 else (0.0, 0.0, 1) for v in verbs}
     trials = []
-    for number, trial in enumerate(plan_trials(kills_per_verb, seed, verbs), start=1):
+    for number, trial in enumerate(plan_trials(kills_per_verb, seed, pilots), start=1):
         trials.append(run_trial(trial, work / f"trial-{number}", template, template_ids, seed))
         if progress:
             t = trials[-1]
-            print(f"{t.verb} kill (call {t.at_call}, {'inside it' if t.stall else f'+{t.delay_s} s'}): "
-                  f"killed={t.killed} acked={t.acked} lost={t.lost} pending {t.pending_after_kill} -> "
-                  f"{t.pending_after_start} drift={t.drift_after_start} exit={t.next_start_exit} ({t.seconds} s)",
-                  flush=True)
+            when = f"inside embedding call {t.stall_at}" if t.stall_at else f"at {t.delay_s} s"
+            print(f"{t.verb} kill {when}: killed={t.killed} acked={t.acked} lost={t.lost} pending "
+                  f"{t.pending_after_kill} -> {t.pending_after_start} drift={t.drift_after_start} "
+                  f"exit={t.next_start_exit} ({t.seconds} s)", flush=True)
     return summarise_verbs(trials, kills_per_verb, seed, time.perf_counter() - started)
 
 
@@ -297,14 +330,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="mode", required=True)
     cli = sub.add_parser("cli", help="the real CLI with the hashing embedder")
     cli.add_argument("--marker", type=Path)
-    cli.add_argument("--at-call", type=int, default=1)
-    cli.add_argument("--stall", action="store_true")
+    cli.add_argument("--stall-at", type=int)
     cli.add_argument("args", nargs=argparse.REMAINDER)
     sub.add_parser("inspect").add_argument("--data", type=Path, required=True)
     args = parser.parse_args(argv)
     if args.mode == "cli":
         rest = args.args[1:] if args.args[:1] == ["--"] else args.args
-        return run_cli(rest, args.marker, args.at_call, args.stall)
+        return run_cli(rest, args.marker, args.stall_at)
     print(json.dumps(inspect(args.data)))
     return 0
 

@@ -118,7 +118,7 @@ def test_run_stops_cleanly_on_a_signal(folder: Path, tmp_path: Path, sig: int) -
 def kill_inside_first_embedding(command: list[str], logs: Path) -> None:
     """Runs the CLI until it is inside its first embedding call (its D1 batch committed), then SIGKILLs it."""
     marker = logs.parent / "marker"
-    child = spawn_cli(command, logs, marker=marker, at_call=1, stall=True)
+    child = spawn_cli(command, logs, marker=marker, stall_at=1)
     assert wait_for(marker.exists, 60, child), (logs.parent / f"{logs.name}.err").read_text()
     child.send_signal(signal.SIGKILL)
     child.wait()
