@@ -148,7 +148,7 @@ def verify(data: Path, log_path: Path, kill: int) -> Verdict:
     from memory_sim.memory.system import MemorySystem
 
     started = time.perf_counter()
-    acked, last_hour = read_log(log_path)
+    acked, _ = read_log(log_path)
     with local_env(data, HashingEmbedder(DIMENSIONS)) as env:
         in_d1 = {r["id"] for r in env.DB.prepare("SELECT id FROM short_term_memories").all().results}
         now = store.world_seconds(env.DB)  # what a plain start opens at: no time passed in by hand

@@ -9,10 +9,10 @@ run` again for `run`, stopped with SIGTERM), and a fresh process measures:
 - manual steps: trials where anything more than the plain start was needed: it failed, memories are still
   pending, or D1 and the index disagree (`check` finds drift) (goal 0).
 
-A trial kills the child either inside its k-th embedding call (after its D1 batch committed, before the index
-write: the window a crash leaves work in) or at a seeded moment of its run (timed from an uncrashed pilot run of
-the same command; for `run`, 0-4 s after it says it is running). Children embed with the hashing test embedder
-(`cli` mode), so trials are fast and deterministic; everything else is the real CLI.
+A trial kills the child inside its k-th embedding call (after its D1 batch committed, before the index write:
+the window a crash leaves work in) or a seeded moment after that call began: up to the mean time an uncrashed
+pilot run of the same command spent per call after its first (`run`: up to 4 s). Children embed with the hashing
+test embedder (`cli` mode), so trials are fast and deterministic; everything else is the real CLI.
 """
 
 from __future__ import annotations
@@ -67,9 +67,9 @@ def prepare_folder(data: Path, days: int, npcs: int, seed: int) -> None:
     its diaries are left for `consolidate` (and `run`) to condense. The world time is saved, as the demo does."""
     from memory_sim.check import local_env
     from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.memory import store
     from memory_sim.memory.models import HOURS_PER_DAY, WorldTime
     from memory_sim.memory.system import MemorySystem
-    from memory_sim.memory import store
     from memory_sim.scheduling import SimScheduler, memory_jobs
     from memory_sim.sim.clock import SimClock
     from memory_sim.sim.driver import DIARY_HOUR, save_day, save_npcs, save_tick
@@ -132,8 +132,8 @@ def spawn_cli(args: Sequence[str], logs: Path, *, marker: Path | None = None,
     if marker is not None:
         command += ["--marker", str(marker)] + ([] if stall_at is None else ["--stall-at", str(stall_at)])
     command += ["--", *args]
-    out, err = open(f"{logs}.out", "wb"), open(f"{logs}.err", "wb")
-    return subprocess.Popen(command, stdout=out, stderr=err, env=_env(), cwd=ROOT)
+    with open(f"{logs}.out", "wb") as out, open(f"{logs}.err", "wb") as err:  # the child keeps its own copies
+        return subprocess.Popen(command, stdout=out, stderr=err, env=_env(), cwd=ROOT)
 
 
 def wait_for(done: Any, limit_s: float, child: subprocess.Popen[bytes] | None = None) -> bool:
@@ -181,8 +181,9 @@ def stop_run(data: Path, logs: Path, sig: int = signal.SIGTERM, after_s: float =
 @dataclass
 class Trial:
     verb: str
-    stall_at: int | None  # killed inside this embedding call; None: killed `delay_s` into the run
-    delay_s: float = 0.0
+    call: int  # the kill is timed from this embedding call...
+    stall: bool  # ...inside it, or
+    delay_s: float = 0.0  # this long after it began
     killed: bool = True  # False: the child finished before the kill
     acked: int = 0  # memories in D1 before the command, or right after the kill
     lost: int = 0
@@ -204,21 +205,18 @@ def killed_command(verb: str, data: Path, seed: int) -> list[str]:
 
 
 def kill_child(trial: Trial, data: Path, seed: int) -> None:
-    """Runs the verb's command and SIGKILLs it inside the chosen embedding call or `delay_s` into its run (for
-    `run`: after it says it is running)."""
+    """Runs the verb's command and SIGKILLs it inside its `call`-th embedding call or `delay_s` after it began."""
     marker = data.parent / f"{data.name}.marker"
     logs = data.parent / f"{data.name}.killed"
-    child = spawn_cli(killed_command(trial.verb, data, seed), logs, marker=marker, stall_at=trial.stall_at)
-    if trial.stall_at is not None:
-        wait_for(lambda: embed_calls(marker) >= trial.stall_at, CHILD_LIMIT_S, child)  # type: ignore[operator]
-    else:
-        if trial.verb == "run":
-            out = Path(f"{logs}.out")
-            wait_for(lambda: b"running the memory jobs" in out.read_bytes(), CHILD_LIMIT_S, child)
+    command = killed_command(trial.verb, data, seed)
+    child = spawn_cli(command, logs, marker=marker, stall_at=trial.call if trial.stall else None)
+    wait_for(lambda: embed_calls(marker) >= trial.call, CHILD_LIMIT_S, child)
+    if not trial.stall:
         wait_for(lambda: False, trial.delay_s, child)
     trial.killed = child.poll() is None
     child.kill()
-    child.wait()
+    if child.wait() not in (0, -signal.SIGKILL):
+        raise RuntimeError(f"{trial.verb} failed on its own: {Path(f'{logs}.err').read_text('utf-8')[-2000:]}")
 
 
 def run_trial(trial: Trial, data: Path, template: Path, template_ids: set[str], seed: int) -> Trial:
@@ -247,36 +245,34 @@ def run_trial(trial: Trial, data: Path, template: Path, template_ids: set[str], 
     return trial
 
 
-def pilot(verb: str, data: Path, template: Path, seed: int) -> tuple[float, float, int]:
-    """An uncrashed run of the verb's command: (seconds to its first embedding call, seconds to its exit, how
-    many embedding calls). `run` never exits: it has none."""
+def pilot(verb: str, data: Path, template: Path, seed: int) -> tuple[int, float]:
+    """An uncrashed run of the verb's command: how many embedding calls it made, and the seconds from its first
+    one to its exit. `run` does not exit: 1 call, 4 s (jobs come round about once a real second)."""
     if verb == "run":
-        return 0.0, 4.0, 1
+        return 1, 4.0
     if verb != "demo":
         shutil.copytree(template, data)
     marker = data.parent / f"{data.name}.marker"
-    started = time.monotonic()
     child = spawn_cli(killed_command(verb, data, seed), data.parent / f"{data.name}.pilot", marker=marker)
     wait_for(lambda: embed_calls(marker) > 0, CHILD_LIMIT_S, child)
-    first = time.monotonic() - started
+    first = time.monotonic()
     child.wait(timeout=CHILD_LIMIT_S)
-    return first, time.monotonic() - started, max(1, embed_calls(marker))
+    return max(1, embed_calls(marker)), time.monotonic() - first
 
 
-def plan_trials(kills_per_verb: int, seed: int, pilots: dict[str, tuple[float, float, int]]) -> list[Trial]:
-    """Per verb: the first kill inside its first embedding call (the window that leaves work pending); then kills
-    at seeded moments between half the time to its first embedding call and its exit, every other one inside a
-    seeded embedding call instead where the command makes more than one."""
+def plan_trials(kills_per_verb: int, seed: int, pilots: dict[str, tuple[int, float]]) -> list[Trial]:
+    """Per verb: the first kill inside its first embedding call (the window that leaves work pending); the others
+    from a seeded call, inside it (every other one, where there is more than one call) or a seeded delay after it
+    began, up to the pilot's mean time per call after the first."""
     rng = random.Random(seed)
     trials = []
-    for verb, (first, done, calls) in pilots.items():
+    for verb, (calls, rest_s) in pilots.items():
         for n in range(kills_per_verb):
-            if n == 0:
-                trials.append(Trial(verb, 1))
-            elif n % 2 == 0 and calls > 1:
-                trials.append(Trial(verb, rng.randint(1, calls)))
+            call = 1 if n == 0 else rng.randint(1, calls)
+            if n == 0 or (n % 2 == 0 and calls > 1):
+                trials.append(Trial(verb, call, True))
             else:
-                trials.append(Trial(verb, None, round(rng.uniform(first / 2, done), 3)))
+                trials.append(Trial(verb, call, False, round(rng.uniform(0.0, rest_s / calls), 3)))
     return trials
 
 
@@ -287,13 +283,13 @@ def run_verb_trials(work: Path, *, kills_per_verb: int, seed: int, verbs: Sequen
     template = work / "template"
     prepare_folder(template, days=3, npcs=4, seed=seed)
     template_ids = set(inspect_in_child(template)["ids"])
-    pilots = {v: pilot(v, work / f"pilot-{v}", template, seed) if kills_per_verb > 1 else (0.0, 0.0, 1) for v in verbs}
+    pilots = {v: pilot(v, work / f"pilot-{v}", template, seed) if kills_per_verb > 1 else (1, 0.0) for v in verbs}
     trials = []
     for number, trial in enumerate(plan_trials(kills_per_verb, seed, pilots), start=1):
         trials.append(run_trial(trial, work / f"trial-{number}", template, template_ids, seed))
         if progress:
             t = trials[-1]
-            when = f"inside embedding call {t.stall_at}" if t.stall_at else f"at {t.delay_s} s"
+            when = f"embedding call {t.call}" + ("" if t.stall else f" + {t.delay_s} s")
             print(f"{t.verb} kill {when}: killed={t.killed} acked={t.acked} lost={t.lost} pending "
                   f"{t.pending_after_kill} -> {t.pending_after_start} drift={t.drift_after_start} "
                   f"exit={t.next_start_exit} ({t.seconds} s)", flush=True)
