@@ -26,16 +26,24 @@ from memory_sim.memory.provision import ensure_index, recreate_index
 from memory_sim.settings import HASHING_MODEL, Settings
 
 if TYPE_CHECKING:
+    from memory_sim.bindings.d1 import D1Database
     from memory_sim.folder_lock import FolderLock
 
+BeforeRebuild = Callable[["D1Database"], object]
 
-def build_env(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> Env:
+
+def build_env(
+    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
+    before_rebuild: BeforeRebuild | None = None,
+) -> Env:
     """`embedder` replaces the one the settings name; `rebuild_index` drops and recreates the index for it
-    instead of refusing a different model (the caller then re-embeds from D1: `memory.rebuild.reembed`)."""
+    instead of refusing a different model (the caller then re-embeds from D1: `memory.rebuild.reembed`), after
+    `before_rebuild(db)` (`rebuild.queue_for_reindex`: a crash mid-way leaves the work queued in D1)."""
     if settings.backend == "local":
-        return build_local_env(settings, embedder=embedder, rebuild_index=rebuild_index)
+        return build_local_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild)
     if settings.backend == "cloudflare":
-        return build_cloudflare_env(settings, embedder=embedder, rebuild_index=rebuild_index)
+        return build_cloudflare_env(settings, embedder=embedder, rebuild_index=rebuild_index,
+                                    before_rebuild=before_rebuild)
     raise ConfigError(f"unknown backend {settings.backend!r}: expected 'local' or 'cloudflare'")
 
 
@@ -77,7 +85,7 @@ def open_d1_account(settings: Settings) -> Any:
 
 def build_local_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
-    folder_lock: FolderLock | None = None,
+    before_rebuild: BeforeRebuild | None = None, folder_lock: FolderLock | None = None,
 ) -> Env:
     """The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over."""
     from memory_sim.local.ai import LocalAi
@@ -96,6 +104,8 @@ def build_local_env(
         d1 = open_d1_account(settings)
         env.DB = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
         _close_with(env, env.DB)
+        if rebuild_index and before_rebuild is not None:
+            before_rebuild(env.DB)
         opener = recreate_index if rebuild_index else ensure_index
         env.VECTORIZE = opener(account, settings.index_name, env.embedder)
     except BaseException:
@@ -120,7 +130,8 @@ def open_ai(settings: Settings) -> Ai:
 
 
 def build_cloudflare_env(
-    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False, client: Any = None
+    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
+    before_rebuild: BeforeRebuild | None = None, client: Any = None,
 ) -> Env:
     """Vectorize, D1 and Workers AI over the REST API of one account (api.cloudflare.com, or any server that
     speaks it, such as `memory-sim serve`, through `base_url`). `client`: a `CloudflareClient` of your own
@@ -135,6 +146,8 @@ def build_cloudflare_env(
     try:
         env.embedder = embedder or _embedder_for_index(settings, account, ai)
         env.DB = cloudflare_database(client, settings)
+        if rebuild_index and before_rebuild is not None:
+            before_rebuild(env.DB)
         opener = recreate_index if rebuild_index else ensure_index
         env.VECTORIZE = opener(account, settings.index_name, env.embedder)
     except BaseException:

@@ -35,9 +35,13 @@ class Env:
     close_hooks: list[Callable[[], None]] = field(default_factory=list)
 
     @staticmethod
-    def from_settings(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> "Env":
-        """The Env the settings describe; `embedder` replaces the model they name."""
-        return build_env(settings, embedder=embedder, rebuild_index=rebuild_index)
+    def from_settings(
+        settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
+        before_rebuild: Callable[[D1Database], object] | None = None,
+    ) -> "Env":
+        """The Env the settings describe; `embedder` replaces the model they name; `rebuild_index` recreates the
+        index for it, after `before_rebuild(db)` (see `memory_sim.builder.build_env`)."""
+        return build_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild)
 
     @staticmethod
     def local(
@@ -79,8 +83,8 @@ class Env:
         self.close()
 
 
-def build_env(settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False) -> Env:
-    """The Env for `settings` (see `memory_sim.builder.build_env`)."""
+def build_env(settings: Settings, **options: Any) -> Env:
+    """The Env for `settings` (see `memory_sim.builder.build_env` for the options)."""
     from memory_sim.builder import build_env as build
 
-    return build(settings, embedder=embedder, rebuild_index=rebuild_index)
+    return build(settings, **options)

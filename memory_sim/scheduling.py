@@ -10,10 +10,12 @@ Schedule (world time): consolidate every 6 hours, decay and prune daily, retry p
 from __future__ import annotations
 
 import logging
+import signal
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from memory_sim.memory import store
 from memory_sim.memory.models import JobReport
@@ -142,3 +144,30 @@ def backup_soon(scheduler: Any, system: "MemorySystem", dest: Any) -> "Future[An
 
     scheduler.add_job(run, misfire_grace_time=None)  # no trigger: once, as soon as the worker is free
     return done
+
+
+@contextmanager
+def stop_on_signals(signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGINT)) -> Iterator[threading.Event]:
+    """An event the first SIGTERM or SIGINT sets, so a service finishes its job and saves its state instead of
+    dying mid-way. The first signal puts the earlier handlers back: a second one acts as it did before (Ctrl-C
+    twice interrupts). Off the main thread, where Python cannot take signals, the event is never set."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous: dict[int, Any] = {}
+
+    def restore() -> None:
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+
+    def handle(signum: int, frame: object) -> None:
+        stop.set()
+        restore()
+
+    for sig in signals:
+        previous[sig] = signal.signal(sig, handle)
+    try:
+        yield stop
+    finally:
+        restore()

@@ -3,13 +3,18 @@
 
 1. no memory that `remember_many` returned for is missing from D1 (the child appends each returned id to a log,
    flushed and fsynced, only AFTER the call returns);
-2. after one `retry_pending`, every memory D1 marks for the index is in it exactly once;
+2. after a plain start (the folder's own world time, one `retry_pending`, as `memory-sim retry` with no flags
+   does), nothing is pending and every memory D1 marks for the index is in it exactly once;
 3. D1's ledger and the index agree (`memory_sim.check.check`); any drift is counted, repaired and re-checked.
+
+Then (`--verb-kills N`, scripts/crash_verbs.py) N kills each during the CLI's `demo`, `run`, `reembed --recreate`
+and `consolidate`, each followed by the next plain start.
 
 Embeddings come from the `HashingEmbedder` (injected through `Env.local(..., embedder=...)`), so trials are fast and
 deterministic; the storage paths are the real ones.
 
-    .venv/bin/python scripts/crash_trials.py --memories 10000 --kills 20 --seed 8 --out benchmarks/reliability.json
+    .venv/bin/python scripts/crash_trials.py --memories 10000 --kills 20 --verb-kills 5 --seed 8 \
+        --out benchmarks/reliability.json
 """
 
 from __future__ import annotations
@@ -129,6 +134,7 @@ class Verdict:
     vectors: int
     duplicated: int
     missing_after_retry: int
+    pending_after_retry: int = 0  # still waiting for the index after the plain start
     drift: dict[str, int] = field(default_factory=dict)  # kinds of drift check() found after the retry
     repaired: int = 0
     clean_after: bool = True
@@ -139,19 +145,21 @@ def verify(data: Path, log_path: Path, kill: int) -> Verdict:
     from memory_sim.check import check, repair
     from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.memory import store
     from memory_sim.memory.system import MemorySystem
 
     started = time.perf_counter()
-    acked, last_hour = read_log(log_path)
+    acked, _ = read_log(log_path)
     with Env.local(data, embedder=HashingEmbedder(DIMENSIONS)) as env:
         in_d1 = {r["id"] for r in env.DB.prepare("SELECT id FROM short_term_memories").all().results}
-        now = (last_hour + 1) * 3600.0  # the hour the child was in when it died
+        now = store.world_seconds(env.DB)  # what a plain start opens at: no time passed in by hand
         system = MemorySystem(env, clock=lambda: now)
-        retried = system.retry_pending(now).embedded
+        retried = system.retry_pending().embedded
         report = check(env)
         drift = {k: len(getattr(report, k)) for k in ("missing", "unknown", "disowned", "duplicated", "stranded", "metadata")}
         verdict = Verdict(kill, len(acked), len(in_d1), len(acked - in_d1), retried, report.due, report.vectors,
-                          len(report.duplicated), len(report.missing), {k: v for k, v in drift.items() if v})
+                          len(report.duplicated), len(report.missing), store.outbox_size(env.DB),
+                          {k: v for k, v in drift.items() if v})
         if not report.clean:
             verdict.repaired = repair(env, report, now=now).upserted + len(report.disowned) + len(report.unknown)
             verdict.clean_after = check(env).clean
@@ -244,6 +252,7 @@ def summarise(verdicts: list[Verdict], final: Verdict, memories: int, kills: int
         "lost": sum(v.lost for v in verdicts) + final.lost,
         "duplicates": sum(v.duplicated for v in verdicts) + final.duplicated,
         "missing_after_retry": sum(v.missing_after_retry for v in verdicts) + final.missing_after_retry,
+        "pending_after_retry": sum(v.pending_after_retry for v in verdicts) + final.pending_after_retry,
         "drift_after_retry": drift_seen, "kills_with_drift": sum(1 for v in verdicts if v.drift),
         "all_clean_after_repair": all(v.clean_after for v in verdicts) and final.clean_after and not final.drift,
         "retried_after_kills": sum(v.retried for v in verdicts),
@@ -264,6 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--kills", type=int, default=20)
     parser.add_argument("--seed", type=int, default=8)
     parser.add_argument("--jitter", type=float, default=0.5, help="seconds of seeded delay after each kill point")
+    parser.add_argument("--verb-kills", type=int, default=0, help="kills during each of demo, run, reembed, consolidate")
     parser.add_argument("--work", type=Path, default=Path("/tmp/memory-sim-crash-trials"))
     parser.add_argument("--out", type=Path, help="write the summary JSON here (merged under 'crash_trials')")
     args = parser.parse_args(argv)
@@ -276,14 +286,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     import shutil
 
     shutil.rmtree(args.work, ignore_errors=True)
-    result = run_trials(args.work, memories=args.memories, kills=args.kills, seed=args.seed, jitter_s=args.jitter,
-                        progress=True)
-    print(json.dumps({k: v for k, v in result.items() if k != "verdicts"}, indent=2))
+    results: dict[str, dict[str, Any]] = {}
+    if args.kills:
+        results["crash_trials"] = run_trials(args.work / "village", memories=args.memories, kills=args.kills,
+                                             seed=args.seed, jitter_s=args.jitter, progress=True)
+        print(json.dumps({k: v for k, v in results["crash_trials"].items() if k != "verdicts"}, indent=2))
+    if args.verb_kills:
+        from crash_verbs import run_verb_trials
+
+        results["crash_trials_verbs"] = run_verb_trials(args.work / "verbs", kills_per_verb=args.verb_kills,
+                                                        seed=args.seed, progress=True)
+        print(json.dumps({k: v for k, v in results["crash_trials_verbs"].items() if k != "trials_detail"}, indent=2))
     if args.out:
         merged = json.loads(args.out.read_text()) if args.out.exists() else {}
-        merged["crash_trials"] = result
+        merged.update(results)
         args.out.write_text(json.dumps(merged, indent=2) + "\n")
-    return 0 if result["lost"] == 0 and result["all_clean_after_repair"] else 1
+    return 0 if all(_passed(r) for r in results.values()) else 1
+
+
+def _passed(result: dict[str, Any]) -> bool:
+    if "verdicts" in result:  # the village trials
+        return result["lost"] == 0 and result["pending_after_retry"] == 0 and result["all_clean_after_repair"]
+    return result["acknowledged_lost"] == result["pending_after_next_start"] == result["manual_steps"] == 0
 
 
 if __name__ == "__main__":

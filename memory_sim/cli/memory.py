@@ -1,7 +1,9 @@
 """`memory-sim demo | remember | recall | consolidate | prune | retry | stats | reembed | run`.
 
 One verb, one library call on `MemorySystem`. The world's time for these commands is the one the data folder
-last recorded (`meta.world_seconds`, written by the demo and by `run`); `--day` overrides it where it matters.
+has reached (`store.world_seconds`: saved by the demo and by `run`, or the last scheduled job's time when they
+were killed); `--day` overrides it where it matters. Verbs that write first retry what a dead process left
+pending (`retry_pending` takes every never-attempted outbox row: one attempt, then the usual backoff).
 Heavy libraries load inside handlers only.
 """
 
@@ -22,7 +24,11 @@ DEMO_QUESTION = "What does Margaret think of Tom?"
 
 
 def _open(
-    args: argparse.Namespace, clock: Callable[[], float] | None = None, *, env: "Env | None" = None
+    args: argparse.Namespace,
+    clock: Callable[[], float] | None = None,
+    *,
+    env: "Env | None" = None,
+    resume: bool = False,
 ) -> tuple["Env", "MemorySystem"]:
     from memory_sim.env import Env
     from memory_sim.memory import store
@@ -31,14 +37,25 @@ def _open(
     env = env if env is not None else Env.from_settings(args.settings)  # the model its index records, unless told
     if clock is None:
         system = MemorySystem(env, clock=lambda: 0.0)
-        stored = store.get_meta(env.DB, "world_seconds")
-        seconds = float(stored) if stored else 0.0
+        seconds = store.world_seconds(env.DB)
         if getattr(args, "day", None) is not None:
             seconds = float(args.day) * 86400.0 + 23 * 3600.0
         system.clock = lambda: seconds
     else:
         system = MemorySystem(env, clock=clock)
+    if resume:
+        _resume(system)
     return env, system
+
+
+def _resume(system: "MemorySystem") -> None:
+    """Indexes what a dead process left pending before the verb runs; says so on stderr when there was any."""
+    import sys
+
+    report = system.retry_pending()
+    if report.embedded or report.failed:
+        failed = f", {report.failed} failed again (retried later)" if report.failed else ""
+        print(f"left pending by an earlier run: {report.embedded} indexed now{failed}", file=sys.stderr)
 
 
 def _print(obj: Any) -> None:
@@ -143,7 +160,7 @@ def _report_demo(system: "MemorySystem", summary: Any, elapsed: float) -> None:
 def cmd_remember(args: argparse.Namespace) -> int:
     from memory_sim.memory.models import ShortTermMemory, WorldTime
 
-    env, system = _open(args)
+    env, system = _open(args, resume=True)
     with env:
         now = WorldTime.from_seconds(system.clock())
         when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
@@ -171,7 +188,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def _job(name: str) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
-        env, system = _open(args)
+        env, system = _open(args, resume=name != "retry_pending")  # the retry itself takes what was left
         with env:
             from dataclasses import asdict
 
@@ -194,7 +211,7 @@ def cmd_reembed(args: argparse.Namespace) -> int:
     aside first and the index is rebuilt from D1 (memory_sim/damage.py)."""
     from memory_sim.damage import run_with_index_rebuilt
     from memory_sim.env import Env
-    from memory_sim.memory.rebuild import reembed
+    from memory_sim.memory.rebuild import queue_for_reindex, reembed
 
     def work(env: Env) -> dict[str, Any]:
         _, system = _open(args, env=env)
@@ -202,35 +219,57 @@ def cmd_reembed(args: argparse.Namespace) -> int:
         return {"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions}
 
     recreate = args.recreate or args.embed_model is not None
-    _print(run_with_index_rebuilt(lambda: Env.from_settings(args.settings, rebuild_index=recreate), work))
+    _print(run_with_index_rebuilt(
+        lambda: Env.from_settings(args.settings, rebuild_index=recreate, before_rebuild=queue_for_reindex), work))
     return 0
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    """Runs the jobs until --for-seconds pass or SIGTERM/SIGINT comes: then the job under way finishes (each D1
+    batch commits or rolls back whole), the world time is saved, one summary line is printed, and it exits 0."""
     import logging
-    import time
 
     from memory_sim.memory import store
-    from memory_sim.scheduling import WorldClock, start_service
+    from memory_sim.scheduling import WorldClock, start_service, stop_on_signals
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
-
-    env, system = _open(args)
-    with env:
-        clock = WorldClock(system.clock(), args.scale)
-        system.clock = clock
-        scheduler = start_service(system, args.scale)
-        print(f"running the memory jobs (world x{args.scale}); Ctrl-C stops")
-        try:
-            deadline = None if args.for_seconds is None else time.monotonic() + args.for_seconds
-            while deadline is None or time.monotonic() < deadline:
-                time.sleep(0.5)
-        except KeyboardInterrupt:
-            pass
-        finally:
-            scheduler.shutdown(wait=True)
-            store.set_meta(env.DB, "world_seconds", repr(clock()))
+    with stop_on_signals() as stop:  # from here on, a signal asks for a clean stop
+        env, system = _open(args, resume=True)
+        with env:
+            clock = WorldClock(system.clock(), args.scale)
+            system.clock = clock
+            try:
+                if not stop.is_set():
+                    scheduler = start_service(system, args.scale)
+                    print(f"running the memory jobs (world x{args.scale}); Ctrl-C or SIGTERM stops", flush=True)
+                    try:
+                        _wait(stop, args.for_seconds)
+                    finally:
+                        scheduler.shutdown(wait=True)  # lets the job under way finish
+            finally:
+                now = clock()
+                store.set_meta(env.DB, "world_seconds", repr(now))
+            print(_stopped(system, now), flush=True)
     return 0
+
+
+def _wait(stop: Any, for_seconds: float | None) -> None:
+    import time
+
+    deadline = None if for_seconds is None else time.monotonic() + for_seconds
+    while not stop.wait(0.2):
+        if deadline is not None and time.monotonic() >= deadline:
+            return
+
+
+def _stopped(system: "MemorySystem", now: float) -> str:
+    from memory_sim.memory import store
+    from memory_sim.memory.models import WorldTime
+
+    db, when = system.env.DB, WorldTime.from_seconds(now)
+    indexed = store.count_memories(db, "index_state = 'indexed'")
+    return (f"stopped at day {when.day} hour {when.hour}: {store.count_memories(db)} memories, {indexed} indexed, "
+            f"{store.outbox_size(db)} pending")
 
 
 # --- registration ---------------------------------------------------------------------------------------------
@@ -286,5 +325,5 @@ def register(sub: Any) -> None:
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
     run.add_argument("--scale", type=arguments.number("scale", 0.0, above_low=True), default=1.0,
                      help="world seconds per real second")
-    run.add_argument("--for-seconds", type=arguments.number("for_seconds", 0.0), help="stop after this long (default: until Ctrl-C)")
+    run.add_argument("--for-seconds", type=arguments.number("for_seconds", 0.0), help="stop after this long (default: until Ctrl-C or SIGTERM)")
     run.set_defaults(handler=cmd_run)

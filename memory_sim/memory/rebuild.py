@@ -1,17 +1,34 @@
 """Rebuilding the vector index from D1, the source of truth (`memory-sim reembed`).
 
-After a change of model, open the data folder with `Env.from_settings(settings, rebuild_index=True)` (the index
-is dropped and recreated for the new embedder instead of refused), then `reembed(system)`.
+After a change of model, `queue_for_reindex(db)`, then open the data folder with
+`Env.from_settings(settings, rebuild_index=True, before_rebuild=queue_for_reindex)` (the index is dropped and recreated for the new embedder instead
+of refused), then `reembed(system)`. Queueing first is what makes a crash harmless: every memory the old index
+held is `pending` in D1 with an outbox row before the index is dropped, so the next open retries whatever the
+dead process had not rebuilt.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from memory_sim.bindings.d1 import D1Database
 from memory_sim.memory import indexing, store
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
+
+
+def queue_for_reindex(db: D1Database) -> int:
+    """Marks every memory the index should hold (indexed or pending) `pending` and queues it, in one D1 batch.
+    Returns how many."""
+    from memory_sim.memory.schema import migrate
+
+    migrate(db, applied_at=0.0)
+    ids = [m.id for m in store.memories_in_state(db, ["indexed", "pending"])]
+    if ids:
+        db.batch(store.set_state(db, ids, "pending") + store.enqueue_many(db, ids, store.world_seconds(db)))
+    return len(ids)
+
 
 def recreate_index(system: "MemorySystem") -> None:
     """Drops and recreates the index for the current embedder (dimensions and model in its description)."""
@@ -27,9 +44,10 @@ def recreate_index(system: "MemorySystem") -> None:
 def reembed(system: "MemorySystem", recreate: bool = False, batch: int = 256) -> int:
     """Embeds every memory D1 says belongs in the index (indexed or pending) and upserts it; clears the outbox
     for them. Returns how many were written."""
-    if recreate:
-        recreate_index(system)
     db = system.env.DB
+    if recreate:
+        queue_for_reindex(db)
+        recreate_index(system)
     rows = store.memories_in_state(db, ["indexed", "pending"])
     now = system.clock()
     for start in range(0, len(rows), batch):

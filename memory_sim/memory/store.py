@@ -216,9 +216,13 @@ def count_memories(db: D1Database, where: str = "1 = 1") -> int:
 
 
 def due_outbox(db: D1Database, now: float, max_attempts: int) -> list[dict[str, Any]]:
+    """Rows whose backoff has passed, and every row never attempted (attempts = 0) whatever the clock says:
+    the writer queues a row and tries to index it at once, so an unattempted row belongs to a process that is
+    trying right now (a second upsert of the same vector is harmless) or that died before its attempt, whose
+    world time may be ahead of ours (it was never saved)."""
     return db.prepare(
         "SELECT memory_id, attempts, next_attempt_at FROM embedding_outbox"
-        " WHERE next_attempt_at <= ? AND attempts < ? ORDER BY next_attempt_at, memory_id"
+        " WHERE (next_attempt_at <= ? OR attempts = 0) AND attempts < ? ORDER BY next_attempt_at, memory_id"
     ).bind(now, max_attempts).all().results
 
 
@@ -303,6 +307,15 @@ def set_meta(db: D1Database, key: str, value: str) -> None:
     db.prepare(
         "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
     ).bind(key, value).run()
+
+
+def world_seconds(db: D1Database) -> float:
+    """The world time the folder has reached: the later of the time saved by the last process that stopped
+    cleanly (`meta.world_seconds`) and the last time a scheduled job ran (`job_runs.ran_at`, written with every
+    job run), so a killed `run` or demo resumes from its last job instead of the last clean stop."""
+    saved = get_meta(db, "world_seconds")
+    last_job = db.prepare("SELECT MAX(ran_at) AS t FROM job_runs").first("t")
+    return max(float(saved) if saved else 0.0, float(last_job) if last_job is not None else 0.0)
 
 
 def last_period(db: D1Database, job: str) -> int | None:
