@@ -64,9 +64,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 0 if args.command is None else 2
     from memory_sim.folder_lock import acting_as
+    from memory_sim.owner import cli_process
 
-    try:
-        with acting_as(f"memory-sim {args.command}"):  # tells a refused second opener who owns the folder
+    try:  # acting_as tells others who owns a folder; cli_process: whether it serves, or goes through an owner
+        with acting_as(f"memory-sim {args.command}"), cli_process(args.command):
             return handler(args)
     except MemorySimError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -20,6 +20,13 @@ def _account(args: argparse.Namespace) -> Any:
     from memory_sim.bindings import limits
     from memory_sim.local.vectorize_chroma import ChromaAccount
 
+    route = getattr(args, "owner_route", None)
+    if route is not None:  # another process owns the folder: its indexes through its API
+        from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+        from memory_sim.owner import rest_client
+
+        return CloudflareVectorizeAccount(rest_client(route))
+
     return ChromaAccount(Path(args.data) / "vectorize", max_batch=limits.VECTORIZE_MAX_BATCH_REST)
 
 
@@ -152,7 +159,7 @@ def _verb(sub: Any, name: str, help: str, body: Callable[[Any, argparse.Namespac
     if with_name:
         parser.add_argument("name", help="index name")
     parser.add_argument("--json", action="store_true", help="print Cloudflare's JSON shape")
-    parser.set_defaults(handler=owning_folder(_with_account(body)))
+    parser.set_defaults(handler=owning_folder(_with_account(body), through_owner=True))
     return parser
 
 
