@@ -88,10 +88,17 @@ def should_serve(settings: "Settings") -> bool:
     wanted = _serve.get()
     if not (settings.serve_owner if wanted is None else wanted):
         return False
-    if importlib.util.find_spec("fastapi") is None or importlib.util.find_spec("uvicorn") is None:
+    if not (_installed("fastapi") and _installed("uvicorn")):
         log.debug("not serving %s to other processes: the 'server' extra is not installed", settings.data_dir)
         return False
     return True
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
+        return False
 
 
 # --- the owner's side -------------------------------------------------------------------------------------------
@@ -264,7 +271,7 @@ def find_route(data_dir: str | Path) -> Route | None:
     if owner is None or not owner.address or owner.pid == os.getpid() or not owner.alive():
         return None
     token = read_token(data_dir)
-    if token is None or importlib.util.find_spec("cloudflare") is None:
+    if token is None or not _installed("cloudflare"):
         return None
     return Route(Path(data_dir), owner, token)
 
