@@ -25,7 +25,7 @@ from typing import Any, Callable
 from memory_sim.bindings.ai import DEFAULT_MODEL, Ai, Embedder
 from memory_sim.bindings.vectorize import VectorizeAccount
 from memory_sim.env import Env
-from memory_sim.errors import ConfigError
+from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.folder_lock import FolderLock
 from memory_sim.memory.provision import ensure_index, recreate_index
 from memory_sim.settings import Settings
@@ -82,7 +82,12 @@ def build_local_env(
 
     held = folder_lock or _lock_or_route(settings, rebuild_index)
     if not isinstance(held, FolderLock):
-        return owner.open_through(held, settings, embedder)
+        try:
+            return owner.open_through(held, settings, embedder)
+        except MemorySimError:
+            if held.owner.alive():
+                raise
+            held = FolderLock.acquire(settings.data_dir)  # the owner died meanwhile: the folder is free
     env = Env(VECTORIZE=None, DB=None, AI=LocalAi(), embedder=embedder, vectorize_account=None, settings=settings)  # type: ignore[arg-type]
     env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
     service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None

@@ -26,15 +26,14 @@ def free_port(host: str = "127.0.0.1") -> int:
 class LoopbackServer:
     def __init__(
         self, app: Any, *, host: str = "127.0.0.1", port: int | None = None, start_timeout_s: float = 30.0,
-        sock: socket.socket | None = None, fast_switch: bool = True, **uvicorn_options: Any
+        sock: socket.socket | None = None, **uvicorn_options: Any
     ) -> None:
         """`sock`: a socket already bound and listening (its port is the server's; connections made before the
-        server starts wait in its backlog). `fast_switch=False` leaves the interpreter's switch interval alone
-        (see `start`): for a server living beside a program's own threads rather than beside its client."""
+        server starts wait in its backlog)."""
         if sock is not None:
             host, port = sock.getsockname()[:2]
         self.app, self.host, self.port = app, host, port or free_port(host)
-        self._sock, self._fast_switch = sock, fast_switch
+        self._sock = sock
         self._options = {"log_level": "warning", "access_log": False, "lifespan": "on", **uvicorn_options}
         self._timeout = start_timeout_s
         self._switch_interval: float | None = None
@@ -57,9 +56,8 @@ class LoopbackServer:
         # Client and server threads share one GIL: a thread woken by its socket waits up to the switch interval
         # (5 ms by default) for the other to let go, on every request and every answer. A short interval while
         # the server runs cuts a loopback round trip several-fold (tests, benchmarks); restored by `stop`.
-        if self._fast_switch:
-            self._switch_interval = sys.getswitchinterval()
-            sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_S))
+        self._switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_S))
         self._thread.start()
         deadline = time.monotonic() + self._timeout
         while not self._server.started:
