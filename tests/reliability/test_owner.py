@@ -321,7 +321,7 @@ env.close()
 
 
 @pytest.mark.timeout(300)
-def test_the_owners_own_writes_and_its_clients_writes_interleave_without_loss_or_drift(
+def test_the_owners_own_writes_and_its_clients_writes_interleave_without_loss_or_drift_and_check_agrees(
     tmp_path: Path, processes: list[subprocess.Popen[Any]]
 ) -> None:
     folder, stop = tmp_path / "data", tmp_path / "stop"
@@ -330,15 +330,18 @@ def test_the_owners_own_writes_and_its_clients_writes_interleave_without_loss_or
                              text=True)
     processes.append(owner)
     assert owner.stdout is not None and owner.stdout.readline().strip() == "ready"
-    clients = [subprocess.Popen([sys.executable, "-c", CLIENT, str(folder), "25"], stdout=subprocess.PIPE,
+    clients = [subprocess.Popen([sys.executable, "-c", CLIENT, str(folder), "60"], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True) for _ in range(2)]
     processes.extend(clients)
+    for _ in range(3):  # while everyone writes: a write in flight is not drift
+        checked = cli(folder, "check", "--json")
+        assert checked.returncode == 0 and json.loads(checked.stdout)["before"]["clean"], checked.stdout
     acked: set[str] = set()
     for client in clients:
         out, errors = client.communicate(timeout=240)
         assert client.returncode == 0, errors
         kind, *ids = out.split()
-        assert kind == "CloudflareD1Database" and len(ids) == 25
+        assert kind == "CloudflareD1Database" and len(ids) == 60
         acked |= set(ids)
     stop.touch()
     out, _ = owner.communicate(timeout=60)
