@@ -148,13 +148,15 @@ class FolderLock:
     def held(self) -> bool:
         return bool(self._lock.is_locked)
 
-    def publish(self, address: str, token: str | None = None, **served: str | None) -> None:
-        """Records where the owner serves the folder (and `served`: account_id, database_id, database_name,
-        index_name), so other processes can work through it. `token` goes first into a file only this user can
+    def publish(self, address: str, token: str | None = None, *, account_id: str | None = None,
+                database_id: str | None = None, database_name: str | None = None, index_name: str | None = None) -> None:
+        """Records where the owner serves the folder (and which account, database and index there hold the folder's
+        own data), so other processes can work through it. `token` goes first into a file only this user can
         read: whoever sees the address can then authenticate."""
         if token is not None:
             self._write_token(token)
-        self.owner = replace(self.owner, address=address, **served)
+        self.owner = replace(self.owner, address=address, account_id=account_id, database_id=database_id,
+                             database_name=database_name, index_name=index_name)
         self._write_owner()
 
     def withdraw(self) -> None:

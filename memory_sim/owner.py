@@ -33,6 +33,7 @@ from memory_sim.folder_lock import FolderLock, Owner, read_owner, read_token
 
 if TYPE_CHECKING:
     from memory_sim.bindings.ai import Embedder
+    from memory_sim.bindings.vectorize import VectorizeAccount
     from memory_sim.env import Env
     from memory_sim.settings import Settings
 
@@ -140,7 +141,9 @@ class OwnerService:
     def attach(self, env: "Env") -> None:
         """The Env is built: its Vectorize bindings take the served account's lock from now on, and the first
         client to connect starts the server."""
-        self._raw_account = env.vectorize_account
+        if env.vectorize_account is None:
+            raise ValueError("a served Env needs its Vectorize account")
+        self._raw_account: VectorizeAccount = env.vectorize_account
         self._lock = guard_env(env)
         self._env = env
         self._ready.set()
@@ -167,7 +170,7 @@ class OwnerService:
             return
         try:
             self._server = self._start()
-        except Exception:  # noqa: BLE001 - a server that cannot start must not take the owner down
+        except Exception:  # a server that cannot start must not take the owner down
             log.exception("the owner of %s could not start serving it", self.settings.data_dir)
             self.held.withdraw()  # others are refused in one line again, not left waiting on a silent port
             self._sock.close()
