@@ -1,32 +1,44 @@
 """`memory-sim serve`: the local Cloudflare v4 REST API over the data folder (see docs/server.md).
 
 Listens on 127.0.0.1 unless `--host` says otherwise. A token is required: `--token T` or MEMORY_SIM_API_TOKEN
-(several separated by commas); clients send `Authorization: Bearer T`.
+(several separated by commas); clients send `Authorization: Bearer T`. The folder's own data (what `Env.local`
+opens) is the account `local`, beside the accounts under `<data>/accounts/`; other processes on this machine
+work through the server with the token in `<data>/owner.token` (memory_sim/owner.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
 
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from memory_sim import owner
+    from memory_sim.builder import build_local_env
+    from memory_sim.errors import ConfigError
     from memory_sim.folder_lock import FolderLock
     from memory_sim.server.app import create_app, parse_tokens
     from memory_sim.server.protocol import server_config
 
-    tokens = parse_tokens(args.token or args.settings.server_tokens)
+    given = args.token or args.settings.server_tokens or ""
+    tokens = parse_tokens(given)
+    if not tokens:
+        raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
     address = f"http://{args.host}:{args.port}/client/v4"
     with FolderLock.acquire(Path(args.data)) as owned:  # the server owns the folder while it runs
-        app = create_app(Path(args.data), tokens, d1_engine=args.settings.d1_engine, visibility_lag_s=args.visibility_lag)
-        owned.publish(address)
-        print(f"memory-sim: Cloudflare API on {address} (data {args.data}, "
-              f"{len(tokens)} token(s)); OpenAPI at /docs, health at /health", flush=True)
-        _unwind_on_sigterm()
-        uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
+        settings = args.settings.replace(backend="local")  # the folder's own data, whatever the backend
+        with build_local_env(settings, folder_lock=owned, serve=False) as env:  # the folder's own data ...
+            own_token = owner.new_token()  # ... for other local processes, besides the users' tokens
+            app = create_app(Path(args.data), [given, own_token], d1_engine=settings.d1_engine,
+                             visibility_lag_s=args.visibility_lag, ai=env.AI)
+            owner.serve_env(app, env)  # ... as the account `local`
+            owned.publish(address, own_token, **owner.served_fields(settings))
+            print(f"memory-sim: Cloudflare API on {address} (data {args.data}, {len(tokens)} token(s); the folder's "
+                  f"own data is account '{owner.LOCAL_ACCOUNT}'); OpenAPI at /docs, health at /health", flush=True)
+            _unwind_on_sigterm()
+            uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
     return 0
 
 
