@@ -11,6 +11,10 @@ Local data lives under one folder:
     <data>/d1/                 one database file per D1 database
     <data>/embeddings.sqlite   the persistent embedding cache
     <data>/.lock, owner.json   the folder lock a local Env holds until it is closed (folder_lock.py)
+    <data>/owner.token         the token of the owner's API, while the owner serves the folder (owner.py)
+
+A folder another process owns opens through that owner when it serves (memory_sim/owner.py): the Cloudflare
+Env pointed at the owner's loopback API, transparently.
 """
 
 from __future__ import annotations
@@ -21,13 +25,13 @@ from typing import TYPE_CHECKING, Any, Callable
 from memory_sim.bindings.ai import DEFAULT_MODEL, Ai, Embedder
 from memory_sim.bindings.vectorize import VectorizeAccount
 from memory_sim.env import Env
-from memory_sim.errors import ConfigError
+from memory_sim.errors import ConfigError, MemorySimError
+from memory_sim.folder_lock import FolderLock
 from memory_sim.memory.provision import ensure_index, recreate_index
 from memory_sim.settings import HASHING_MODEL, Settings
 
 if TYPE_CHECKING:
     from memory_sim.bindings.d1 import D1Database
-    from memory_sim.folder_lock import FolderLock
 
 BeforeRebuild = Callable[["D1Database"], object]
 
@@ -85,15 +89,25 @@ def open_d1_account(settings: Settings) -> Any:
 
 def build_local_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
-    before_rebuild: BeforeRebuild | None = None, folder_lock: FolderLock | None = None,
+    before_rebuild: BeforeRebuild | None = None, folder_lock: FolderLock | None = None, serve: bool | None = None,
 ) -> Env:
-    """The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over."""
+    """The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over.
+    A folder another process owns and serves opens through that owner. This Env serves its folder to other
+    processes when `serve` says so (None: `owner.serving(...)`, else the `serve_owner` setting)."""
+    from memory_sim import owner
     from memory_sim.local.ai import LocalAi
-    from memory_sim.folder_lock import FolderLock
 
-    held = folder_lock or FolderLock.acquire(settings.data_dir)
+    held = folder_lock or _lock_or_route(settings, rebuild_index)
+    if not isinstance(held, FolderLock):
+        try:
+            return owner.open_through(held, settings, embedder)
+        except MemorySimError:
+            if held.owner.alive():
+                raise
+            held = FolderLock.acquire(settings.data_dir)  # the owner died meanwhile: the folder is free
     env = Env(VECTORIZE=None, DB=None, AI=LocalAi(), embedder=embedder, vectorize_account=None, settings=settings)  # type: ignore[arg-type]
     env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
+    service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None
     try:
         account = env.vectorize_account = open_vectorize_account(settings)
         _close_with(env, account)
@@ -109,8 +123,13 @@ def build_local_env(
         opener = recreate_index if rebuild_index else ensure_index
         env.VECTORIZE = opener(account, settings.index_name, env.embedder)
     except BaseException:
+        if service is not None:
+            service.close()
         env.close()
         raise
+    if service is not None:
+        service.attach(env)
+        env.close_hooks.append(service.close)  # first: requests in flight finish before the files close
     return env
 
 
@@ -126,16 +145,43 @@ def open_ai(settings: Settings) -> Ai:
     return LocalAi()
 
 
+def _lock_or_route(settings: Settings, rebuild_index: bool) -> Any:
+    """The folder's lock, or the route through the live owner that serves it (owner.Route)."""
+    from memory_sim import owner
+    from memory_sim.errors import DataInUseError
+
+    try:
+        return FolderLock.acquire(settings.data_dir)
+    except DataInUseError:
+        route = owner.find_route(settings.data_dir)
+        if route is None:
+            raise
+        if rebuild_index:  # the owner keeps working on the index: it cannot be dropped under it
+            raise DataInUseError(f"{settings.data_dir} is in use by pid {route.owner.pid} ({route.owner.verb}); "
+                                 "stop it first: rebuilding the index needs the folder to itself") from None
+        return route
+
+
+def _serves(settings: Settings, serve: bool | None) -> bool:
+    from memory_sim import owner
+
+    if serve is None:
+        return owner.should_serve(settings)
+    with owner.serving(serve):
+        return owner.should_serve(settings)
+
+
 # --- Cloudflare ------------------------------------------------------------------------------------------------
 
 
 def build_cloudflare_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
-    before_rebuild: BeforeRebuild | None = None, client: Any = None,
+    before_rebuild: BeforeRebuild | None = None, client: Any = None, shared_cache: bool = True,
 ) -> Env:
     """Vectorize, D1 and Workers AI over the REST API of one account (api.cloudflare.com, or any server that
     speaks it, such as `memory-sim serve`, through `base_url`). `client`: a `CloudflareClient` of your own
-    (timeouts, retries, transport) instead of one built from the settings."""
+    (timeouts, retries, transport) instead of one built from the settings. `shared_cache=False` keeps the
+    embedding cache in memory instead of the data folder's file (whose owner has it open)."""
     from memory_sim.cloudflare.workers_ai import WorkersAi
 
     client = client or cloudflare_client(settings)
@@ -144,7 +190,7 @@ def build_cloudflare_env(
     env = Env(VECTORIZE=None, DB=None, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)  # type: ignore[arg-type]
     env.close_hooks.extend([client.close, ai.close])
     try:
-        env.embedder = embedder or _embedder_for_index(settings, account, ai)
+        env.embedder = embedder or _embedder_for_index(settings, account, ai, shared_cache=shared_cache)
         env.DB = cloudflare_database(client, settings)
         if rebuild_index and before_rebuild is not None:
             before_rebuild(env.DB)
@@ -234,23 +280,29 @@ def model_to_open(setting: str, index_description: str | None) -> str:
     return recorded if setting == DEFAULT_MODEL and recorded else setting
 
 
-def _embedder_for_index(settings: Settings, account: VectorizeAccount, ai: Ai) -> Embedder:
+def _embedder_for_index(settings: Settings, account: VectorizeAccount, ai: Ai, *, shared_cache: bool = True) -> Embedder:
     from memory_sim.embedding.embedder import load_embedder
     from memory_sim.embedding.index_model import parse_description
+    from memory_sim.local.models import canonical
 
-    cache = Path(settings.data_dir) / "embeddings.sqlite"
+    cache = Path(settings.data_dir) / "embeddings.sqlite" if shared_cache else None
     described = {d.name: d.description for d in account.list_indexes()}.get(settings.index_name)
+    recorded = parse_description(described)
     model = model_to_open(settings.embed_model, described)
     if model == HASHING_MODEL:  # an index built by the test embedder (crash trials, fast tests) opens with it
         from memory_sim.embedding.fake import HashingEmbedder
 
-        return HashingEmbedder(int(parse_description(described).get("dimensions", 64)))
+        return HashingEmbedder(int(recorded.get("dimensions", 64)))
+
+    def pooling_of(name: str) -> Any:  # what the index records, sent to a remote `ai` (a local model has its own)
+        return recorded.get("pooling") if canonical(name) == canonical(recorded.get("model", "")) else None
+
     if model != settings.embed_model:
         try:
-            return load_embedder(model, cache_path=cache, ai=ai)
+            return load_embedder(model, cache_path=cache, ai=ai, pooling=pooling_of(model))
         except ConfigError:
             pass  # not loadable here: the configured model, and the index check says why they differ
-    return load_embedder(settings.embed_model, cache_path=cache, ai=ai)
+    return load_embedder(settings.embed_model, cache_path=cache, ai=ai, pooling=pooling_of(settings.embed_model))
 
 
 def _close_quietly(env: Env) -> None:

@@ -14,7 +14,7 @@ by `retry_pending` for pending rows and by `repair` for the rest; docs/reliabili
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -132,7 +132,29 @@ def _close(a: float, b: float) -> bool:
 
 
 def check(env: Env, *, compare_metadata_fields: bool = True) -> DriftReport:
-    """Compares D1's ledger with the index; reads only."""
+    """Compares D1's ledger with the index; reads only. The folder may be written meanwhile (the owner's jobs,
+    other processes working through it): a write in flight between reading D1 and listing the index shows as
+    drift once, so drift is looked at twice and only what both looks show is reported."""
+    first = compare(env, compare_metadata_fields=compare_metadata_fields)
+    if first.clean:
+        return first
+    return confirmed(first, compare(env, compare_metadata_fields=compare_metadata_fields))
+
+
+def confirmed(first: DriftReport, second: DriftReport) -> DriftReport:
+    """`second`, keeping only the drift `first` saw too."""
+    def both(kind: str) -> list[str]:
+        seen = set(getattr(first, kind))
+        return [i for i in getattr(second, kind) if i in seen]
+
+    fields = {(m.id, m.field) for m in first.metadata}
+    return replace(second, missing=both("missing"), unknown=both("unknown"), disowned=both("disowned"),
+                   duplicated=both("duplicated"), stranded=both("stranded"),
+                   metadata=[m for m in second.metadata if (m.id, m.field) in fields])
+
+
+def compare(env: Env, *, compare_metadata_fields: bool = True) -> DriftReport:
+    """One look at D1's ledger and the index."""
     states, queued = ledger_states(env), outbox_ids(env)
     listed = index_ids(env.VECTORIZE)
     counts = Counter(listed)

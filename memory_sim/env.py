@@ -49,7 +49,9 @@ class Env:
         environ: Mapping[str, str] | None = None, **overrides: Any,
     ) -> "Env":
         """Local backends over a data folder. Settings not passed come from the environment (or `environ`),
-        then `memory_sim.toml`, then the defaults; `embedder` replaces the model they name."""
+        then `memory_sim.toml`, then the defaults; `embedder` replaces the model they name. While open, the Env
+        serves the folder to other processes (`serve_owner=False` to not); a folder another process owns and
+        serves opens through that owner instead (memory_sim/owner.py)."""
         settings = Settings.load(environ=environ, data_dir=data_dir, backend="local", **overrides)
         return build_env(settings, embedder=embedder)
 

@@ -5,6 +5,8 @@
     <data>/owner.json   who holds it (pid, verb, since, and an address once the owner serves the folder), written
                         atomically by the holder and removed on release. Information only: a record left by a
                         dead process blocks nobody.
+    <data>/owner.token  the bearer token of the owner's API (memory_sim/owner.py), readable by this user only
+                        (0600); written before the address is published, removed on release and by the next owner.
 
 A second opener, in another process or in the same one, gets `DataInUseError` with one line naming the owner.
 The same process is refused too (no reference counting): two Envs over one folder keep two Vectorize states that
@@ -18,7 +20,7 @@ import os
 import sys
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterator
@@ -27,6 +29,7 @@ from memory_sim.errors import ConfigError, DataInUseError
 
 LOCK_FILE = ".lock"
 OWNER_FILE = "owner.json"
+TOKEN_FILE = "owner.token"
 
 
 def _script_name() -> str:
@@ -39,7 +42,7 @@ _verb = f"python {_script_name()}"
 
 def is_lock_file(name: str) -> bool:
     """What the lock itself puts in a folder (the lock, the owner record, a record being written)."""
-    return name in (LOCK_FILE, OWNER_FILE) or name.startswith(f".{OWNER_FILE}.")
+    return name in (LOCK_FILE, OWNER_FILE, TOKEN_FILE) or name.startswith(f".{OWNER_FILE}.")
 
 
 @contextmanager
@@ -59,6 +62,10 @@ class Owner:
     verb: str
     since: str
     address: str | None = None  # where the owner serves the folder, when it does
+    account_id: str | None = None  # the account, database and index of the folder's own data at that address
+    database_id: str | None = None
+    database_name: str | None = None
+    index_name: str | None = None
 
     def alive(self) -> bool:
         if self.pid <= 0:  # a damaged record: os.kill would signal a process group
@@ -75,9 +82,22 @@ class Owner:
 def read_owner(data_dir: str | Path) -> Owner | None:
     try:
         fields = json.loads((Path(data_dir) / OWNER_FILE).read_text("utf-8"))
-        return Owner(int(fields["pid"]), str(fields["verb"]), str(fields["since"]), fields.get("address"))
-    except (OSError, ValueError, KeyError, TypeError):
+        served = {k: str(fields[k]) for k in _SERVED if isinstance(fields.get(k), str)}
+        return Owner(int(fields["pid"]), str(fields["verb"]), str(fields["since"]), **served)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
+
+
+_SERVED = ("address", "account_id", "database_id", "database_name", "index_name")
+
+
+def read_token(data_dir: str | Path) -> str | None:
+    """The owner's API token, when the file is there and readable by this user."""
+    try:
+        token = (Path(data_dir) / TOKEN_FILE).read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return token or None
 
 
 def in_use_message(data_dir: str | Path, owner: Owner | None) -> str:
@@ -118,6 +138,7 @@ class FolderLock:
         held = cls(data, lock, Owner(os.getpid(), verb or _verb, datetime.now().isoformat(" ", "seconds")))
         try:
             held._write_owner()
+            (data / TOKEN_FILE).unlink(missing_ok=True)  # a killed owner's: nothing serves with it any more
         except BaseException:
             lock.release()
             raise
@@ -127,23 +148,44 @@ class FolderLock:
     def held(self) -> bool:
         return bool(self._lock.is_locked)
 
-    def publish(self, address: str) -> None:
-        """Records where the owner serves the folder, so a refused opener is told how to reach the data."""
-        self.owner = Owner(self.owner.pid, self.owner.verb, self.owner.since, address)
+    def publish(self, address: str, token: str | None = None, *, account_id: str | None = None,
+                database_id: str | None = None, database_name: str | None = None, index_name: str | None = None) -> None:
+        """Records where the owner serves the folder (and which account, database and index there hold the folder's
+        own data), so other processes can work through it. `token` goes first into a file only this user can
+        read: whoever sees the address can then authenticate."""
+        if token is not None:
+            self._write_token(token)
+        self.owner = replace(self.owner, address=address, account_id=account_id, database_id=database_id,
+                             database_name=database_name, index_name=index_name)
         self._write_owner()
+
+    def withdraw(self) -> None:
+        """The owner stops serving: the token file goes, the record keeps the owner without an address."""
+        (self.data_dir / TOKEN_FILE).unlink(missing_ok=True)
+        if self.owner.address is not None and self.held:
+            self.owner = Owner(self.owner.pid, self.owner.verb, self.owner.since)
+            self._write_owner()
 
     def release(self) -> None:
         if not self.held:
             return
         try:
+            (self.data_dir / TOKEN_FILE).unlink(missing_ok=True)
             (self.data_dir / OWNER_FILE).unlink(missing_ok=True)  # before unlocking: the next owner writes its own
         finally:
             self._lock.release()
 
+    def _write_token(self, token: str) -> None:
+        path = self.data_dir / TOKEN_FILE
+        path.unlink(missing_ok=True)  # O_EXCL below: created here with 0600, never an older file's mode
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(token)
+
     def _write_owner(self) -> None:
         path = self.data_dir / OWNER_FILE
         partial = path.with_name(f".{OWNER_FILE}.{os.getpid()}")
-        partial.write_text(json.dumps(asdict(self.owner)), "utf-8")
+        partial.write_text(json.dumps({k: v for k, v in asdict(self.owner).items() if v is not None}), "utf-8")
         os.replace(partial, path)  # a reader sees the old record or the new one, never half of one
 
     def __enter__(self) -> FolderLock:

@@ -138,8 +138,10 @@ def _run(argv: Sequence[str]) -> int:
     args.settings = settings_of(args)
     args.data = str(args.settings.data_dir)  # verbs that work on files see the folder the settings chose
     from memory_sim.folder_lock import acting_as
+    from memory_sim.owner import cli_process
 
-    with acting_as(f"memory-sim {args.command}"):  # tells a refused second opener who owns the folder
+    # acting_as tells others who owns a folder; cli_process: whether this verb serves it, or goes through its owner
+    with acting_as(f"memory-sim {args.command}"), cli_process(args.command):
         return handler(args)
 
 

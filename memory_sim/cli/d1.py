@@ -22,19 +22,25 @@ def register(subparsers: Any) -> None:
     source.add_argument("--command", type=arguments.sql, help="SQL statements, separated by ';'")
     source.add_argument("--file", type=arguments.input_file, help="a .sql file, statements separated by ';'")
     execute.add_argument("--json", action="store_true", help="print D1's JSON result shape")
-    execute.set_defaults(handler=owning_folder(_execute))
-    verbs.add_parser("list", help="list databases").set_defaults(handler=owning_folder(_list))
+    execute.set_defaults(handler=owning_folder(_execute, through_owner=True))
+    verbs.add_parser("list", help="list databases").set_defaults(handler=owning_folder(_list, through_owner=True))
     create = verbs.add_parser("create", help="create a database")
     create.add_argument("name", type=arguments.database_name)
-    create.set_defaults(handler=owning_folder(_create))
+    create.set_defaults(handler=owning_folder(_create, through_owner=True))
     delete = verbs.add_parser("delete", help="delete a database and its data")
     delete.add_argument("name", type=arguments.database_name)
-    delete.set_defaults(handler=owning_folder(_delete))
+    delete.set_defaults(handler=owning_folder(_delete, through_owner=True))
 
 
 def _account(args: argparse.Namespace) -> Any:
     from memory_sim.builder import open_d1_account
 
+    route = getattr(args, "owner_route", None)
+    if route is not None:  # another process owns the folder: its databases through its API
+        from memory_sim.cloudflare.d1 import CloudflareD1Account
+        from memory_sim.owner import rest_client
+
+        return CloudflareD1Account(rest_client(route))
     return open_d1_account(args.settings)
 
 

@@ -2,7 +2,9 @@
 
 Listens on 127.0.0.1 unless `--host` says otherwise. A token is required: `--token` or MEMORY_SIM_API_TOKEN, as
 entries `TOKEN:ACCOUNT[+ACCOUNT...]` separated by commas (each token opens only its accounts), or one bare
-`TOKEN` that opens every account; clients send `Authorization: Bearer TOKEN`.
+`TOKEN` that opens every account; clients send `Authorization: Bearer TOKEN`. The folder's own data (what `Env.local`
+opens) is the account `local`, beside the accounts under `<data>/accounts/`; other processes on this machine
+work through the server with the token in `<data>/owner.token` (memory_sim/owner.py).
 """
 
 from __future__ import annotations
@@ -21,19 +23,31 @@ TOKEN_HELP = (
 def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from memory_sim import owner
+    from memory_sim.builder import build_local_env
+    from memory_sim.errors import ConfigError
     from memory_sim.folder_lock import FolderLock
     from memory_sim.server.app import create_app, parse_tokens
     from memory_sim.server.protocol import server_config
 
-    tokens = parse_tokens(args.token or args.settings.server_tokens)
+    given = args.token or args.settings.server_tokens or ""
+    tokens = parse_tokens(given)
+    if not tokens:
+        raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
     address = f"http://{args.host}:{args.port}/client/v4"
     with FolderLock.acquire(Path(args.data)) as owned:  # the server owns the folder while it runs
-        app = create_app(Path(args.data), tokens, d1_engine=args.settings.d1_engine, visibility_lag_s=args.visibility_lag)
-        owned.publish(address)
-        print(f"memory-sim: Cloudflare API on {address} (data {args.data}); "
-              f"{tokens.describe()}; OpenAPI at /docs, health at /health", flush=True)
-        _unwind_on_sigterm()
-        uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
+        settings = args.settings.replace(backend="local")  # the folder's own data, whatever the backend
+        with build_local_env(settings, folder_lock=owned, serve=False) as env:  # the folder's own data ...
+            own_token = owner.new_token()  # ... for other local processes, besides the users' tokens
+            served = tokens.with_token(own_token, frozenset({owner.LOCAL_ACCOUNT}))  # the owner token opens `local` only
+            app = create_app(Path(args.data), served, d1_engine=settings.d1_engine,
+                             visibility_lag_s=args.visibility_lag, ai=env.AI)
+            owner.serve_env(app, env)  # ... as the account `local`
+            owned.publish(address, own_token, **owner.served_fields(settings))
+            print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "
+                  f"own data is account '{owner.LOCAL_ACCOUNT}'; OpenAPI at /docs, health at /health", flush=True)
+            _unwind_on_sigterm()
+            uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
     return 0
 
 

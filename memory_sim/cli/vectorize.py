@@ -20,6 +20,12 @@ def _account(args: argparse.Namespace) -> Any:
     from memory_sim.bindings import limits
     from memory_sim.builder import open_vectorize_account
 
+    route = getattr(args, "owner_route", None)
+    if route is not None:  # another process owns the folder: its indexes through its API
+        from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+        from memory_sim.owner import rest_client
+
+        return CloudflareVectorizeAccount(rest_client(route))
     return open_vectorize_account(args.settings, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
 
 
@@ -148,7 +154,7 @@ def _verb(sub: Any, name: str, help: str, body: Callable[[Any, argparse.Namespac
     if with_name:
         parser.add_argument("name", type=arguments.index_name, help="index name")
     parser.add_argument("--json", action="store_true", help="print Cloudflare's JSON shape")
-    parser.set_defaults(handler=owning_folder(_with_account(body)))
+    parser.set_defaults(handler=owning_folder(_with_account(body), through_owner=True))
     return parser
 
 

@@ -123,12 +123,14 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
 
 
 def load_embedder(
-    model: str = DEFAULT_MODEL, *, cache_path: str | Path | None = None, ai: Ai | None = None
+    model: str = DEFAULT_MODEL, *, cache_path: str | Path | None = None, ai: Ai | None = None,
+    pooling: Pooling | None = None,
 ) -> Embedder:
     """The embedder for a model name: `default`, a known name or alias, or a sentence-transformers folder.
 
     With no `ai`, a `LocalAi` runs the model here. The pooling is the model's own (CLS for BGE, as we also send
-    to Workers AI; mean for MiniLM); a remote `ai` gets CLS, the pooling BGE was trained with."""
+    to Workers AI; mean for MiniLM); a remote `ai` gets `pooling` (the one an index records), else CLS, the
+    pooling BGE was trained with."""
     from memory_sim.local.models import canonical, locate
 
     cache = EmbeddingCache(cache_path)
@@ -136,7 +138,7 @@ def load_embedder(
         from memory_sim.local.ai import LocalAi
 
         ai = LocalAi()
-    pooling: Pooling = "cls"
+    pooling = pooling or "cls"
     name = canonical(model)
     model_dirs = getattr(ai, "model_dirs", None)
     if _runs_locally(ai):

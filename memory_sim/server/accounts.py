@@ -175,6 +175,13 @@ class Accounts:
                 self._accounts[account_id] = Account(self.root / account_id, self.d1_engine, self.vectorize_factory)
             return self._accounts[account_id]
 
+    def install(self, account_id: str, account: Account) -> None:
+        """Serves `account` (e.g. a data folder's own Env, server/env_account.py) under `account_id`."""
+        if not ACCOUNT_ID.match(account_id):
+            raise ApiError(400, CODE_BAD_REQUEST, f"invalid account id {account_id!r}")
+        with self._lock:
+            self._accounts[account_id] = account
+
     def close(self) -> None:
         with self._lock:
             for account in self._accounts.values():

@@ -37,6 +37,10 @@ class TokenTable:
     def __len__(self) -> int:
         return len(self.owners)
 
+    def with_token(self, token: str, accounts: frozenset[str] | None) -> "TokenTable":
+        """This table and one more token (e.g. the folder owner's, which opens the account `local` only)."""
+        return TokenTable({**self.owners, token: accounts})
+
     def refusal(self, header: str, account_id: str | None) -> ApiError | None:
         """Why a request with this `Authorization` header may not touch `account_id`, or None. 401 without a
         header, 403 with a token the server does not know (9109), 403 on an account the token does not open

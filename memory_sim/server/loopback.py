@@ -25,9 +25,15 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 class LoopbackServer:
     def __init__(
-        self, app: Any, *, host: str = "127.0.0.1", port: int | None = None, start_timeout_s: float = 30.0, **uvicorn_options: Any
+        self, app: Any, *, host: str = "127.0.0.1", port: int | None = None, start_timeout_s: float = 30.0,
+        sock: socket.socket | None = None, **uvicorn_options: Any
     ) -> None:
+        """`sock`: a socket already bound and listening (its port is the server's; connections made before the
+        server starts wait in its backlog)."""
+        if sock is not None:
+            host, port = sock.getsockname()[:2]
         self.app, self.host, self.port = app, host, port or free_port(host)
+        self._sock = sock
         self._options = {"log_level": "warning", "access_log": False, "lifespan": "on", **uvicorn_options}
         self._timeout = start_timeout_s
         self._switch_interval: float | None = None
@@ -45,7 +51,8 @@ class LoopbackServer:
 
         # configured at start, not construction: middleware added in between decides the HTTP protocol
         self._server = uvicorn.Server(server_config(self.app, host=self.host, port=self.port, **self._options))
-        self._thread = threading.Thread(target=self._server.run, name=f"loopback-{self.port}", daemon=True)
+        sockets = None if self._sock is None else [self._sock]
+        self._thread = threading.Thread(target=self._server.run, args=(sockets,), name=f"loopback-{self.port}", daemon=True)
         # Client and server threads share one GIL: a thread woken by its socket waits up to the switch interval
         # (5 ms by default) for the other to let go, on every request and every answer. A short interval while
         # the server runs cuts a loopback round trip several-fold (tests, benchmarks); restored by `stop`.

@@ -27,7 +27,7 @@ HOLDER = """
 import sys, time
 from memory_sim.env import Env
 from memory_sim.embedding.fake import HashingEmbedder
-env = Env.local(sys.argv[1], embedder=HashingEmbedder(16), d1_engine=sys.argv[2])
+env = Env.local(sys.argv[1], embedder=HashingEmbedder(16), d1_engine=sys.argv[2], serve_owner=False)
 env.DB.exec("CREATE TABLE IF NOT EXISTS notes(text TEXT)")
 env.DB.exec("INSERT INTO notes VALUES ('kept')")
 print("ready", flush=True)
@@ -44,7 +44,8 @@ def one_line_refusal(stderr: str, folder: Path, pid: int, verb: str) -> str:
 
 
 def start_holder(folder: Path, engine: str = "duckdb") -> subprocess.Popen[str]:
-    """A Python process holding an Env over `folder` (the hashing embedder: no model load)."""
+    """A Python process holding an Env over `folder` (the hashing embedder: no model load), not serving it
+    (tests/reliability/test_owner.py has owners that serve)."""
     holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder), engine], stdout=subprocess.PIPE, text=True)
     assert holder.stdout is not None and holder.stdout.readline().strip() == "ready", "the holder did not open"
     return holder
@@ -152,7 +153,7 @@ def test_a_sigkilled_holder_leaves_the_folder_openable(tmp_path: Path) -> None:
 
 
 def test_close_releases_the_lock_and_cli_verbs_wait_their_turn(tmp_path: Path) -> None:
-    env = Env.local(tmp_path, embedder=HashingEmbedder(16))
+    env = Env.local(tmp_path, embedder=HashingEmbedder(16), serve_owner=False)
     try:
         with pytest.raises(DataInUseError, match="already open in this process"):
             Env.local(tmp_path, embedder=HashingEmbedder(16))  # two Envs in one process would hide each other's writes

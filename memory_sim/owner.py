@@ -1,0 +1,310 @@
+"""The folder's owner serves everyone else: one process holds a data folder (memory_sim/folder_lock.py), and the
+others work through it over loopback HTTP instead of being refused.
+
+The owner side (`OwnerService`): a long-running owner (`memory-sim run`, `memory-sim serve`, a program holding
+`Env.local(...)` unless MEMORY_SIM_SERVE_OWNER=0) binds a loopback port (ephemeral unless `owner_port` says
+otherwise), writes a random token into `<data>/owner.token` (0600) and publishes its address in `owner.json`.
+The server itself (FastAPI + uvicorn, the `server` extra) is imported and started only when the first client
+connects; until then a connection waits in the socket's backlog. The folder's own Env is served as the account
+`local` (LOCAL_ACCOUNT): same objects, no second opening (memory_sim/server/env_account.py).
+
+The other side (`find_route`, `open_through`): an opener refused by the lock finds a live owner that serves,
+and gets the Cloudflare-API Env pointed at it, with the embedder the index records; CLI verbs say so in one line
+on stderr. Short-lived CLI verbs never serve (`cli_process`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import os
+import secrets
+import select
+import socket
+import threading
+import uuid
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
+from memory_sim.folder_lock import FolderLock, Owner, read_owner, read_token
+
+if TYPE_CHECKING:
+    from memory_sim.bindings.ai import Embedder
+    from memory_sim.bindings.vectorize import VectorizeAccount
+    from memory_sim.env import Env
+    from memory_sim.settings import Settings
+
+log = logging.getLogger(__name__)
+
+LOCAL_ACCOUNT = "local"  # the account id under which an owner serves its folder's own data
+SERVING_VERBS = frozenset({"run"})  # CLI verbs that live long enough to serve (`serve` serves by itself)
+_DATABASE_IDS = uuid.UUID("5d1b7e0c-7a43-4d4e-9a55-6d656d6f7279")  # namespace of the stable database ids
+
+_serve: ContextVar[bool | None] = ContextVar("memory_sim_serve_owner", default=None)
+_announce: ContextVar[Callable[[str], None] | None] = ContextVar("memory_sim_announce_owner", default=None)
+
+
+def database_id_for(name: str) -> str:
+    """The id under which an owner serves the folder's D1 database `name`: the same in every run."""
+    return str(uuid.uuid5(_DATABASE_IDS, name))
+
+
+# --- who serves, who says so ------------------------------------------------------------------------------------
+
+
+@contextmanager
+def serving(enabled: bool) -> Iterator[None]:
+    """Local Envs opened meanwhile (in this thread) serve their folder, or not, whatever the settings say."""
+    token = _serve.set(enabled)
+    try:
+        yield
+    finally:
+        _serve.reset(token)
+
+
+@contextmanager
+def announcing(say: Callable[[str], None]) -> Iterator[None]:
+    """Envs opened meanwhile through another process's owner tell `say` in one line (the CLI: stderr)."""
+    token = _announce.set(say)
+    try:
+        yield
+    finally:
+        _announce.reset(token)
+
+
+@contextmanager
+def cli_process(verb: str | None) -> Iterator[None]:
+    """A CLI verb: serves its folder only when it is a long-running one; says on stderr when it goes through
+    another process's owner."""
+    import sys
+
+    with serving(verb in SERVING_VERBS), announcing(lambda line: print(line, file=sys.stderr, flush=True)):
+        yield
+
+
+def should_serve(settings: "Settings") -> bool:
+    wanted = _serve.get()
+    if not (settings.serve_owner if wanted is None else wanted):
+        return False
+    if not (_installed("fastapi") and _installed("uvicorn")):
+        log.debug("not serving %s to other processes: the 'server' extra is not installed", settings.data_dir)
+        return False
+    return True
+
+
+def _installed(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):  # ValueError: blocked in sys.modules
+        return False
+
+
+# --- the owner's side -------------------------------------------------------------------------------------------
+
+
+class OwnerService:
+    """The owner's loopback API over its Env: published at once, started on the first connection."""
+
+    def __init__(self, held: FolderLock, settings: "Settings", sock: socket.socket) -> None:
+        self.held, self.settings, self._sock = held, settings, sock
+        self.token = new_token()
+        self.address = f"http://127.0.0.1:{sock.getsockname()[1]}/client/v4"
+        self._env: Env | None = None
+        self._ready = threading.Event()  # attached, or closing
+        self._closing = False
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._server: Any = None
+        self._watcher = threading.Thread(target=self._watch, name=f"memory-sim-owner-{sock.getsockname()[1]}",
+                                         daemon=True)
+
+    @classmethod
+    def open(cls, held: FolderLock, settings: "Settings") -> OwnerService | None:
+        """Binds 127.0.0.1 (`owner_port`, else any free port) and publishes; None when the port cannot be had
+        (the folder then opens as before, unserved)."""
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            sock.bind(("127.0.0.1", settings.owner_port or 0))
+            sock.listen(64)
+        except OSError as exc:
+            sock.close()
+            log.warning("not serving %s to other processes: cannot listen on 127.0.0.1:%s: %s",
+                        settings.data_dir, settings.owner_port or 0, exc.strerror or exc)
+            return None
+        service = cls(held, settings, sock)
+        held.publish(service.address, service.token, **served_fields(settings))
+        service._watcher.start()
+        return service
+
+    def attach(self, env: "Env") -> None:
+        """The Env is built: its Vectorize bindings take the served account's lock from now on, and the first
+        client to connect starts the server."""
+        if env.vectorize_account is None:
+            raise ValueError("a served Env needs its Vectorize account")
+        self._raw_account: VectorizeAccount = env.vectorize_account
+        self._lock = guard_env(env)
+        self._env = env
+        self._ready.set()
+
+    def close(self) -> None:
+        """Stops serving (requests in flight finish first) and withdraws the token and the address."""
+        self._closing = True
+        self._ready.set()
+        self._wake_w.send(b"x")
+        self._watcher.join(timeout=60)
+        if self._server is not None:
+            self._server.stop()
+        self._sock.close()
+        self._wake_r.close()
+        self._wake_w.close()
+        self.held.withdraw()
+
+    def _watch(self) -> None:
+        self._ready.wait()
+        if self._closing:
+            return
+        readable, _, _ = select.select([self._sock, self._wake_r], [], [])
+        if self._closing or self._sock not in readable:
+            return
+        try:
+            self._server = self._start()
+        except Exception:  # a server that cannot start must not take the owner down
+            log.exception("the owner of %s could not start serving it", self.settings.data_dir)
+            self.held.withdraw()  # others are refused in one line again, not left waiting on a silent port
+            self._sock.close()
+
+    def _start(self) -> Any:
+        from memory_sim.server.app import create_app
+        from memory_sim.server.env_account import EnvAccount
+        from memory_sim.server.loopback import LoopbackServer
+
+        assert self._env is not None
+        app = create_app(Path(self.settings.data_dir), [f"{self.token}:{LOCAL_ACCOUNT}"], d1_engine=self.settings.d1_engine, ai=self._env.AI)
+        app.state.accounts.install(LOCAL_ACCOUNT, EnvAccount(self._env, self._raw_account, self._lock))
+        log.debug("serving %s at %s", self.settings.data_dir, self.address)
+        # LoopbackServer shortens the interpreter's switch interval while it serves: measured on an idle owner, a
+        # recall through it took 6-8 ms (p50) instead of 19-21 ms with the default 5 ms (docs/reliability.md).
+        return LoopbackServer(app, sock=self._sock).start()
+
+
+class Guarded:
+    """`target` with every method call made under `lock`; other attributes pass through. The local Vectorize
+    backend is not thread-safe (its mutation queue), and an owner's own threads share it with the server's."""
+
+    def __init__(self, target: Any, lock: threading.RLock) -> None:
+        self._target, self._lock = target, lock
+
+    def __getattr__(self, name: str) -> Any:
+        value = getattr(self._target, name)
+        if not callable(value):
+            return value
+        lock = self._lock
+
+        def locked(*args: Any, **kwargs: Any) -> Any:
+            with lock:
+                return value(*args, **kwargs)
+
+        return locked
+
+
+class GuardedAccount(Guarded):
+    """A Vectorize account whose indexes come back guarded by the same lock."""
+
+    def index(self, name: str) -> Guarded:
+        with self._lock:
+            return Guarded(self._target.index(name), self._lock)
+
+
+def guard_env(env: "Env") -> threading.RLock:
+    """From now on every call into the Env's Vectorize bindings holds the returned lock, as the served account's
+    routes do (memory_sim/server/env_account.py). D1 locks itself; the embedder's cache too."""
+    lock = threading.RLock()
+    env.VECTORIZE = Guarded(env.VECTORIZE, lock)  # type: ignore[assignment]
+    if env.vectorize_account is not None:
+        env.vectorize_account = GuardedAccount(env.vectorize_account, lock)  # type: ignore[assignment]
+    return lock
+
+
+def serve_env(app: Any, env: "Env") -> None:
+    """Serves `env` (a local Env, owning its folder) as the account `local` of `app` (server.app.create_app)."""
+    from memory_sim.server.env_account import EnvAccount
+
+    account = env.vectorize_account
+    lock = guard_env(env)
+    app.state.accounts.install(LOCAL_ACCOUNT, EnvAccount(env, account, lock))  # type: ignore[arg-type]
+
+
+def served_fields(settings: "Settings") -> dict[str, str]:
+    """What owner.json says about the folder's own data at the owner's address."""
+    return {"account_id": LOCAL_ACCOUNT, "database_id": database_id_for(settings.database_name),
+            "database_name": settings.database_name, "index_name": settings.index_name}
+
+
+def new_token() -> str:
+    return secrets.token_urlsafe(32)
+
+
+# --- everyone else's side ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Route:
+    """How to reach a folder through its owner: the owner's record and its token."""
+
+    data_dir: Path
+    owner: Owner
+    token: str
+
+    @property
+    def address(self) -> str:
+        return self.owner.address or ""
+
+    @property
+    def account_id(self) -> str:
+        return self.owner.account_id or LOCAL_ACCOUNT
+
+    def notice(self) -> str:
+        return (f"memory-sim: working through the owner of {self.data_dir} "
+                f"(pid {self.owner.pid}, {self.owner.verb}) at {self.address}")
+
+
+def find_route(data_dir: str | Path) -> Route | None:
+    """The live owner of `data_dir` that serves it (another process, its token readable by this user), or None.
+    Needs the `cloudflare` extra (the client side of the API)."""
+    owner = read_owner(data_dir)
+    if owner is None or not owner.address or owner.pid == os.getpid() or not owner.alive():
+        return None
+    token = read_token(data_dir)
+    if token is None or not _installed("cloudflare"):
+        return None
+    return Route(Path(data_dir), owner, token)
+
+
+def announce(route: Route) -> None:
+    say = _announce.get()
+    if say is not None:
+        say(route.notice())
+    else:
+        log.info(route.notice())
+
+
+def rest_client(route: Route) -> Any:
+    """A Cloudflare REST client of the owner's account `local` (memory_sim/cloudflare/client.py)."""
+    from memory_sim.cloudflare.client import CloudflareClient
+
+    return CloudflareClient(route.account_id, route.token, route.address)
+
+
+def open_through(route: Route, settings: "Settings", embedder: "Embedder | None" = None) -> "Env":
+    """The Cloudflare-API Env over the owner's account: the same Vectorize index and D1 database the owner has
+    open, embeddings by the owner's model through its `/ai/run` (no model loads here)."""
+    from memory_sim.builder import build_cloudflare_env
+
+    same_database = settings.database_name == route.owner.database_name
+    remote = settings.replace(backend="cloudflare", account_id=route.account_id, api_token=route.token,
+                              base_url=route.address, database_id=route.owner.database_id if same_database else None)
+    env = build_cloudflare_env(remote, embedder=embedder, client=rest_client(route), shared_cache=False)
+    announce(route)
+    return env
