@@ -22,9 +22,9 @@ from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 from memory_sim.local.d1_sqlite import sqlite_error
 from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text
-from memory_sim.local.sqlite_sandbox import READ, SCHEMA, Sandbox, replayable
-from memory_sim.local.sqlite_replace import STAGE
 from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, quote_name, translate
+from memory_sim.local.sqlite_replace import STAGE
+from memory_sim.local.sqlite_sandbox import READ, SCHEMA, Sandbox, replayable
 from memory_sim.local.sqlite_tokens import tokenize
 
 _CONFIG = {

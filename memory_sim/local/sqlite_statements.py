@@ -14,8 +14,8 @@ from memory_sim.local.sqlite_dialect import (
     column_type,
     match_paren,
     new_emitter,
-    quote_name,
     next_significant,
+    quote_name,
     split_args,
     strip_end,
 )
