@@ -21,7 +21,7 @@ from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 from memory_sim.local.d1_sqlite import sqlite_error
-from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text
+from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
 from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, quote_name, translate
 from memory_sim.local.sqlite_replace import STAGE
 from memory_sim.local.sqlite_sandbox import READ, SCHEMA, Sandbox, replayable
@@ -109,6 +109,8 @@ class DuckDBEngine:
         self._ddl_in_transaction = False
         self._in_transaction = False
         self._rebuild_mirror()
+        for view in unsafe_views(self._conn):  # made before the sandbox checked views: they may read its tables
+            self.execute(f"DROP VIEW IF EXISTS {quote_name(view)}", [])
 
     # --- Engine ---------------------------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:

@@ -10,8 +10,10 @@ statement twice, and refusing it in SQLite's words:
    one statement, of a kind D1 SQL can be; no identifier naming the bookkeeping tables, DuckDB's catalog views
    and schemas (duckdb_tables, information_schema, pg_catalog, ...) or a DuckDB table function (query(),
    query_table(), read_csv(), ...) except as the name a statement defines; no DuckDB-only statement inside a
-   statement (SHOW, DESCRIBE, SUMMARIZE, PIVOT). The lists of views and table functions come from DuckDB's own
-   catalog, so what a later DuckDB adds is refused too.
+   statement (SHOW, DESCRIBE, SUMMARIZE, PIVOT); no call of the DuckDB functions that read its settings. The lists
+   of views and table functions come from DuckDB's own catalog, so what a later DuckDB adds is refused too.
+
+Views a database kept from before these checks are checked when it opens (`unsafe_views`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ _SQLITE_STATEMENTS = frozenset(
 )
 _DUCKDB_KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER"})
 _SQLITE_TABLE_FUNCTIONS = frozenset({"json_each", "json_tree"})  # SQLite has them too, and they read no table
+_SETTINGS_FUNCTIONS = frozenset({"current_setting", "getvariable"})  # paths, configuration, variables
 _INNER_STATEMENTS = frozenset({"show", "describe", "summarize", "pivot", "pivot_longer", "pivot_wider", "unpivot"})
 # Words after which a name followed by "(" is being defined (a table, a CTE, an alias's columns), not called.
 _DEFINING = frozenset({"table", "into", "references", "on", "view", "exists", "index", "with", "recursive", "as"})
@@ -115,6 +118,37 @@ def check_duckdb_text(sql: str) -> None:
             raise not_authorized()
         if name in table_functions() and _is_call(toks, i) and not _defines(toks, i):
             raise no_such_table(name)
+        if name in _SETTINGS_FUNCTIONS and _is_call(toks, i):
+            raise D1Error(f"no such function: {name}: SQLITE_ERROR")
+
+
+def unsafe_views(conn: Any) -> list[str]:
+    """Views of this database whose DuckDB SQL the checks refuse (kept from before them), and views built on those."""
+    views = conn.execute(
+        "SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND NOT temporary "
+        "AND database_name = current_database()"
+    ).fetchall()
+    unsafe: set[str] = set()
+    grew = True
+    while grew:
+        grew = False
+        for name, sql in views:
+            if name.lower() not in unsafe and (_refused(sql) or _mentions(sql, unsafe)):
+                unsafe.add(name.lower())
+                grew = True
+    return sorted(unsafe)
+
+
+def _refused(sql: str) -> bool:
+    try:
+        check_duckdb_text(sql)
+    except D1Error:
+        return True
+    return False
+
+
+def _mentions(sql: str, names: set[str]) -> bool:
+    return any(tok.name in names for tok in duckdb_tokens(sql) if tok.kind in ("identifier", "keyword"))
 
 
 def _forbidden(name: str) -> bool:
@@ -154,7 +188,8 @@ def duckdb_tokens(sql: str) -> list[DuckToken]:
 
     starts = duckdb.tokenize(sql)
     ends = [start for start, _ in starts[1:]] + [len(sql)]
-    return [DuckToken(kind.name, sql[start:end].strip()) for (start, kind), end in zip(starts, ends)]
+    toks = [DuckToken(kind.name, sql[start:end].strip()) for (start, kind), end in zip(starts, ends)]
+    return [tok for tok in toks if tok.kind != "comment"]
 
 
 def _is_call(toks: list[DuckToken], i: int) -> bool:

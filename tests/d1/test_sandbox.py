@@ -149,6 +149,24 @@ def test_duckdb_mirror_replays_no_tampered_ledger(tmp_path: Path) -> None:
     assert snapshot(by.root, path) == before
 
 
+def test_duckdb_views_kept_from_before_the_sandbox_cannot_read_its_tables(tmp_path: Path) -> None:
+    path = tmp_path / "db.duckdb"
+    DuckDBDatabase(path).exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)\nCREATE VIEW fine AS SELECT body FROM notes")
+    raw = duckdb.connect(str(path))  # what the old engine let user SQL create
+    for n, view in enumerate(["CREATE VIEW peek AS SELECT * FROM __sq_ddl", "CREATE VIEW peek2 AS SELECT * FROM query_table('__sq_ddl')",
+                              "CREATE VIEW peek3 AS SELECT * FROM peek2"], start=3):
+        raw.execute(view)
+        raw.execute("INSERT INTO __sq_ddl VALUES (?, ?)", [n, view])
+    raw.close()
+    db = DuckDBDatabase(path)
+    for view in ("peek", "peek2", "peek3"):
+        with pytest.raises(D1Error, match=f"no such table: {view}:|name {view} does not exist"):  # dropped on open
+            db.prepare(f"SELECT * FROM {view}").all()
+    assert db.prepare("SELECT count(*) AS n FROM fine").first("n") == 0
+    assert [r["name"] for r in db.prepare("SELECT name FROM sqlite_master ORDER BY name").all().results] == ["fine", "notes"]
+    db.close()
+
+
 @pytest.mark.parametrize("engine", ENGINES)
 def test_duckdb_schema_functions_are_answered_by_the_mirror(engine: str) -> None:
     db = DuckDBDatabase() if engine == "duckdb" else SqliteDatabase()
