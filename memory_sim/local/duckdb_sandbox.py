@@ -205,7 +205,8 @@ def _defines(toks: list[DuckToken], i: int) -> bool:
         return True
     close = _matching(toks, i + 1)
     after = toks[close + 1 : close + 3]
-    return len(after) == 2 and after[0].name == "as" and (after[1].text == "(" or after[1].name in ("materialized", "not"))
+    cte = len(after) == 2 and after[0].name == "as"
+    return cte and (after[1].text == "(" or after[1].name in ("materialized", "not"))
 
 
 def _matching(toks: list[DuckToken], open_at: int) -> int:

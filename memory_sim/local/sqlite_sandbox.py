@@ -65,7 +65,6 @@ class Sandbox:
             self._conn.set_authorizer(_POLICIES[mode](self))
 
 
-
 def replayable(statement: str) -> bool:
     """A ledger entry may be replayed only if it is DDL; the SCHEMA mode then checks what it does."""
     return first_keyword(statement) in _REPLAYED

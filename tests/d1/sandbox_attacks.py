@@ -71,7 +71,8 @@ FRAGMENTS = [
     "SELECT sql FROM sqlite_master {comment}", "SELECT * FROM pragma_table_info({lit})",
     "INSERT INTO notes (body) VALUES ({lit}) {comment}", "SELECT body FROM notes WHERE body = {lit}",
     "SELECT {lit} {comment}, (SELECT count(*) FROM {internal})", "SELECT E{lit}, (SELECT 1 FROM {internal}), {lit}",
-    "SELECT $${lit}$$, (SELECT 1 FROM {internal})", "CREATE TABLE IF NOT EXISTS t{n} (id INTEGER PRIMARY KEY, body TEXT)",
+    "SELECT $${lit}$$, (SELECT 1 FROM {internal})",
+    "CREATE TABLE IF NOT EXISTS t{n} (id INTEGER PRIMARY KEY, body TEXT)",
     "DROP TABLE IF EXISTS t{n}", "ALTER TABLE notes ADD COLUMN c{n} TEXT", "SELECT 1 {comment}; {ddl_raw}",
 ]
 

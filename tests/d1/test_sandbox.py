@@ -87,7 +87,8 @@ CATALOG_PEEKS = [
     "SELECT * FROM json_execute_serialized_sql(json_serialize_sql('SELECT * FROM __sq_' || 'ddl'))",
     "SELECT * FROM (SHOW TABLES)", "SHOW TABLES", "SELECT * FROM read_duckdb('db.duckdb')", "FROM t",
     "SELECT 1; SELECT * FROM t", "SELECT E'\\'' , (SELECT count(*) FROM __sq_ddl) , ''",
-    "SELECT $$'$$, (SELECT count(*) FROM __sq_ddl), '$$'", "COPY t TO 'x.csv'", "EXPORT DATABASE 'x'", "CALL pragma_show('t')",
+    "SELECT $$'$$, (SELECT count(*) FROM __sq_ddl), '$$'", "COPY t TO 'x.csv'", "EXPORT DATABASE 'x'",
+    "CALL pragma_show('t')",
 ]
 
 
@@ -101,7 +102,8 @@ def test_duckdb_bookkeeping_and_catalog_are_out_of_reach(tmp_path: Path, sql: st
         assert "no such table: __sq_" in str(refused.value).lower()
     db.close()
     ledger = duckdb.connect(str(tmp_path / "db.duckdb"), read_only=True)
-    assert ledger.execute("SELECT seq, sql FROM __sq_ddl").fetchall() == [(1, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")]
+    rows = ledger.execute("SELECT seq, sql FROM __sq_ddl").fetchall()
+    assert rows == [(1, "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)")]
     ledger.close()
 
 
@@ -136,7 +138,9 @@ def test_duckdb_mirror_replays_no_tampered_ledger(tmp_path: Path) -> None:
     by = make_bystanders(tmp_path / "root")
     path = tmp_path / "root" / "d1" / "db.duckdb"
     path.parent.mkdir()
-    DuckDBDatabase(path).exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    first = DuckDBDatabase(path)
+    first.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)")
+    first.close()
     before = snapshot(by.root, path)
     raw = duckdb.connect(str(path))
     for n, statement in enumerate(replayed_ddl(by), start=100):
@@ -151,10 +155,13 @@ def test_duckdb_mirror_replays_no_tampered_ledger(tmp_path: Path) -> None:
 
 def test_duckdb_views_kept_from_before_the_sandbox_cannot_read_its_tables(tmp_path: Path) -> None:
     path = tmp_path / "db.duckdb"
-    DuckDBDatabase(path).exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)\nCREATE VIEW fine AS SELECT body FROM notes")
+    first = DuckDBDatabase(path)
+    first.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)\nCREATE VIEW fine AS SELECT body FROM notes")
+    first.close()
     raw = duckdb.connect(str(path))  # what the old engine let user SQL create
-    for n, view in enumerate(["CREATE VIEW peek AS SELECT * FROM __sq_ddl", "CREATE VIEW peek2 AS SELECT * FROM query_table('__sq_ddl')",
-                              "CREATE VIEW peek3 AS SELECT * FROM peek2"], start=3):
+    planted = ["CREATE VIEW peek AS SELECT * FROM __sq_ddl",
+               "CREATE VIEW peek2 AS SELECT * FROM query_table('__sq_ddl')", "CREATE VIEW peek3 AS SELECT * FROM peek2"]
+    for n, view in enumerate(planted, start=3):
         raw.execute(view)
         raw.execute("INSERT INTO __sq_ddl VALUES (?, ?)", [n, view])
     raw.close()
@@ -163,7 +170,7 @@ def test_duckdb_views_kept_from_before_the_sandbox_cannot_read_its_tables(tmp_pa
         with pytest.raises(D1Error, match=f"no such table: {view}:|name {view} does not exist"):  # dropped on open
             db.prepare(f"SELECT * FROM {view}").all()
     assert db.prepare("SELECT count(*) AS n FROM fine").first("n") == 0
-    assert [r["name"] for r in db.prepare("SELECT name FROM sqlite_master ORDER BY name").all().results] == ["fine", "notes"]
+    assert db.prepare("SELECT name FROM sqlite_master ORDER BY name").raw() == [["fine"], ["notes"]]
     db.close()
 
 
@@ -215,7 +222,7 @@ def _run(db: Any, sqls: list[str], whole: bool) -> None:
     except D1Error:
         pass
     with pytest.raises(D1Error):
-        db.batch([db.prepare("CREATE TABLE IF NOT EXISTS trigger_replay (a TEXT)"), db.prepare("SELECT * FROM nowhere")])
+        db.batch([db.prepare("CREATE TABLE IF NOT EXISTS replay (a TEXT)"), db.prepare("SELECT * FROM nowhere")])
 
 
 def _ledger_is_the_engines(path: Path) -> None:

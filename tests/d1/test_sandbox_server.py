@@ -42,7 +42,8 @@ def test_the_issue_reproduction_through_query_reaches_no_file_even_after_a_resta
     target = tmp_path / "elsewhere" / "p.db"
     target.parent.mkdir()
     attach = quote(f"ATTACH DATABASE {quote(str(target))} AS pw")
-    planted = f"INSERT INTO __sq_ddl VALUES (100000,{attach}); INSERT INTO __sq_ddl VALUES (100001,'CREATE TABLE pw.t AS SELECT 1 AS x')"
+    planted = (f"INSERT INTO __sq_ddl VALUES (100000,{attach}); "
+               "INSERT INTO __sq_ddl VALUES (100001,'CREATE TABLE pw.t AS SELECT 1 AS x')")
     with ServerForTests(tmp_path / "data", d1_engine="duckdb") as server, _sdk(server) as sdk:
         account = server.fresh_account_id()
         db = sdk.d1.database.create(account_id=account, name="t").uuid
@@ -65,7 +66,8 @@ class AttackedServer:
         _query(self.sdk, other, kept, sql="CREATE TABLE kept (v TEXT); INSERT INTO kept VALUES ('untouched')")
         self.account = self.server.fresh_account_id()
         self.db = self.sdk.d1.database.create(account_id=self.account, name="attacked").uuid
-        assert _query(self.sdk, self.account, self.db, sql="CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)") is None
+        notes = "CREATE TABLE notes (id INTEGER PRIMARY KEY, body TEXT)"
+        assert _query(self.sdk, self.account, self.db, sql=notes) is None
         self.own = _own_file(self.server, self.account, "attacked")
         self.before = snapshot(root, self.own)
 
@@ -84,7 +86,9 @@ def attacked(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFa
 @settings(max_examples=200, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(data=st.data())
-def test_generated_attacks_through_query_reach_no_file_and_no_other_database(attacked: AttackedServer, data: st.DataObject) -> None:
+def test_generated_attacks_through_query_reach_no_file_and_no_other_database(
+    attacked: AttackedServer, data: st.DataObject
+) -> None:
     sqls = data.draw(statements(attacked.by), label="statements")
     _query(attacked.sdk, attacked.account, attacked.db, sql="; ".join(sqls))
     assert _query(attacked.sdk, attacked.account, attacked.db, batch=REPLAY) is not None
