@@ -73,6 +73,33 @@ def test_sqlite_engine_denials_use_sqlites_words(tmp_path: Path) -> None:
     db.close()
 
 
+THREADS_SHARING_ONE_DATABASE = """
+import threading
+from memory_sim.local.d1_sqlite import SqliteDatabase
+db = SqliteDatabase()
+db.prepare("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)").run()
+def work(k):
+    for i in range(300):  # new SQL text each time: SQLite compiles it, asking the authorizer (which needs the GIL)
+        db.prepare(f"SELECT {k * 1000 + i} AS n, count(*) FROM t").all()
+        db.prepare("INSERT INTO t (v) VALUES (?)").bind(f"{k}-{i}").run()
+threads = [threading.Thread(target=work, args=(k,)) for k in range(8)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+print(db.prepare("SELECT count(*) AS n FROM t").first("n"))
+"""
+
+
+def test_threads_sharing_a_database_under_the_authorizer_do_not_deadlock() -> None:
+    """A thread compiling a statement holds the connection while the authorizer waits for the GIL: every use of
+    the connection, size_after included, must be under the database's lock. In a subprocess: a deadlock holds
+    the GIL, so only a process boundary can time it out."""
+    done = subprocess.run([sys.executable, "-c", THREADS_SHARING_ONE_DATABASE], capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "2400", done.stderr
+
+
 INTERNAL_SPELLINGS = [
     "SELECT * FROM __sq_ddl", 'SELECT * FROM "__SQ_DDL"', "SELECT * FROM main.__sq_ddl", "SELECT * FROM `__sq_ddl`",
     "SELECT * FROM [__sq_ddl]", "SELECT * FROM '__sq_ddl'", "SELECT * FROM db.main.__sq_ddl",
