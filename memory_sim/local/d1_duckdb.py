@@ -21,10 +21,10 @@ from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 from memory_sim.local.d1_sqlite import sqlite_error
-from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
+from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
 from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, quote_name, translate
 from memory_sim.local.sqlite_replace import STAGE
-from memory_sim.local.sqlite_sandbox import READ, SCHEMA, Sandbox, replayable
+from memory_sim.local.sqlite_sandbox import READ, SCHEMA, Sandbox
 from memory_sim.local.sqlite_tokens import tokenize
 
 _CONFIG = {
@@ -110,7 +110,10 @@ class DuckDBEngine:
         self._in_transaction = False
         self._rebuild_mirror()
         for view in unsafe_views(self._conn):  # made before the sandbox checked views: they may read its tables
-            self.execute(f"DROP VIEW IF EXISTS {quote_name(view)}", [])
+            try:
+                self.execute(f"DROP VIEW IF EXISTS {quote_name(view)}", [])  # from the mirror and the ledger too
+            except D1Error:
+                self._conn.execute(f"DROP VIEW IF EXISTS {quote_name(view)}")
 
     # --- Engine ---------------------------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
@@ -353,24 +356,13 @@ class DuckDBEngine:
         self._mirror = sqlite3.connect(":memory:", check_same_thread=False)
         self._sandbox = Sandbox(self._mirror, SCHEMA)
         for (statement,) in self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall():
-            if _replays(statement):
+            if replayable(statement):
                 try:
                     self._mirror.execute(statement)
                 except sqlite3.Error:
                     continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
         self._sandbox.use(READ)
         self._schema = schema_of(self._mirror)
-
-
-def _replays(statement: Any) -> bool:
-    """Only DDL naming none of the engine's own objects is replayed (the ledger is a table in a user's file)."""
-    if not isinstance(statement, str) or not replayable(statement):
-        return False
-    try:
-        check_sqlite_text(statement)
-    except D1Error:
-        return False
-    return True
 
 
 def _refusal(exc: Exception) -> D1Unsupported | None:

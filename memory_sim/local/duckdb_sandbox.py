@@ -23,7 +23,7 @@ from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from memory_sim.errors import D1Error
-from memory_sim.local.sqlite_tokens import significant, tokenize
+from memory_sim.local.sqlite_tokens import first_keyword, significant, tokenize
 
 INTERNAL_PREFIX = "__sq_"
 BOOKKEEPING = frozenset({"__sq_ddl", "__sq_sequence"})
@@ -84,6 +84,18 @@ def check_sqlite_text(sql: str) -> None:
             raise no_such_table(tok.name)
         if (tok.kind == "other" and tok.text.isascii()) or (tok.kind == "blob" and not _hex_blob(tok.text)):
             raise D1Error(f'unrecognized token: "{tok.text}": SQLITE_ERROR')
+
+
+def replayable(statement: object) -> bool:
+    """May the schema mirror replay this DDL ledger entry? Only DDL naming none of the engine's own objects: the
+    ledger is a table in a user's file (sqlite_sandbox's SCHEMA mode then checks what the statement does)."""
+    if not isinstance(statement, str) or first_keyword(statement) not in ("CREATE", "ALTER", "DROP"):
+        return False
+    try:
+        check_sqlite_text(statement)
+    except D1Error:
+        return False
+    return True
 
 
 def _hex_blob(text: str) -> bool:

@@ -18,8 +18,6 @@ from __future__ import annotations
 import sqlite3
 from typing import Any, Callable
 
-from memory_sim.local.sqlite_tokens import first_keyword
-
 ENGINE, READ, SCHEMA = "engine", "read", "schema"
 
 # D1's documented PRAGMAs (Cloudflare, "SQL statements"), plus page_count/page_size (size_after).
@@ -43,7 +41,6 @@ _WRITES = frozenset(
         "SQLITE_TRANSACTION", "SQLITE_SAVEPOINT",
     )
 )
-_REPLAYED = ("CREATE", "ALTER", "DROP")
 
 
 class Sandbox:
@@ -63,11 +60,6 @@ class Sandbox:
         if mode != self.mode:
             self.mode = mode
             self._conn.set_authorizer(_POLICIES[mode](self))
-
-
-def replayable(statement: str) -> bool:
-    """A ledger entry may be replayed only if it is DDL; the SCHEMA mode then checks what it does."""
-    return first_keyword(statement) in _REPLAYED
 
 
 def _base(action: int, arg1: str | None, arg2: str | None, database: str | None) -> bool:
