@@ -287,7 +287,8 @@ class D1CoreDatabase:
         return [self._result(outcome, share, size) for outcome in outcomes]
 
     def _run_one(self, statement: Statement) -> D1Result:
-        return self._result(*self._execute(statement))
+        with self._lock:  # the result's size_after asks the engine too: one thread at a time on a connection
+            return self._result(*self._execute_locked(statement))
 
     def _execute(self, statement: Statement) -> tuple[Outcome, float]:
         with self._lock:

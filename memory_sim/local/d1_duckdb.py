@@ -1,7 +1,9 @@
 """D1 on DuckDB with SQLite's semantics. Statements go through the SQLite dialect layer (sqlite_dialect);
 DDL is also applied to a small in-memory sqlite3 "schema mirror", which answers PRAGMA and sqlite_master
 exactly as SQLite does and tells the INSERT rewrite which tables have INTEGER PRIMARY KEY rowids. The DDL is
-kept in the DuckDB file (table __sq_ddl), so the mirror is rebuilt on open.
+kept in the DuckDB file (table __sq_ddl), so the mirror is rebuilt on open. User SQL never reaches that ledger
+(duckdb_sandbox), and the mirror runs under SQLite's authorizer (sqlite_sandbox): replaying the ledger can only
+change the mirror's schema, whatever the ledger holds.
 
 One process owns a DuckDB file: a second process gets DataInUseError and should go through `memory-sim serve`.
 """
@@ -20,8 +22,10 @@ from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 from memory_sim.local.d1_sqlite import sqlite_error
+from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
+from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, quote_name, translate
 from memory_sim.local.sqlite_replace import STAGE
-from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, translate
+from memory_sim.local.sqlite_sandbox import READ, SCHEMA, Sandbox
 from memory_sim.local.sqlite_tokens import tokenize
 
 _CONFIG = {
@@ -32,10 +36,12 @@ _CONFIG = {
     "enable_external_access": False,
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
+    "python_enable_replacements": False,  # FROM name never reads a Python object of this process
     "lock_configuration": True,  # and a statement cannot SET it back
 }
 # Result types whose Python values need no reshaping for D1 (and convert exactly through numpy).
 _BARE_COLUMN = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause')
+_SUGGESTION = re.compile(r'\s*Did you mean "[^"]*"\?')  # may name the engine's own tables
 _PLAIN_TYPES = frozenset({"VARCHAR", "BIGINT", "INTEGER", "DOUBLE"})
 _HEAD_ROWS = 64  # rows fetched as tuples before a large result switches to columnar fetching
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
@@ -62,7 +68,7 @@ def schema_of(mirror: sqlite3.Connection) -> Schema:
     tables: dict[str, TableInfo] = {}
     query = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
     for name, sql in mirror.execute(query).fetchall():
-        info = mirror.execute(f'PRAGMA table_info("{name}")').fetchall()  # cid, name, type, notnull, dflt, pk
+        info = mirror.execute(f"PRAGMA table_info({quote_name(name)})").fetchall()  # cid, name, type, notnull, dflt, pk
         toks = [t for t in tokenize(sql or "") if not t.trivia]
         words = {t.upper for t in toks if t.kind == "word"}
         keys = [row for row in info if row[5] > 0]
@@ -83,9 +89,9 @@ def schema_of(mirror: sqlite3.Connection) -> Schema:
 
 def _unique_keys(mirror: sqlite3.Connection, table: str, rowid: str | None) -> tuple[tuple[str, ...], ...]:
     keys = [(rowid,)] if rowid is not None else []
-    for _, index, unique, _, partial in mirror.execute(f'PRAGMA index_list("{table}")').fetchall():
+    for _, index, unique, _, partial in mirror.execute(f"PRAGMA index_list({quote_name(table)})").fetchall():
         if unique and not partial:
-            info = mirror.execute(f'PRAGMA index_info("{index}")').fetchall()  # seqno, cid, name
+            info = mirror.execute(f"PRAGMA index_info({quote_name(index)})").fetchall()  # seqno, cid, name
             keys.append(tuple(row[2] for row in sorted(info)))
     return tuple(keys)
 
@@ -101,7 +107,6 @@ class DuckDBEngine:
             sqlite_functions.register(self._conn)
             self._conn.execute(_LEDGER)
             self._conn.execute(_SEQUENCE)
-            self._rebuild_mirror()
         except duckdb.Error as exc:  # the first reads are where a torn file shows
             self._conn.close()
             raise self._failure(exc) from exc
@@ -112,12 +117,22 @@ class DuckDBEngine:
         self._tops: dict[str, int] = {}
         self._ddl_in_transaction = False
         self._in_transaction = False
+        try:
+            self._rebuild_mirror()
+        except duckdb.Error as exc:  # the ledger's reads are where a torn file shows too
+            self._conn.close()
+            raise self._failure(exc) from exc
+        for view in unsafe_views(self._conn):  # made before the sandbox checked views: they may read its tables
+            try:
+                self.execute(f"DROP VIEW IF EXISTS {quote_name(view)}", [])  # from the mirror and the ledger too
+            except D1Error:
+                self._conn.execute(f"DROP VIEW IF EXISTS {quote_name(view)}")
 
     # --- Engine ---------------------------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
         import duckdb
 
-        translation = translate(sql, self._schema)
+        translation = self._translate(sql)
         if translation.kind == "mirror":
             return self._on_mirror(sql, params)
         if translation.kind == "ddl":
@@ -141,6 +156,7 @@ class DuckDBEngine:
         """A run of one INSERT bound many times, as one statement (d1_bulk); None: run them one by one."""
         import duckdb
 
+        self._translate(sql)  # what the bulk statement is made of passes the sandbox
         bulk = bulk_insert(sql, self._schema)
         lists = column_lists(param_rows, bulk.params) if bulk is not None else None
         if bulk is None or lists is None:
@@ -223,6 +239,15 @@ class DuckDBEngine:
             return d1_damaged(self._file, exc)
         return exc if isinstance(exc, D1Error) else D1Error(_cause(exc))
 
+    def _translate(self, sql: str) -> Translation:
+        """The statement in DuckDB's SQL, once both views of it pass the sandbox (duckdb_sandbox); all cached."""
+        check_sqlite_text(sql)
+        translation = translate(sql, self._schema)
+        if translation.kind != "mirror":
+            for text in (*translation.steps, translation.sql):
+                check_duckdb_text(text)
+        return translation
+
     def _written(self, translation: Translation, columns: list[str], rows: list[tuple[Any, ...]]) -> Outcome:
         if not translation.returns_rows:
             changes = int(rows[0][0]) if rows else 0
@@ -296,7 +321,9 @@ class DuckDBEngine:
         if known is not None:
             self._id_base = known
             return known
-        top = self._conn.execute(f'SELECT coalesce(max("{table.rowid_column}"), 0) FROM "{table.name}"').fetchone()
+        top = self._conn.execute(
+            f"SELECT coalesce(max({quote_name(table.rowid_column)}), 0) FROM {quote_name(table.name)}"
+        ).fetchone()
         base = int(top[0]) if top else 0
         if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
             seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
@@ -314,20 +341,29 @@ class DuckDBEngine:
             )
 
     def _on_mirror(self, sql: str, params: Sequence[D1Value]) -> Outcome:
+        self._sandbox.read_data_table = False
         try:
             cursor = self._mirror.execute(sql, tuple(params))
             rows = cursor.fetchall()
         except sqlite3.Error as exc:
+            if self._sandbox.read_data_table:  # the mirror has the tables but none of their rows
+                raise D1Unsupported(
+                    "sqlite_master or a PRAGMA function together with a table's rows on the DuckDB engine; "
+                    "query the schema on its own"
+                ) from exc
             raise sqlite_error(exc) from exc
         return Outcome([d[0] for d in cursor.description or ()], rows, 0, self._last_rowid, False)
 
     def _ddl(self, sql: str, translation: Translation, params: Sequence[D1Value]) -> Outcome:
         import duckdb
 
+        self._sandbox.use(SCHEMA)
         try:
             self._mirror.execute(sql, tuple(params))  # SQLite's own checks and wording come first
         except sqlite3.Error as exc:
             raise sqlite_error(exc) from exc
+        finally:
+            self._sandbox.use(READ)
         own = not self._in_transaction
         try:
             if own:
@@ -353,11 +389,14 @@ class DuckDBEngine:
         if old is not None:
             old.close()
         self._mirror = sqlite3.connect(":memory:", check_same_thread=False)
+        self._sandbox = Sandbox(self._mirror, SCHEMA)
         for (statement,) in self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall():
-            try:
-                self._mirror.execute(statement)
-            except sqlite3.Error:
-                continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
+            if replayable(statement):
+                try:
+                    self._mirror.execute(statement)
+                except sqlite3.Error:
+                    continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
+        self._sandbox.use(READ)
         self._schema = schema_of(self._mirror)
 
 
@@ -375,7 +414,7 @@ def _refusal(exc: Exception) -> D1Unsupported | None:
 
 
 def _cause(exc: Exception) -> str:
-    text = str(exc).strip()
+    text = _SUGGESTION.sub("", str(exc)).strip()
     return " ".join(line.strip() for line in text.splitlines()[:2] if line.strip())
 
 

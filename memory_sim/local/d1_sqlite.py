@@ -10,6 +10,7 @@ from memory_sim.bindings.d1 import D1Value
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
+from memory_sim.local.sqlite_sandbox import Sandbox
 
 
 def sqlite_error(exc: sqlite3.Error) -> D1Error:
@@ -22,13 +23,13 @@ class SqliteEngine:
         self._file = None if str(path) == ":memory:" else Path(path)
         # isolation_level=None: autocommit, as D1 runs each statement; batch() opens its own transaction.
         self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
-        self._conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)  # D1 has no ATTACH / VACUUM INTO: no file but this one
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")  # D1 enforces foreign keys
             self._conn.execute("PRAGMA schema_version").fetchone()  # reads the header: a torn file shows here
         except sqlite3.Error as exc:
             self._conn.close()
             raise self._failure(exc) from exc
+        Sandbox(self._conn)  # no ATTACH, VACUUM INTO, extensions or PRAGMAs outside D1's: no file but this one
 
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
         before = self._conn.total_changes

@@ -110,7 +110,7 @@ class Emitter:
                 out.append(f"${self.numbers[self._seen]}")
                 self._seen += 1
             else:
-                out.append(tok.text)
+                out.append(_as_duckdb_reads_it(tok, out[-1] if out else ""))
             i += 1
         return "".join(out)
 
@@ -140,6 +140,18 @@ class Emitter:
             cast = ", ".join(f"CAST(({a}) AS VARIANT)" for a in args)
             return f"{fn.delegated_name(name, len(args))}({cast})"
         return None
+
+
+def _as_duckdb_reads_it(tok: Token, before: str) -> str:
+    """A token's text such that DuckDB's lexer splits it as SQLite's does: a comment is blank (DuckDB ends `--` at
+    a carriage return and nests /* */), a quoted name is double-quoted, and a quote right after a name gets a space
+    (DuckDB reads E'...' as an escape string)."""
+    if tok.kind == "comment":
+        return " "
+    text = quote_name(tok.name) if tok.kind == "qident" else tok.text
+    if tok.kind in ("qident", "string", "blob") and (before[-1:].isalnum() or before[-1:] in ("_", "$", "&")):
+        return " " + text
+    return text
 
 
 def _minmax(name: str) -> Callable[[Emitter, list[Token], int, int], str | None]:
@@ -197,6 +209,11 @@ _CALLS: dict[str, Callable[[Emitter, list[Token], int, int], str | None]] = {
     "randomblob": _refuse("randomblob", "generate random values in the application"),
     "zeroblob": _refuse("zeroblob", "bind a bytes value"),
 }
+
+
+def quote_name(name: str) -> str:
+    """A name as a double-quoted identifier, whatever characters it holds."""
+    return '"' + name.replace('"', '""') + '"'
 
 
 def column_type(declared: str) -> str:

@@ -84,7 +84,10 @@ class _SqliteOracle:
     def query(self, sql: str, args: tuple[Any, ...]) -> Any:
         conn = getattr(self._local, "conn", None)
         if conn is None:
+            from memory_sim.local.sqlite_sandbox import Sandbox
+
             conn = self._local.conn = sqlite3.connect(":memory:")
+            Sandbox(conn)
         try:
             return conn.execute(sql, args).fetchone()[0]
         except sqlite3.Error:

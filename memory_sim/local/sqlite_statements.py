@@ -15,6 +15,7 @@ from memory_sim.local.sqlite_dialect import (
     match_paren,
     new_emitter,
     next_significant,
+    quote_name,
     split_args,
     strip_end,
 )
@@ -38,6 +39,7 @@ _NOT_ALIASES = {"END", "NULL", "TRUE", "FALSE", "NOCASE", "BINARY", "RTRIM", "CU
 _COLUMN_CONSTRAINTS = {"CONSTRAINT", "PRIMARY", "NOT", "NULL", "DEFAULT", "UNIQUE", "CHECK", "REFERENCES",
                        "COLLATE", "GENERATED", "AS"}
 _TABLE_CONSTRAINTS = {"CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"}
+_SCHEMA_TABLES = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
 
 
 def translate_statement(sql: str, schema: Schema) -> Translation:
@@ -49,7 +51,7 @@ def translate_statement(sql: str, schema: Schema) -> Translation:
     if not toks:
         raise D1Unsupported("empty statement")
     head = toks[0].upper
-    if head == "PRAGMA" or words & {"SQLITE_MASTER", "SQLITE_SCHEMA"}:
+    if head == "PRAGMA" or any(_names_schema(t) for t in toks):
         return _mirror(toks)
     rowids = bool(words & ROWID_WORDS) and mentions_rowid(toks)
     if rowids and head not in ("SELECT", "WITH", "VALUES"):
@@ -74,6 +76,15 @@ def _with_rowids(toks: list[Token], head: str, schema: Schema) -> list[Token]:
             raise D1Unsupported("rowid in a view on the DuckDB engine; select an INTEGER PRIMARY KEY column")
         return toks
     return resolve_rowids(toks, schema)
+
+
+def _names_schema(tok: Token) -> bool:
+    """sqlite_master & co. and SQLite's PRAGMA functions: the schema, which the mirror answers (DuckDB has views
+    of those names that would list the engine's own tables)."""
+    if tok.kind not in ("word", "qident"):
+        return False
+    name = tok.name.lower()
+    return name in _SCHEMA_TABLES or name.startswith("pragma_")
 
 
 def _mirror(toks: list[Token]) -> Translation:
@@ -281,7 +292,7 @@ def _insert(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
         return Translation(sql, "write", returns_rows=returning, extras=tuple(em.extras))
     sql = f"{prefix} INTO{_with_ids(em, body, table)}"
     if not returning:
-        sql += f' RETURNING "{table.rowid_column}"'
+        sql += f" RETURNING {quote_name(table.rowid_column)}"
     upsert = any(t.is_word("CONFLICT") for t in toks)
     return Translation(sql, "write", True, tuple(em.extras), table, returning_injected=not returning, upsert=upsert)
 
@@ -311,13 +322,13 @@ def _with_ids(em: Emitter, body: list[Token], table: TableInfo) -> str:
     base = em.extra("id_base")
     if body[src].is_word("DEFAULT"):
         after = next_significant(body, src + 1) or src
-        return f'{head} ("{rowid}") VALUES ({base} + 1)' + em.emit(body, after + 1)
+        return f"{head} ({quote_name(rowid)}) VALUES ({base} + 1)" + em.emit(body, after + 1)
     if body[src].is_word("VALUES"):
         return _values_with_ids(em, body, src, head, listed, lower, rowid, base)
     if rowid.lower() in lower:
         return head + em.emit(body, name_end)  # ids come from the SELECT itself
     end = source_end(body, src)
-    cols = ", ".join(f'"{c}"' for c in [rowid, *listed])
+    cols = ", ".join(quote_name(c) for c in [rowid, *listed])
     select = em.emit(body, src, end)
     return f"{head} ({cols}) SELECT {base} + row_number() OVER (), __src.* FROM ({select}) AS __src " + em.emit(body, end)
 
@@ -327,7 +338,7 @@ def _values_with_ids(
 ) -> str:
     position = lower.index(rowid.lower()) if rowid.lower() in lower else None
     cols = listed if position is not None else [rowid, *listed]
-    out = [f"{head} ({', '.join(chr(34) + c + chr(34) for c in cols)}) VALUES "]
+    out = [f"{head} ({', '.join(quote_name(c) for c in cols)}) VALUES "]
     i = src + 1
     n = 0
     while True:
