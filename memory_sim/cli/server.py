@@ -15,13 +15,12 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from memory_sim.server.app import create_app, parse_tokens
-    from memory_sim.server.protocol import server_config
 
     tokens = parse_tokens(args.token or os.environ.get("MEMORY_SIM_API_TOKEN"))
     app = create_app(Path(args.data), tokens, d1_engine=args.d1_engine, visibility_lag_s=args.visibility_lag)
     print(f"memory-sim: Cloudflare API on http://{args.host}:{args.port}/client/v4 (data {args.data}, "
           f"{len(tokens)} token(s)); OpenAPI at /docs, health at /health", flush=True)
-    uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 

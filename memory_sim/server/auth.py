@@ -1,7 +1,7 @@
 """Bearer tokens: every `/client/v4` route needs `Authorization: Bearer <token>` with one of the server's tokens.
 
 Checked in one place for both ways a request is served: the ASGI middleware `TokenGate` (every route) and the
-query route answered inside the HTTP protocol (`protocol.py`).
+query route answered before FastAPI's routing (`fast_query.py`).
 """
 
 from __future__ import annotations

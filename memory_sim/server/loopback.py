@@ -2,7 +2,7 @@
 
 `with LoopbackServer(app) as server: server.base_url` -> "http://127.0.0.1:PORT/client/v4". Uvicorn serves in a
 real thread of this process, so in-process state (an injected clock, an adopted account) stays reachable. It is
-configured as `memory-sim serve` is (`protocol.server_config`).
+configured as `memory-sim serve` is (uvicorn's standard config).
 """
 
 from __future__ import annotations
@@ -41,10 +41,7 @@ class LoopbackServer:
     def start(self) -> "LoopbackServer":
         import uvicorn
 
-        from memory_sim.server.protocol import server_config
-
-        # configured at start, not construction: middleware added in between decides the HTTP protocol
-        self._server = uvicorn.Server(server_config(self.app, host=self.host, port=self.port, **self._options))
+        self._server = uvicorn.Server(uvicorn.Config(self.app, host=self.host, port=self.port, **self._options))
         self._thread = threading.Thread(target=self._server.run, name=f"loopback-{self.port}", daemon=True)
         # Client and server threads share one GIL: a thread woken by its socket waits up to the switch interval
         # (5 ms by default) for the other to let go, on every request and every answer. A short interval while
