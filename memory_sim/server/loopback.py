@@ -8,13 +8,9 @@ configured as `memory-sim serve` is (uvicorn's standard config).
 from __future__ import annotations
 
 import socket
-import sys
 import threading
 import time
 from typing import Any
-
-
-SWITCH_INTERVAL_S = 0.0002
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -30,7 +26,6 @@ class LoopbackServer:
         self.app, self.host, self.port = app, host, port or free_port(host)
         self._options = {"log_level": "warning", "access_log": False, "lifespan": "on", **uvicorn_options}
         self._timeout = start_timeout_s
-        self._switch_interval: float | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -43,11 +38,6 @@ class LoopbackServer:
 
         self._server = uvicorn.Server(uvicorn.Config(self.app, host=self.host, port=self.port, **self._options))
         self._thread = threading.Thread(target=self._server.run, name=f"loopback-{self.port}", daemon=True)
-        # Client and server threads share one GIL: a thread woken by its socket waits up to the switch interval
-        # (5 ms by default) for the other to let go, on every request and every answer. A short interval while
-        # the server runs cuts a loopback round trip several-fold (tests, benchmarks); restored by `stop`.
-        self._switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_S))
         self._thread.start()
         deadline = time.monotonic() + self._timeout
         while not self._server.started:
@@ -61,9 +51,6 @@ class LoopbackServer:
             return
         self._server.should_exit = True
         self._thread.join(timeout=10)
-        if self._switch_interval is not None:
-            sys.setswitchinterval(self._switch_interval)
-            self._switch_interval = None
 
     def __enter__(self) -> "LoopbackServer":
         return self.start()
