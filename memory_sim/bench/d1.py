@@ -7,6 +7,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from memory_sim.bindings.d1 import D1Value
 from memory_sim.local.d1_duckdb import DuckDBDatabase
 from memory_sim.local.d1_sqlite import SqliteDatabase
 from memory_sim.local.sqlite_dialect import translate
@@ -17,7 +18,7 @@ TABLE = (
 )
 INSERT = "INSERT INTO short_term_memories (id, npc_id, content, importance, day, hour, type) VALUES (?, ?, ?, ?, ?, ?, ?)"
 READ = "SELECT id, content, importance, day, hour FROM short_term_memories WHERE npc_id = ? ORDER BY day, hour"
-STATEMENTS = [
+STATEMENTS: list[tuple[str, tuple[D1Value, ...]]] = [
     ("SELECT count(*) FROM short_term_memories WHERE npc_id = ?", ("npc3",)),
     ("SELECT id, content FROM short_term_memories WHERE id = ?", ("m42",)),
     ("SELECT npc_id, count(*), max(importance) FROM short_term_memories WHERE day < ? GROUP BY npc_id", (3,)),

@@ -96,7 +96,8 @@ def end_to_end_section(quick: bool, model_per_s: float, progress: Progress) -> d
             seconds += time.perf_counter() - started
             remembered += len(batch)
         system.clock.seconds += 86_400  # type: ignore[attr-defined]  # past the visibility window
-        fresh, cached = [], []
+        fresh: list[float] = []
+        cached: list[float] = []
         for i in range(npcs):
             query = f"what did npc{(i + 1) % npcs:03d} say about the harvest ({i})"
             for bucket in (fresh, cached):  # first call embeds the query, the second finds it in the cache

@@ -17,7 +17,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 import numpy as np
 
@@ -27,6 +27,8 @@ from memory_sim.local.vectorize_chroma import ChromaAccount
 DIMS = 384
 NPCS = 100
 BATCH = 1000
+METADATA_INDEXES: tuple[tuple[str, Literal["string", "number"]], ...] = (
+    ("npcId", "string"), ("type", "string"), ("day", "number"), ("importance", "number"))
 
 
 # One fixed set of topic centres for data and queries alike: a query, like an embedded question, lies among the
@@ -80,7 +82,7 @@ def run(n: int, queries: int, raw_queries: int) -> dict[str, Any]:
         account = ChromaAccount(work / "ours")
         account.create_index("memories", DIMS, "cosine")
         index = account.index("memories")
-        for prop, kind in (("npcId", "string"), ("type", "string"), ("day", "number"), ("importance", "number")):
+        for prop, kind in METADATA_INDEXES:
             index.create_metadata_index(prop, kind)
         raw = raw_collection(work / "raw")
         ours_s, raw_s = 0.0, 0.0
@@ -144,7 +146,7 @@ def run_probe(folder: str) -> None:
     elapsed = time.perf_counter() - start
     after = process.memory_info().rss
     print(json.dumps({"to_first_query_s": round(elapsed, 3), "rss_delta_mb": round((after - client) / 2**20, 1),
-                      "chroma_client_rss_mb": round((client - before) / 2**20, 1), "used_snapshot": index.store.loaded_from_snapshot}))
+                      "chroma_client_rss_mb": round((client - before) / 2**20, 1), "used_snapshot": getattr(index.store, "loaded_from_snapshot", None)}))
 
 
 def raw_collection(path: Path) -> Any:
@@ -172,7 +174,8 @@ def compare_queries(index: Any, raw: Any, matrix: np.ndarray, meta: list[dict[st
         picks = [(int(rng.integers(0, NPCS)), clustered(1, rng)[0]) for _ in range(queries)]
         ours_t, ours_r = timed_each(lambda p, q: index.query(q, top_k=10, filter=vfilter(p)), picks)
         rows = [rows_of(p) for p, _ in picks]  # numpy's slices are precomputed, as an ideal planner's would be
-        exact_t, exact_r = timed_each(lambda p, q, it=iter(rows): exact_top(matrix, next(it), q), picks)
+        slices = iter(rows)
+        exact_t, exact_r = timed_each(lambda p, q: exact_top(matrix, next(slices), q), picks)
         raw_t, raw_r = timed_each(lambda p, q: raw.query(query_embeddings=[q], n_results=10, where=where(p), include=["distances"]), picks[:raw_queries])
         truth = [{f"m{i}" for i in r} for r in exact_r]
         out[name] = {
