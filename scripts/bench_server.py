@@ -8,8 +8,8 @@ connection to `memory-sim serve` (uvicorn with its standard config, in its OWN p
 query in process, on a byte-for-byte copy of the served index. The official `cloudflare` SDK's typed call through
 the same server is reported beside it, with its client-side work alone (transport mocked); it has no budget.
 
-Paths are timed in alternating rounds (every round runs every path, in a rotated order, after a warm-up), so load
-drift on a shared machine hits them alike; `--sessions` sessions `--pause-s` apart are each reported on their own.
+Paths are timed interleaved (every round calls every path once, in a rotated order, after a warm-up), so load
+on a shared machine hits them alike; `--sessions` sessions `--pause-s` apart are each reported on their own.
 Rows: in-process `index.query`; plain httpx to a bare ASGI app under the same uvicorn (HTTP + loopback alone);
 plain httpx to the server; the same at topK 100 (hybrid recall's candidates) against its in-process twin; the
 SDK's typed query through the server and with its transport mocked; this project's adapter through the server.
@@ -54,21 +54,20 @@ TWINS = {SERVED: IN_PROCESS, SERVED_100: IN_PROCESS_100, FLOOR: IN_PROCESS, SDK_
          ADAPTER_SERVED: IN_PROCESS}  # each served row against the in-process query it repeats
 
 
-def alternating(paths: dict[str, Callable[[], Any]], repeats: int, rounds: int = 10, warmup: int = 30) -> dict[str, list[float]]:
-    """Each path `repeats` times in total, in `rounds` blocks whose order rotates; milliseconds per call."""
+def interleaved(paths: dict[str, Callable[[], Any]], repeats: int, warmup: int = 30) -> dict[str, list[float]]:
+    """Each path `repeats` times, one call of every path per round in a rotated order, so load on a shared
+    machine falls on all paths alike; milliseconds per call."""
     for call in paths.values():
         for _ in range(warmup):
             call()
     names = list(paths)
     out: dict[str, list[float]] = {name: [] for name in names}
-    per_round = max(1, repeats // rounds)
-    for r in range(rounds):
+    for r in range(repeats):
         for name in names[r % len(names):] + names[: r % len(names)]:
             call = paths[name]
-            for _ in range(per_round):
-                started = time.perf_counter()
-                call()
-                out[name].append((time.perf_counter() - started) * 1000.0)
+            started = time.perf_counter()
+            call()
+            out[name].append((time.perf_counter() - started) * 1000.0)
     return out
 
 
@@ -290,7 +289,7 @@ def main() -> None:
             for k in range(sessions):
                 if k:
                     time.sleep(args.pause_s)  # the VM's speed drifts over minutes: sample it at several times
-                timed.append(alternating(paths, repeats))
+                timed.append(interleaved(paths, repeats))
             for idle in (floor_process, *others):
                 idle.terminate()
             concurrent = load(base_url, queries, seconds, clients=8)
@@ -319,7 +318,7 @@ def main() -> None:
 def report(result: dict[str, Any], tables: list[list[dict[str, Any]]]) -> str:
     n = len(tables)
     lines = [f"# Local Cloudflare API server ({result['vectors']:,} vectors x {DIMS}, cosine, npcId filter; "
-             f"{os.cpu_count()} CPUs; server in its own process; alternating rounds; {n} timed session(s) "
+             f"{os.cpu_count()} CPUs; server in its own process; paths interleaved call by call; {n} timed session(s) "
              f"{result['pause_s']:g} s apart)", "",
              "p50 ms per session (in brackets: added over the same query in process):", "",
              "| path | " + " | ".join(f"session {k + 1}" for k in range(n)) + " |", "|---|" + "---|" * n]
