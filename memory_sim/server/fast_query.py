@@ -3,8 +3,8 @@
 `QueryRoute` is a plain ASGI middleware, the app's outermost layer: for that one route it reads the body and
 sends what `QueryAnswerer` gives, and passes every other request on. `QueryAnswerer` turns (path, Authorization
 header, body) into (HTTP status, envelope bytes): the token check (server/auth.py), the query under the
-account's lock, errors mapped to Cloudflare's envelope. FastAPI's route matching, parameter solving and
-exception middleware cost about 0.3 ms of the server's ~0.9 ms share of a query (docs/server.md, Speed).
+account's lock, errors mapped to Cloudflare's envelope. Through FastAPI's route matching and parameter solving
+the server's share of a query is about a quarter larger (docs/server.md, Speed).
 The FastAPI route stays (OpenAPI, and apps built with `fast_query=False`) and runs the same `run_query`; a test
 checks that both answer alike.
 """
