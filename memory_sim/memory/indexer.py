@@ -7,16 +7,17 @@ so they share one set of rules:
 
 - **Embed once**: one embedding call for all the rows; when the write is repeated NPC by NPC (isolation.py),
   the vectors already made are reused.
-- **Room first**: when the rows would take the index past `config.index_cap`, the lowest-valued other vectors
-  are dropped first (they stay in D1; the rows being written are never the ones dropped).
-- **Index full**: when the index itself refuses the write as full (code 40012: its cap is lower than
-  `index_cap`), prune harder, below D1's count of indexed memories, and write once more; rows that still do not
-  fit are postponed like any other failure, and the next attempt finds the room.
+- **Room first**: when the rows would take the index past `config.index_cap`, the lowest-valued indexed memories
+  are dropped first (they stay in D1, `unindexed`); rows not yet in the index are never dropped for their own room.
+- **Index full**: when the index itself refuses the write as full (its real cap is lower than `index_cap`), prune
+  harder once, below D1's count of indexed memories, and write again; rows that still do not fit are postponed
+  like any other failure, and their next attempt finds the room.
 - **Postpone**: an outage (`EmbeddingUnavailable`, `VectorizeUnavailable`) postpones every row, with the outage's
   message; any other failure postpones only the rows of the NPC it came from (isolation.py). A postponed row is
   `pending` in D1 with an outbox row: attempts + 1, next attempt `now + retry_delay_s(attempts)`, last error.
 - **One D1 batch** records the outcome: written rows `indexed` and out of the outbox (and the caller's counter),
-  postponed ones rescheduled, outbox rows whose memory no longer exists dropped.
+  postponed ones rescheduled, outbox rows of memories that no longer belong in the index (deleted, or dropped
+  since they were queued) removed.
 """
 
 from __future__ import annotations
@@ -44,35 +45,41 @@ class IndexReport:
     errors: dict[str, str] = field(default_factory=dict)  # NPC id -> why its rows alone were postponed
     outage: Exception | None = None  # the outage that postponed every row
     full: bool = False  # the index refused a write as full: pruned harder and wrote again
-    pruned: int = 0  # other vectors dropped from the index to make room (they stay in D1)
+    pruned: int = 0  # vectors dropped from the index to make room (they stay in D1, `unindexed`)
+
+
+WANTED = ("pending", "indexed")  # the states of memories that belong in the index
 
 
 def index(
     env: Env, config: MemoryConfig, ids: Sequence[str], now: float, *, job: str = "index", counter: str | None = None
 ) -> IndexReport:
-    """Embeds and upserts the memories `ids` names (read from D1), then records the outcome in one D1 batch.
-    `counter` (e.g. "retries") counts the rows written; `job` names the caller in logs."""
+    """Embeds and upserts the memories `ids` names that D1 says belong in the index (pending or indexed), then
+    records the outcome in one D1 batch. `counter` (e.g. "retries") counts the rows written; `job` names the
+    caller in logs."""
     found = store.memories_by_ids(env.DB, ids)
-    gone = [i for i in dict.fromkeys(ids) if i not in found]  # queued once, deleted since: nothing to index
-    rows = list(found.values())
+    rows = [r for r in found.values() if r.index_state in WANTED]
+    wanted = {r.id for r in rows}
+    stale = [i for i in dict.fromkeys(ids) if i not in wanted]  # deleted, or dropped from the index since queued
     writer = _Writer(env, config, now)
     outcome: Outcome[StoredMemory] = Outcome()
     outage: Exception | None = None
     if rows:
-        writer.pruned += make_room(env, config, rows, now)
+        writer.drop(make_room(env, config, rows, now))
         try:
-            outcome = each_npc(job, rows, lambda r: r.npc_id, writer)
+            outcome = each_npc(job, writer.kept(rows), lambda r: r.npc_id, writer)
         except OUTAGES as exc:
-            outcome, outage = Outcome(held_back=rows), exc
+            outcome, outage = Outcome(held_back=writer.kept(rows)), exc
     reason = (lambda _: str(outage)) if outage is not None else (lambda r: outcome.failed[r.npc_id])
-    done = [r.id for r in outcome.done]
-    statements = store.set_state(env.DB, done, "indexed", now) + store.dequeue(env.DB, done + gone)
+    done = [r.id for r in writer.kept(outcome.done)]
+    held_back = writer.kept(outcome.held_back)
+    statements = store.set_state(env.DB, done, "indexed", now) + store.dequeue(env.DB, done + stale)
     if counter and done:
         statements.append(store.bump(env.DB, counter, len(done)))
-    statements += postpone(env.DB, config, outcome.held_back, now, reason)
+    statements += postpone(env.DB, config, held_back, now, reason)
     if statements:
         env.DB.batch(statements)
-    return IndexReport(done, [r.id for r in outcome.held_back], dict(outcome.failed), outage, writer.full, writer.pruned)
+    return IndexReport(done, [r.id for r in held_back], dict(outcome.failed), outage, writer.full, len(writer.dropped))
 
 
 def postpone(
@@ -92,27 +99,41 @@ def postpone(
     return statements + [store.bump(db, "embedding_failures", len(rows))]
 
 
+def is_index_full(error: VectorizeError) -> bool:
+    """The index refused a write for want of room. Production also answers 40012 for a vector of the wrong
+    dimension ("invalid vector for id=..."), which pruning would not help: the message must say "full" too."""
+    return error.code == CODE_FULL and "full" in error.detail.lower()
+
+
 class _Writer:
     """Writes rows' vectors for one `index` call (each_npc's action): each row embedded once, the index-full
-    rule applied once."""
+    rule applied once; remembers which vectors were dropped to make room, so none of them is written."""
 
     def __init__(self, env: Env, config: MemoryConfig, now: float) -> None:
         self.env, self.config, self.now = env, config, now
         self.vectors: dict[str, Vector] = {}
+        self.dropped: set[str] = set()
         self.full = False
-        self.pruned = 0
 
-    def __call__(self, rows: Sequence[StoredMemory]) -> None:
+    def drop(self, ids: Sequence[str]) -> None:
+        self.dropped.update(ids)
+
+    def kept(self, rows: Sequence[StoredMemory]) -> list[StoredMemory]:
+        return [r for r in rows if r.id not in self.dropped]
+
+    def __call__(self, group: Sequence[StoredMemory]) -> None:
+        rows = self.kept(group)
         vectors = self._vectors(rows)
         try:
             indexing.upsert(self.env, vectors)
         except VectorizeInputError as exc:
-            if exc.code != CODE_FULL or self.full:
+            if not is_index_full(exc) or self.full:
                 raise  # full again after pruning harder: these rows wait for their next attempt
             self.full = True
+            fresh = sum(1 for r in rows if r.index_state != "indexed")
             indexed = store.count_memories(self.env.DB, "index_state = 'indexed'")
-            self.pruned += make_room(self.env, self.config, rows, self.now, cap=max(1, indexed - len(rows)))
-            indexing.upsert(self.env, vectors)
+            self.drop(make_room(self.env, self.config, rows, self.now, cap=max(1, indexed - fresh)))
+            indexing.upsert(self.env, [v for v in vectors if v.id not in self.dropped])
 
     def _vectors(self, rows: Sequence[StoredMemory]) -> list[Vector]:
         missing = [r for r in rows if r.id not in self.vectors]
@@ -123,21 +144,23 @@ class _Writer:
 # --- room in the index -------------------------------------------------------------------------------------
 
 
-def make_room(env: Env, config: MemoryConfig, rows: Sequence[StoredMemory], now: float, cap: int | None = None) -> int:
+def make_room(env: Env, config: MemoryConfig, rows: Sequence[StoredMemory], now: float, cap: int | None = None) -> list[str]:
     """The index's size cap: when writing `rows` would take the index past it (`cap`, else `config.index_cap`),
-    drop the lowest-valued other vectors first (they stay in D1). Returns how many were dropped."""
+    the lowest-valued indexed memories are dropped first (they stay in D1), down to `cap_headroom` of the cap.
+    Rows not yet in the index are never dropped for their own room; rows already in it compete with the others.
+    Returns the ids dropped."""
     config = config if cap is None else replace(config, index_cap=cap)
-    fresh = sum(1 for r in rows if r.index_state != "indexed")
-    if store.count_memories(env.DB, "index_state = 'indexed'") + fresh <= config.index_cap:
-        return 0
-    writing = {r.id for r in rows}
-    others = [m for m in store.memories_in_state(env.DB, ["indexed"]) if m.id not in writing]
-    drop = plan_cap_prune(others, WorldTime.from_seconds(now).day, len(rows), config)
-    return unindex(env, drop, counter="cap_prunes")
+    fresh = {r.id for r in rows if r.index_state != "indexed"}
+    if store.count_memories(env.DB, "index_state = 'indexed'") + len(fresh) <= config.index_cap:
+        return []
+    held = [m for m in store.memories_in_state(env.DB, ["indexed"]) if m.id not in fresh]
+    drop = plan_cap_prune(held, WorldTime.from_seconds(now).day, len(fresh), config)
+    return drop if unindex(env, drop, counter="cap_prunes") else []
 
 
 def unindex(env: Env, ids: Sequence[str], counter: str) -> int:
-    """Deletes the vectors and marks the rows `unindexed` (they stay in D1); returns how many (0 if it failed)."""
+    """Deletes the vectors and marks the rows `unindexed`, out of the outbox (they stay in D1); returns how many
+    (0 if the index failed)."""
     if not ids:
         return 0
     try:
@@ -147,5 +170,6 @@ def unindex(env: Env, ids: Sequence[str], counter: str) -> int:
         # The index is failing: the rows stay 'indexed' in D1, so the next decay or cap pass tries again.
         env.DB.batch([store.bump(env.DB, "unindex_failures", len(ids))])
         return 0
-    env.DB.batch(store.set_state(env.DB, ids, "unindexed") + [store.bump(env.DB, counter, len(ids))])
+    statements = store.set_state(env.DB, ids, "unindexed") + store.dequeue(env.DB, ids)
+    env.DB.batch(statements + [store.bump(env.DB, counter, len(ids))])
     return len(ids)
