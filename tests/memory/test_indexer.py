@@ -283,3 +283,27 @@ def test_each_row_is_embedded_once_per_call(clock: SimClock) -> None:
     report = v.system.retry_pending()
     assert report.embedded == 1 and set(report.errors) == {"rose"}
     assert v.embedder.calls == calls + 1
+
+
+def test_the_index_full_rule_holds_through_the_cloudflare_rest_adapters(clock: SimClock, cloudflare_server: Any) -> None:
+    """The same rule when the index is reached over Cloudflare's REST API (the local server, loopback): the
+    code and the message of the "full" answer survive the round trip."""
+    from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
+    from memory_sim.builder import build_cloudflare_env
+    from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.settings import Settings
+
+    account = cloudflare_server.adopt(MemoryAccount(clock=clock, max_batch=VECTORIZE_MAX_BATCH_REST, max_vectors=3))
+    db = cloudflare_server.new_database("memory", account.client.account_id)
+    settings = Settings.load(environ={}, backend="cloudflare", account_id=account.client.account_id,
+                             api_token=account.client.api_token, database_id=db.database_id, embed_model="fake/hashing")
+    env = build_cloudflare_env(settings, embedder=HashingEmbedder(64), client=account.client)
+    embedder, index = FlakyEmbedder(env.embedder), FlakyIndex(env.VECTORIZE)
+    env.embedder, env.VECTORIZE = embedder, index  # type: ignore[assignment]
+    v = Village(MemorySystem(env, clock=clock, config=CONFIG), embedder, index, clock)
+    fill(v)
+    remembered_while_down(v, TARGET)
+    clock.seconds += retry_delay_s(1, CONFIG)
+    assert v.system.retry_pending().embedded == 1
+    assert state(v, TARGET.id) == "indexed" and v.system.stats()["cap_prunes"] >= 1
