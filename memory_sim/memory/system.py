@@ -76,7 +76,6 @@ class MemorySystem:
         indexed now. `index_all` indexes regardless of importance (consolidated summaries)."""
         memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
         indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
-        wanted = {m.id for m in indexable}
         now = self.clock()
         states = {m.id: "pending" for m in indexable}
         statements = store.insert_memories(self.env.DB, memories, self.config.initial_decay, states)
