@@ -18,6 +18,7 @@ from memory_sim.errors import ConfigError
 Backend = Literal["local", "cloudflare"]
 D1Engine = Literal["duckdb", "sqlite"]
 VectorBackend = Literal["chroma", "memory"]
+EmbedRuntime = Literal["onnx", "torch"]  # what runs a local embedding model
 
 
 @dataclass(frozen=True)
@@ -29,6 +30,7 @@ class Settings:
     index_name: str = "memories"
     database_name: str = "memory"
     embed_model: str = DEFAULT_MODEL
+    embed_runtime: EmbedRuntime = "onnx"
     d1_engine: D1Engine = "duckdb"
     vector_backend: VectorBackend = "chroma"
     chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 for a Chroma server
@@ -47,6 +49,7 @@ class Settings:
             "index_name": env.get("MEMORY_SIM_INDEX", "memories"),
             "database_name": env.get("MEMORY_SIM_DATABASE", "memory"),
             "embed_model": env.get("MEMORY_SIM_MODEL", DEFAULT_MODEL),
+            "embed_runtime": env.get("MEMORY_SIM_EMBED_RUNTIME", "onnx"),
             "d1_engine": env.get("MEMORY_SIM_D1_ENGINE", "duckdb"),
             "vector_backend": env.get("MEMORY_SIM_VECTOR_BACKEND", "chroma"),
             "chroma_url": env.get("MEMORY_SIM_CHROMA_URL"),

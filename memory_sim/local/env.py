@@ -101,7 +101,7 @@ def build_local_env(settings: Settings, *, embedder: Embedder | None = None, reb
 
     data = Path(settings.data_dir)
     data.mkdir(parents=True, exist_ok=True)
-    ai = LocalAi()
+    ai = LocalAi(runtime=settings.embed_runtime)
     account = open_vectorize_account(settings)
     if embedder is None:
         embedder = _load_embedder(settings, account, ai)
