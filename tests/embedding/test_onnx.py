@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -20,6 +21,7 @@ from memory_sim.errors import ConfigError
 from memory_sim.local.ai import LocalAi
 from memory_sim.local.models import MINILM, minilm_dir
 from memory_sim.local.onnx_cache import MODEL_FILE, export_dir
+from memory_sim.local.onnx_encoder import length_groups
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = "the miller counted sacks of grain by the river before the storm came " * 60  # past both windows
@@ -222,3 +224,13 @@ def test_two_processes_exporting_at_once_export_once(tmp_path: Path, bge_folder:
     outputs = [run.communicate(timeout=240)[0] for run in runs]
     assert all("runtime onnx" in out for out in outputs)
     assert sum(out.count("memory_sim.local.onnx_export:exporting") for out in outputs) == 1, outputs
+
+
+def test_texts_run_in_groups_of_similar_length() -> None:
+    assert length_groups([5]) == [(0, 1)]
+    assert length_groups([9, 9, 9, 9]) == [(0, 4)]  # equal lengths: one run, no padding
+    assert length_groups([3, 4, 200, 210], run_cost=32) == [(0, 2), (2, 4)]  # short texts not padded to 210
+    assert length_groups([10, 12, 14], run_cost=32) == [(0, 3)]  # a little padding is cheaper than another run
+    groups = length_groups(sorted(random.Random(3).randint(3, 256) for _ in range(100)))
+    assert groups[0][0] == 0 and groups[-1][1] == 100
+    assert all(a[1] == b[0] for a, b in zip(groups, groups[1:]))  # consecutive, covering every text once
