@@ -80,8 +80,8 @@ def _sample_inputs(names: list[str]) -> dict[str, Any]:
     """A batch of two with padding in the second row, so the traced graph keeps the attention mask."""
     import torch
 
-    ids = torch.tensor([[101, 7592, 2088, 2003, 2307, 2154, 1012, 102], [101, 7592, 2088, 102, 0, 0, 0, 0]])
-    mask = (ids != 0).long()
+    ids = torch.tensor([[3, 5, 6, 7, 8, 9, 10, 4], [3, 5, 6, 4, 0, 0, 0, 0]])  # small ids: in any vocabulary
+    mask = torch.tensor([[1] * 8, [1] * 4 + [0] * 4])
     values = {"input_ids": ids, "attention_mask": mask, "token_type_ids": torch.zeros_like(ids)}
     return {n: values[n] for n in names}
 
