@@ -19,7 +19,7 @@ from typing import Any
 
 from memory_sim.embedding.cache import EmbeddingCache
 from memory_sim.embedding.embedder import AiEmbedder
-from memory_sim.local.ai import LocalAi, embed_texts
+from memory_sim.local.ai import LocalAi
 
 WORDS = (
     "the a miller smith guard margaret tom harbour grain market ship storm lied trusted saw heard remembered "
@@ -33,11 +33,11 @@ def sentences(n: int, seed: int) -> list[str]:
     return [" ".join(rng.choice(WORDS) for _ in range(rng.randint(4, 40))) + "." for _ in range(n)]
 
 
-def raw_forward(model: Any, texts: list[str], batch_size: int, pooling: str) -> float:
+def raw_forward(encoder: Any, texts: list[str], batch_size: int, pooling: str) -> float:
     """Seconds for tokenize + forward + pool + normalise over `texts` in the given order: the model alone."""
     started = time.perf_counter()
     for start in range(0, len(texts), batch_size):
-        embed_texts(model, texts[start : start + batch_size], pooling)  # type: ignore[arg-type]
+        encoder.embed(texts[start : start + batch_size], pooling)
     return time.perf_counter() - started
 
 
@@ -50,8 +50,8 @@ def project_path(ai: LocalAi, model: str, texts: list[str], batch_size: int, poo
 
 def throughput(ai: LocalAi, model: str, texts: list[str], batch_size: int, pooling: str, rounds: int) -> dict[str, Any]:
     """Raw and project runs alternate for `rounds`; the best round of each counts (the 2 cores are shared)."""
-    loaded = ai._load(ai.locate(model))
-    embed_texts(loaded, texts[:batch_size], pooling)  # type: ignore[arg-type]  # warm-up
+    loaded = ai.load(model)
+    loaded.embed(texts[:batch_size], pooling)  # warm-up
     raw_runs, project_runs = [], []
     for _ in range(rounds):
         raw_runs.append(raw_forward(loaded, texts, batch_size, pooling))
@@ -59,6 +59,7 @@ def throughput(ai: LocalAi, model: str, texts: list[str], batch_size: int, pooli
     raw_s, project_s, n = min(raw_runs), min(project_runs), len(texts)
     return {
         "model": model,
+        "runtime": loaded.runtime,
         "texts": n,
         "batch_size": batch_size,
         "rounds": rounds,
