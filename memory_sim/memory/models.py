@@ -208,7 +208,7 @@ class MemoryConfig:
     retry_max_attempts: int = 12
     visibility_window_s: float = 120.0  # Vectorize's p99 write-visibility lag: merge such rows from D1
     candidate_factor: int = 4  # weighted recall ranks top_k * this candidates
-    recall_headroom: int = 5  # recall fetches this many more, so top k stays full once repeats are collapsed
+    recall_headroom: int = 5  # recall ranks 2 * top_k + this candidates, so top k stays full once repeats collapse
     fallback_limit: int = 200  # short-term rows scanned when the index fails
     expand_npc_names: bool = True  # recall adds who a named NPC is (role, description) to the query
 

@@ -172,7 +172,7 @@ class MemorySystem:
         neighbour context; vector: cosine similarity), higher first. No two share a text, and a summary never
         stands beside a memory it was made from (the better-ranked stays)."""
         _check_recall(npc_id, query, top_k, mode)
-        return self._distinct_top(npc_id, query, top_k, mode, top_k + self.config.recall_headroom, rank_by_score)
+        return self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
 
     def weighted_recall(
         self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE

@@ -118,6 +118,20 @@ def test_recall_collapses_repeats_and_fills_the_top_k(system: MemorySystem, mode
     assert same in [r.text for r in found]
 
 
+@pytest.mark.parametrize("mode", ["vector", "hybrid", "weighted"])
+def test_more_repeats_than_headroom_still_fill_the_top_k(system: MemorySystem, mode: str) -> None:
+    """30 copies of the best match outnumber the extra candidates asked for: recall asks again for more."""
+    same = "The blacksmith mended my oven door for nothing."
+    system.remember_many([ShortTermMemory("margaret", same, 0.9, WorldTime(day, 9)) for day in range(30)])
+    others = ["The blacksmith shod my pony.", "The blacksmith waved from the forge door.", "My oven door creaks."]
+    system.remember_many([ShortTermMemory("margaret", t, 0.8, WorldTime(30, i)) for i, t in enumerate(others)])
+    if mode == "weighted":
+        found = system.weighted_recall("margaret", same, current_day=31, top_k=3)
+    else:
+        found = system.recall("margaret", same, top_k=3, mode=mode)  # type: ignore[arg-type]
+    assert len(found) == 3 and repeated_texts(found) == []
+
+
 def test_a_summary_beside_its_own_source_is_collapsed(system: MemorySystem, env: Env, clock: SimClock) -> None:
     day = [("Tom mended my oven door for nothing.", 0.9), ("Tom would not take a penny for the oven.", 0.6)]
     system.remember_many([ShortTermMemory("margaret", t, i, WorldTime(1, 9 + n)) for n, (t, i) in enumerate(day)])
