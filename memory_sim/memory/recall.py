@@ -12,7 +12,7 @@ Three sources, merged by id:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -45,7 +45,18 @@ def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recol
         score=float(score),
         source=source,
         decay_factor=memory.decay_factor,
+        kind=memory.kind,
     )
+
+
+def with_sources(env: Env, recollections: Sequence[Recollection]) -> list[Recollection]:
+    """Summaries carry the ids of the memories they were made from (D1's `memory_sources`); one read, and none
+    when no summary was recalled."""
+    summaries = [r.id for r in recollections if r.kind == "summary"]
+    if not summaries:
+        return list(recollections)
+    lineage = store.sources_of(env.DB, summaries)
+    return [replace(r, sources=lineage[r.id]) if r.id in lineage else r for r in recollections]
 
 
 def overlap_score(query: str, text: str) -> float:
@@ -163,10 +174,10 @@ def gather(
     cache: RecallCache | None = None,
 ) -> Candidates:
     """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
-    if mode == "keyword":
-        return Candidates(keyword_candidates(env, npc_id, query, k), False)
     if config.expand_npc_names:
         query = expand_query(query, store.npc_profiles(env.DB))
+    if mode == "keyword":
+        return Candidates(keyword_candidates(env, npc_id, query, k), False)
     try:
         query_vector = env.embedder.embed([query], query=True)[0]
     except EmbeddingUnavailable:

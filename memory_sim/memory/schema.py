@@ -61,6 +61,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS short_term_memories_npc_seq ON short_term_memories (npc_id, seq)",
         ),
     ),
+    (
+        4,
+        "lineage: the memories each consolidated summary was made from (memory_sources)",
+        (
+            "CREATE TABLE IF NOT EXISTS memory_sources ("
+            " summary_id TEXT NOT NULL, source_id TEXT NOT NULL, PRIMARY KEY (summary_id, source_id))",
+            "CREATE INDEX IF NOT EXISTS memory_sources_source ON memory_sources (source_id)",
+        ),
+    ),
 )
 MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 
@@ -76,6 +85,7 @@ TABLES = (
     "counters",
     "meta",
     "sequences",
+    "memory_sources",
     "schema_version",
 )
 

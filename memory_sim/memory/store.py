@@ -14,7 +14,7 @@ from memory_sim.memory.models import ShortTermMemory, StoredMemory
 from memory_sim.memory.schema import MEMORY_SEQUENCE
 
 _COLUMNS = (
-    "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day"
+    "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day, about"
 )
 _CHUNK = D1_MAX_BOUND_PARAMETERS - 10  # room for the other parameters of the statement
 
@@ -38,6 +38,7 @@ def _stored(row: dict[str, Any]) -> StoredMemory:
         index_state=row["index_state"],
         indexed_at=None if row["indexed_at"] is None else float(row["indexed_at"]),
         decayed_day=int(row["decayed_day"]),
+        about=tuple(a for a in str(row["about"] or "").split(",") if a),
     )
 
 
@@ -253,6 +254,41 @@ def outbox_size(db: D1Database) -> int:
     return int(db.prepare("SELECT COUNT(*) AS n FROM embedding_outbox").first("n") or 0)
 
 
+# --- lineage: the memories a summary was made from (schema migration 4) ----------------------------------
+
+
+def put_sources(db: D1Database, summary_id: str, source_ids: Sequence[str]) -> list[D1PreparedStatement]:
+    statements = []
+    for chunk in _chunks(list(source_ids), 45):
+        rows = ", ".join("(?, ?)" for _ in chunk)
+        values = [v for source_id in chunk for v in (summary_id, source_id)]
+        sql = f"INSERT INTO memory_sources (summary_id, source_id) VALUES {rows} ON CONFLICT (summary_id, source_id) DO NOTHING"
+        statements.append(db.prepare(sql).bind(*values))
+    return statements
+
+
+def _pairs(db: D1Database, column: str, ids: Sequence[str]) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for chunk in _chunks(sorted(set(ids))):
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"SELECT summary_id, source_id FROM memory_sources WHERE {column} IN ({marks}) ORDER BY summary_id, source_id"
+        found += [(r["summary_id"], r["source_id"]) for r in db.prepare(sql).bind(*chunk).all().results]
+    return found
+
+
+def sources_of(db: D1Database, summary_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """summary id -> the ids of the memories it was made from (summaries without lineage are left out)."""
+    out: dict[str, list[str]] = {}
+    for summary_id, source_id in _pairs(db, "summary_id", summary_ids):
+        out.setdefault(summary_id, []).append(source_id)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def summaries_of(db: D1Database, source_id: str) -> tuple[str, ...]:
+    """The summaries a memory went into."""
+    return tuple(summary_id for summary_id, _ in _pairs(db, "source_id", [source_id]))
+
+
 # --- diaries, NPC state, counters, meta, job runs ----------------------------------------------------------
 
 
@@ -271,6 +307,12 @@ def diaries_to_consolidate(db: D1Database, up_to_day: int) -> list[dict[str, Any
 
 def mark_consolidated(db: D1Database, npc_id: str, day: int, summary_id: str) -> D1PreparedStatement:
     return db.prepare("UPDATE diaries SET summary_id = ? WHERE npc_id = ? AND day = ?").bind(summary_id, npc_id, day)
+
+
+def diary_link(db: D1Database, npc_id: str, day: int) -> str | None:
+    """What a consolidated day points to: its summary, or its one memory (a day of one memory is linked)."""
+    value = db.prepare("SELECT summary_id FROM diaries WHERE npc_id = ? AND day = ?").bind(npc_id, day).first("summary_id")
+    return None if value is None else str(value)
 
 
 def diary(db: D1Database, npc_id: str, day: int) -> str | None:

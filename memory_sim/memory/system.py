@@ -19,13 +19,15 @@ from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.env import Env
 from memory_sim.errors import InvalidInput, VectorizeError
 from memory_sim.memory import indexer, recall as recall_sources, rules, store
-from memory_sim.memory.models import DEFAULT_RECALL_MODE, RECALL_MODES, JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory.condense import diary_entries
+from memory_sim.memory.models import DEFAULT_RECALL_MODE, RECALL_MODES, JobReport, Lineage, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
 from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
-from memory_sim.memory.scoring import rank_by_score, rank_weighted, weighted_score
+from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted, weighted_score
 from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
 
 Clock = Callable[[], float]
+Ranking = Callable[[list[Recollection], int], list[Recollection]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,32 +109,51 @@ class MemorySystem:
 
     def recall(self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE) -> list[Recollection]:
         """Top-k of this NPC's memories for the query; `score` is the mode's (hybrid: fused vector + BM25 +
-        neighbour context; vector: cosine similarity), higher first."""
+        neighbour context; vector: cosine similarity), higher first. No two share a text, and a summary never
+        stands beside a memory it was made from (the better-ranked stays)."""
         _check_recall(npc_id, query, top_k, mode)
-        candidates = self._gather(npc_id, query, top_k, mode)
-        return rank_by_score(candidates, top_k)
+        return self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
 
     def weighted_recall(
         self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
     ) -> list[Recollection]:
         """score * importance / (1 + (current_day - day) * decayFactor), highest first, with each memory's
-        current decay factor from D1."""
+        current decay factor from D1; repeats collapsed as in `recall`."""
         _check_recall(npc_id, query, top_k, mode)
         day = self.today() if current_day is None else rules.day(current_day, "current_day")
-        k = min(VECTORIZE_MAX_TOP_K, top_k * self.config.candidate_factor)
-        weighted = [
-            replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor))
-            for r in self._gather(npc_id, query, k, mode)
-        ]
-        return rank_weighted(weighted, top_k)
 
-    def _gather(self, npc_id: str, query: str, k: int, mode: RecallMode) -> list[Recollection]:
-        candidates = recall_sources.gather(
-            self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
-        )
-        if candidates.fell_back:
-            self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
-        return candidates.recollections
+        def rank(found: list[Recollection], k: int) -> list[Recollection]:
+            weighted = [replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor)) for r in found]
+            return rank_weighted(weighted, k)
+
+        return self._distinct_top(npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank)
+
+    def _distinct_top(self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking) -> list[Recollection]:
+        """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats
+        leave it short and more may exist."""
+        k = min(VECTORIZE_MAX_TOP_K, k)
+        while True:
+            candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache)
+            if candidates.fell_back:
+                self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
+            found = recall_sources.with_sources(self.env, candidates.recollections)
+            kept = distinct(rank(found, len(found)))
+            if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
+                return kept[:top_k]
+            k = min(VECTORIZE_MAX_TOP_K, 2 * k)
+
+    def lineage(self, memory_id: str) -> Lineage:
+        """Where a memory came from and where it went: the memories a summary was made from, and the summaries
+        a memory went into (D1 rows, in the order they happened)."""
+        rules.text("memory_id", memory_id)
+        sources = store.sources_of(self.env.DB, [memory_id]).get(memory_id, ())
+        summaries = store.summaries_of(self.env.DB, memory_id)
+        rows = store.memories_by_ids(self.env.DB, [*sources, *summaries])
+
+        def in_order(ids: Sequence[str]) -> tuple[StoredMemory, ...]:
+            return tuple(sorted((rows[i] for i in ids if i in rows), key=lambda m: (m.day, m.hour, m.id)))
+
+        return Lineage(memory_id, in_order(sources), in_order(summaries))
 
     # --- the design's three uses ----------------------------------------------------------------------------
 
@@ -158,11 +179,9 @@ class MemorySystem:
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
         """The day's diary in D1: its most important short-term memories in order, and one past memory
         they brought back."""
-        todays = store.memories_of(self.env.DB, npc_id, day)
-        todays = [m for m in todays if m.kind == "observation"]
-        if not todays:
+        chosen = diary_entries(store.memories_of(self.env.DB, npc_id, day), max_entries)
+        if not chosen:
             return ""
-        chosen = sorted(sorted(todays, key=lambda m: (-m.importance, m.hour, m.id))[:max_entries], key=lambda m: (m.hour, m.id))
         lines = [m.content for m in chosen]
         echo = self._echo(npc_id, day, chosen)
         if echo is not None:
@@ -173,7 +192,8 @@ class MemorySystem:
 
     def _echo(self, npc_id: str, day: int, chosen: Sequence[StoredMemory]) -> Recollection | None:
         focus = max(chosen, key=lambda m: (m.importance, -m.hour))
-        past = [r for r in self._neighbours(npc_id, focus) if r.day < day and r.source == "vectorize"]
+        # an earlier observation, never a summary: a diary (and what is condensed from it) does not nest echoes
+        past = [r for r in self._neighbours(npc_id, focus) if r.day < day and r.source == "vectorize" and r.kind == "observation"]
         return past[0] if past else None
 
     def _neighbours(self, npc_id: str, focus: StoredMemory, k: int = 5) -> list[Recollection]:

@@ -84,9 +84,11 @@ def run_village(
     clock: SimClock,
     days: int,
     on_hour: Callable[[WorldTime], None] | None = None,
+    scheduler: SimScheduler | None = None,
 ) -> RunSummary:
-    """Runs `days` whole days from the clock's current hour; jobs run as their periods come."""
-    db, scheduler = system.env.DB, SimScheduler(system)
+    """Runs `days` whole days from the clock's current hour; jobs run as their periods come (`scheduler`'s
+    jobs: all of the memory system's by default)."""
+    db, scheduler = system.env.DB, scheduler or SimScheduler(system)
     save_npcs(db, village)
     summary, places = RunSummary(days), {}
     start = clock.now.hours
