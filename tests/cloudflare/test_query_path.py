@@ -83,7 +83,7 @@ def test_input_errors_are_not_retried(flaky: tuple[ServerForTests, FlakyQueries]
     slept: list[float] = []
     index = _filled(running.client(sleep=slept.append))
     before = gate.queries
-    with pytest.raises(VectorizeInputError, match=r"\(code = 40006\): expected 2 dimensions, got 3") as wrong:
+    with pytest.raises(VectorizeInputError, match=r"\(code = 40006\): invalid query vector, expected 2 dimensions, and got 3 dimensions") as wrong:
         index.query([1.0, 0.0, 0.0])
     assert wrong.value.status == 400 and slept == [] and gate.queries == before + 1
 

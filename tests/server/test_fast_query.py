@@ -89,7 +89,7 @@ def test_protocol_answers_as_the_route(served: tuple[Any, str]) -> None:
     assert asyncio.run(routed()) == fast
     assert [status for status, _ in fast] == [200, 200, 400, 400, 400, 401, 403, 404]
     assert [m["id"] for m in fast[0][1]["result"]["matches"]] == ["a", "b"] and fast[0][1]["result"]["matches"][0]["metadata"] == {"k": 1}
-    assert [body["errors"][0]["code"] for _, body in fast[5:]] == [10000, 9109, 40013]
+    assert [body["errors"][0]["code"] for _, body in fast[5:]] == [10000, 9109, 3000]
 
 
 def _request(path: str, body: bytes, *, method: str = "POST", version: str = "1.1", extra: str = "") -> bytes:
@@ -221,7 +221,7 @@ def test_typed_sdk_query_and_openapi(sdk: cloudflare.Cloudflare, account_id: str
     assert found is not None and found.count == 1 and found.matches[0].id == "b"
     with pytest.raises(cloudflare.NotFoundError) as missing:
         sdk.vectorize.indexes.query("nothere", account_id=account_id, vector=[1, 0, 0])
-    assert missing.value.body["errors"][0]["code"] == 40013 and missing.value.body["success"] is False
+    assert missing.value.body["errors"][0]["code"] == 3000 and missing.value.body["success"] is False
     spec = httpx.get(f"{sdk.base_url}".replace("/client/v4/", "/openapi.json")).json()
     assert any(QUERY_PATH.match(path.replace("{account_id}", "x").replace("{name}", "y")) for path in spec["paths"])
     assert QUERY_PATH.match("/client/v4/accounts/a/vectorize/v2/indexes/mem/query")

@@ -57,10 +57,10 @@ def test_wrangler_like_session(tmp_path: Path, capsys: pytest.CaptureFixture[str
     "argv, message",
     [
         (["info", "nope"], "INDEX_GET_ERROR"),
-        (["query", "idx", "--vector", "1", "2"], "expected 3 dimensions, got 2"),
+        (["query", "idx", "--vector", "1", "2"], "(code = 40006): invalid query vector, expected 3 dimensions, and got 2 dimensions"),
         (["query", "idx", "--vector", "1", "2", "3", "--filter", "{bad"], "not valid JSON"),
-        (["query", "idx", "--vector", "1", "2", "3", "--top-k", "101"], "topK"),
-        (["create", "idx", "--dimensions", "3", "--metric", "cosine"], "already exists"),
+        (["query", "idx", "--vector", "1", "2", "3", "--top-k", "101"], "max top K is 100, but got 101"),
+        (["create", "idx", "--dimensions", "3", "--metric", "cosine"], '(code = 3002): vectorize.index.duplicate_name - Index name "idx"'),
     ],
 )
 def test_errors_print_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:
