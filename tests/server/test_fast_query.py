@@ -24,7 +24,8 @@ from memory_sim.server.testing import TEST_TOKEN
 
 BODY = {"vector": [1, 0, 0], "topK": 2, "returnMetadata": "all"}
 ROWS = b'{"id":"a","values":[1,0,0],"metadata":{"k":1}}\n{"id":"b","values":[0,1,0]}\n'
-BODIES: list[Any] = [BODY, {"vectorId": "b", "topK": 1}, {"vector": [1, 0]}, [1, 2], {"vector": [1, 0, 0], "filter": {"k": 1}}]
+BODIES: list[Any] = [BODY, {"vectorId": "b", "topK": 1}, {"vector": [1, 0]}, [1, 2], {"vector": [1, 0, 0], "filter": {"k": 1}},
+                     {"vector": [1, 0, 0], "vectorId": "b"}, {"vector": [1, 0, 0], "returnMetadata": True}]
 AUTH = {"Authorization": f"Bearer {TEST_TOKEN}"}
 INDEXES = "/client/v4/accounts/acc/vectorize/v2/indexes"
 
@@ -87,9 +88,9 @@ def test_protocol_answers_as_the_route(served: tuple[Any, str]) -> None:
             return out
 
     assert asyncio.run(routed()) == fast
-    assert [status for status, _ in fast] == [200, 200, 400, 400, 400, 401, 403, 404]
+    assert [status for status, _ in fast] == [200, 200, 400, 400, 400, 400, 400, 401, 403, 404]
     assert [m["id"] for m in fast[0][1]["result"]["matches"]] == ["a", "b"] and fast[0][1]["result"]["matches"][0]["metadata"] == {"k": 1}
-    assert [body["errors"][0]["code"] for _, body in fast[5:]] == [10000, 9109, 3000]
+    assert [body["errors"][0]["code"] for _, body in fast[5:]] == [40020, 40026, 10000, 9109, 3000]
 
 
 def _request(path: str, body: bytes, *, method: str = "POST", version: str = "1.1", extra: str = "") -> bytes:
