@@ -113,7 +113,9 @@ def _kind(value: Any) -> str:
         return f"floating point `{value}`"
     if isinstance(value, str):
         return f"string {json.dumps(value, ensure_ascii=False)}"
-    return {list: "sequence", dict: "map"}.get(type(value), "null")
+    if isinstance(value, list):
+        return "sequence"
+    return "map" if isinstance(value, dict) else "null"
 
 
 def unreadable(key: str, why: str, raw: Callable[[], bytes | str] | bytes | str | None = None) -> VectorizeInputError:

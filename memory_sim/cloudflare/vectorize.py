@@ -15,7 +15,6 @@ from urllib.parse import quote
 
 from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_codes as codes
-from memory_sim.bindings.vectorize_wire import query_body
 from memory_sim.bindings.vectorize import (
     IndexDescription,
     IndexInfo,
@@ -29,9 +28,9 @@ from memory_sim.bindings.vectorize import (
     Vector,
     VectorIdPage,
 )
+from memory_sim.bindings.vectorize_wire import query_body
 from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
 from memory_sim.errors import VectorizeError, VectorizeInputError, VectorizeUnavailable
-
 
 MULTIPART: Any = {"headers": {"Content-Type": "multipart/form-data"}}  # the SDK then adds the boundary
 

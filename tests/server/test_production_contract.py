@@ -47,8 +47,8 @@ def test_a_boolean_return_metadata_is_refused_over_rest(server: ServerForTests, 
         ({"vector": [1, 0, 0], "vectorId": "b"}, 40020, "a query takes `vector` or `vectorId`, not both"),
         ({"topK": 2}, 40020, "a query needs `vector` (an array of numbers) or `vectorId`"),
         ({"vector": [1, 0, 0], "returnMetadata": "some"}, 40026,
-         "Failed to parse the request body as JSON: returnMetadata: unknown variant `some`, expected one of `none`, "
-         "`indexed`, `all` at line 1 column 36"),
+         ("Failed to parse the request body as JSON: returnMetadata: unknown variant `some`, expected one of `none`, "
+          "`indexed`, `all` at line 1 column 36")),
         ({"vector": [1, 0, 0], "returnValues": 1}, 40026,
          "Failed to parse the request body as JSON: returnValues: invalid type: integer `1`, expected a boolean at line 1 column 34"),
         ({"vector": [1, 0, 0], "topK": "3"}, 40026,
