@@ -14,6 +14,7 @@ from typing import Any, Callable, Sequence
 from urllib.parse import quote
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.bindings.vectorize import (
     IndexDescription,
     IndexInfo,
@@ -27,9 +28,9 @@ from memory_sim.bindings.vectorize import (
     Vector,
     VectorIdPage,
 )
+from memory_sim.bindings.vectorize_wire import query_body
 from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
 from memory_sim.errors import VectorizeError, VectorizeInputError, VectorizeUnavailable
-
 
 MULTIPART: Any = {"headers": {"Content-Type": "multipart/form-data"}}  # the SDK then adds the boundary
 
@@ -63,7 +64,7 @@ def to_ndjson(vectors: Sequence[Vector | dict[str, Any]], op: str) -> bytes:
         try:
             lines.append(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
         except (TypeError, ValueError) as exc:
-            raise VectorizeInputError(op, f"vector is not JSON-serialisable: {exc}", 40001) from None
+            raise VectorizeInputError(op, f"vector is not JSON-serialisable: {exc}", codes.BAD_VECTOR) from None
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
@@ -105,7 +106,7 @@ class CloudflareVectorizeIndex:
     def _write(self, kind: str, vectors: Sequence[Vector]) -> Mutation:
         op = "VECTOR_INSERT" if kind == "insert" else "VECTOR_UPSERT"
         if not vectors:
-            raise VectorizeInputError(op, "no vectors to write", 40005)
+            raise VectorizeInputError(op, "no vectors to write", codes.BATCH)
         # Sent as the multipart part `vectors`, as wrangler does (contract §2), through the SDK's raw `post`:
         # SDK 5.9's typed insert/upsert send the bytes labelled application/json and warn that it is deprecated.
         path = f"{self._path}/{kind}"
@@ -134,26 +135,19 @@ class CloudflareVectorizeIndex:
         matches = [Match(m["id"], float(m["score"]), m.get("values"), m.get("metadata"), m.get("namespace")) for m in result["matches"]]
         return QueryResult(int(result["count"]), matches)
 
-    @staticmethod
-    def _options(top_k: Any, filter: Any, return_values: Any, return_metadata: Any, namespace: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"topK": top_k, "returnValues": return_values, "returnMetadata": return_metadata}
-        if filter is not None:
-            body["filter"] = filter
-        if namespace is not None:
-            body["namespace"] = namespace
-        return body
-
     def query(self, vector: Sequence[float], top_k: int = limits.VECTORIZE_DEFAULT_TOP_K, filter: dict[str, Any] | None = None,
               return_values: bool = False, return_metadata: ReturnMetadata | bool = "none", namespace: str | None = None) -> QueryResult:
         try:
             values = [float(v) for v in vector]
         except (TypeError, ValueError):
-            raise VectorizeInputError("VECTOR_QUERY", "vector values must be an array of numbers", 40001) from None
-        return self._query({"vector": values, **self._options(top_k, filter, return_values, return_metadata, namespace)})
+            raise VectorizeInputError("VECTOR_QUERY", "vector values must be an array of numbers", codes.BAD_VECTOR) from None
+        # The body workerd's binding sends: `true` for returnMetadata becomes 'all', `false` is sent as it is
+        # (and refused by the service), never both `vector` and `vectorId` (bindings/vectorize_wire.py).
+        return self._query(query_body({"vector": values}, top_k, filter, return_values, return_metadata, namespace))
 
     def query_by_id(self, id: str, top_k: int = limits.VECTORIZE_DEFAULT_TOP_K, filter: dict[str, Any] | None = None,
                     return_values: bool = False, return_metadata: ReturnMetadata | bool = "none", namespace: str | None = None) -> QueryResult:
-        return self._query({"vectorId": id, **self._options(top_k, filter, return_values, return_metadata, namespace)})
+        return self._query(query_body({"vectorId": id}, top_k, filter, return_values, return_metadata, namespace))
 
     def get_by_ids(self, ids: Sequence[str]) -> list[Vector]:
         found = self._call("VECTOR_GET", lambda sdk: self._indexes.get_by_ids(self._name, account_id=self._client.account_id, ids=list(ids)))
