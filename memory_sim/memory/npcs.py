@@ -41,17 +41,18 @@ def registered_id(value: Any) -> str:
     return str(value)
 
 
-def _label(name: str, value: Any) -> str:
-    return rules.text(name, value, MAX_NAME_BYTES).strip()
+def label(name: str, value: Any) -> str:
+    """A name, role, alias or trait: short text; aliases and traits (kept comma-separated) without commas."""
+    text = rules.text(name, value, MAX_NAME_BYTES).strip()
+    if "," in text and name in ("aliases", "alias", "traits", "trait"):
+        raise InvalidInput(f"{name} must not hold commas: {rules.shown(value)}")
+    return text
 
 
 def _labels(name: str, values: Iterable[Any]) -> tuple[str, ...]:
     if isinstance(values, str):
         raise InvalidInput(f"{name} must be a list of texts, not one text: {rules.shown(values)}")
-    out = tuple(_label(name, v) for v in values)
-    if any("," in v for v in out):
-        raise InvalidInput(f"{name} must not hold commas: {rules.shown(out)}")
-    return out
+    return tuple(label(name, v) for v in values)
 
 
 def _row(npc: Npc) -> dict[str, Any]:
@@ -68,8 +69,8 @@ def from_row(row: dict[str, Any]) -> Npc:
 
 
 def make(npc_id: Any, name: Any, role: Any = None, aliases: Iterable[Any] = (), traits: Iterable[Any] = ()) -> Npc:
-    role_text = "" if role is None else _label("role", role)
-    return Npc(registered_id(npc_id), _label("name", name), role_text, _labels("aliases", aliases), _labels("traits", traits))
+    role_text = "" if role is None else label("role", role)
+    return Npc(registered_id(npc_id), label("name", name), role_text, _labels("aliases", aliases), _labels("traits", traits))
 
 
 def _case_twin(db: D1Database, npc_id: str) -> str | None:

@@ -74,8 +74,9 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         5,
         "registered NPCs' aliases and traits (npc_state); deliberate forgets and their reasons (forgotten)",
         (
-            "ALTER TABLE npc_state ADD COLUMN aliases TEXT NOT NULL DEFAULT ''",
-            "ALTER TABLE npc_state ADD COLUMN traits TEXT NOT NULL DEFAULT ''",
+            # nullable: DuckDB's SQLite layer refuses ADD COLUMN ... NOT NULL (readers treat NULL as '')
+            "ALTER TABLE npc_state ADD COLUMN aliases TEXT DEFAULT ''",
+            "ALTER TABLE npc_state ADD COLUMN traits TEXT DEFAULT ''",
             "CREATE TABLE IF NOT EXISTS forgotten ("
             " memory_id TEXT NOT NULL PRIMARY KEY, npc_id TEXT NOT NULL, reason TEXT NOT NULL, forgotten_at REAL NOT NULL)",
         ),
