@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from memory_sim.check import check
@@ -140,3 +144,24 @@ def test_forget_npc(system: MemorySystem) -> None:
     assert system.memories("tom").memories == [] and [n.id for n in system.npcs()] == []
     assert len(system.memories("ada").memories) == 1
     assert forgetting.finish(system.env) == 0
+
+
+def test_the_command_line_registers_lists_and_forgets(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memory_sim.cli import main
+
+    def run(*argv: str) -> Any:
+        capsys.readouterr()
+        assert main(["--data", str(tmp_path), "--model", "fake/hashing", "--d1-engine", "sqlite", *argv[:1],
+                     *(["--json"] if argv[0] != "remember" else []), *argv[1:]]) == 0
+        return json.loads(capsys.readouterr().out)
+
+    assert run("npc", "tom", "--name", "Tom", "--role", "the blacksmith", "--alias", "Old Tom")["aliases"] == ["Old Tom"]
+    assert [n["id"] for n in run("npcs")] == ["tom"]
+    memory_id = run("remember", "margaret", "The blacksmith mended my oven door.", "--importance", "0.8", "--day", "3")["id"]
+    assert [m["id"] for m in run("memories", "margaret")["memories"]] == [memory_id]
+    assert [r["id"] for r in run("relationship", "margaret", "tom")["margaret"]] == [memory_id]
+    assert [r["id"] for r in run("context", "margaret", "visit Old Tom?")] == [memory_id]
+    assert run("forget", memory_id, "--reason", "the player asked") == {"forgotten": [memory_id]}
+    assert run("memories", "margaret")["memories"] == []
+    assert run("context", "margaret", "visit Old Tom?") == []
+    assert main(["--data", str(tmp_path), "--model", "fake/hashing", "--d1-engine", "sqlite", "context", "Tom", "x"]) == 2
