@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING
 from memory_sim.env import Env
 from memory_sim.errors import InvalidInput, NotFound, VectorizeError
@@ -53,29 +54,38 @@ def list_memories(
     """One page of the NPC's memories in remember order. Forgotten ones only with `state="forgotten"`."""
     rules.text("npc_id", npc_id)
     where, values = ["npc_id = ?"], [npc_id]
+
+    def add(condition: str, *bound: Any) -> None:
+        where.append(condition)
+        values.extend(bound)
+
     if since_day is not None:
-        where.append("day >= ?"), values.append(rules.day(since_day, "since_day"))
+        add("day >= ?", rules.day(since_day, "since_day"))
     if until_day is not None:
-        where.append("day <= ?"), values.append(rules.day(until_day, "until_day"))
+        add("day <= ?", rules.day(until_day, "until_day"))
     for column, value in (("type", type), ("kind", kind)):
         if value is not None:
-            where.append(f"{column} = ?"), values.append(rules.text(column, value))
-    if state is not None:
+            add(f"{column} = ?", rules.text(column, value))
+    if state == "forgotten":
+        add("index_state IN (?, ?)", *store.FORGOTTEN_STATES)
+    elif state is not None:
         if state not in MEMORY_STATES:
             raise InvalidInput(f"state must be one of {', '.join(MEMORY_STATES)}, got {rules.shown(state)}")
-        where.append("index_state IN (?, ?)" if state == "forgotten" else "index_state = ?")
-        values += list(store.FORGOTTEN_STATES) if state == "forgotten" else [state]
+        add("index_state = ?", state)
     if cursor is not None:
-        where.append("seq > ?"), values.append(_cursor(cursor))
-    size = rules.top_k(limit) if limit <= 100 else _too_many(limit)
+        add("seq > ?", _cursor(cursor))
+    size = _limit(limit)
     rows = store.select_page(env.DB, " AND ".join(where), values, size + 1, forgotten=state == "forgotten")
     more = len(rows) > size
     rows = rows[:size]
     return MemoryPage([m for m, _ in rows], str(rows[-1][1]) if more else None)
 
 
-def _too_many(limit: int) -> int:
-    raise InvalidInput(f"limit must be in 1..{PAGE_LIMIT}, got {rules.shown(limit)}")
+def _limit(value: Any) -> int:
+    try:
+        return rules.top_k(value)
+    except InvalidInput:
+        raise InvalidInput(f"limit must be in 1..{PAGE_LIMIT}, got {rules.shown(value)}") from None
 
 
 def one(env: Env, memory_id: str) -> StoredMemory:
@@ -98,7 +108,7 @@ def forget(env: Env, ids: Sequence[str], reason: str, now: float) -> list[str]:
     todo = sorted({i for i in ids if found[i].index_state != "forgotten"})
     if todo:
         rows = [found[i] for i in todo]
-        env.DB.batch(store.set_state(env.DB, todo, "forgetting") + store.record_forgotten(env.DB, rows, reason, now)
+        env.DB.batch(store.set_state(env.DB, todo, "forgetting") + _record(env.DB, rows, reason, now)
                      + store.dequeue(env.DB, todo) + [store.bump_revision(env.DB)])
     finish(env, todo)
     return todo
@@ -126,7 +136,7 @@ def forget_npc(env: Env, npc_id: str, now: float) -> list[str]:
     ids = [m.id for m in store.memories_of(env.DB, npc_id)]
     ids += [m.id for m in store.memories_in_state(env.DB, ["forgetting"]) if m.npc_id == npc_id]
     done = forget(env, ids, f"forget_npc {npc_id}", now) if ids else []
-    env.DB.batch(store.drop_npc(env.DB, npc_id))
+    env.DB.batch(_drop_npc(env.DB, npc_id))
     return done
 
 
@@ -141,3 +151,27 @@ def update_importance(env: Env, memory_id: str, value: Any, now: float) -> Store
         statements += store.set_state(env.DB, [memory_id], "pending") + store.enqueue_many(env.DB, [memory_id], now)
     env.DB.batch(statements)
     return one(env, memory_id)
+
+
+# --- statements (plain SQLite, as store.py's) ----------------------------------------------------------------
+
+
+def _record(db: D1Database, memories: Sequence[StoredMemory], reason: str, at: float) -> list[D1PreparedStatement]:
+    """Why each memory was forgotten (the first reason stands when a forget is re-run); 4 parameters a row."""
+    statements = []
+    for start in range(0, len(memories), 24):
+        chunk = memories[start : start + 24]
+        rows = ", ".join("(?, ?, ?, ?)" for _ in chunk)
+        values = [v for m in chunk for v in (m.id, m.npc_id, reason, at)]
+        sql = f"INSERT INTO forgotten (memory_id, npc_id, reason, forgotten_at) VALUES {rows} ON CONFLICT (memory_id) DO NOTHING"
+        statements.append(db.prepare(sql).bind(*values))
+    return statements
+
+
+def _drop_npc(db: D1Database, npc_id: str) -> list[D1PreparedStatement]:
+    """An NPC's registration, diaries and relationships (its memories are forgotten, not deleted)."""
+    return [
+        db.prepare("DELETE FROM npc_state WHERE npc_id = ?").bind(npc_id),
+        db.prepare("DELETE FROM diaries WHERE npc_id = ?").bind(npc_id),
+        db.prepare("DELETE FROM relationships WHERE npc_id = ? OR other_id = ?").bind(npc_id, npc_id),
+    ]

@@ -124,38 +124,6 @@ def set_importance(db: D1Database, memory_id: str, importance: float) -> D1Prepa
     return db.prepare("UPDATE short_term_memories SET importance = ? WHERE id = ?").bind(importance, memory_id)
 
 
-def record_forgotten(
-    db: D1Database, memories: Sequence[StoredMemory], reason: str, at: float
-) -> list[D1PreparedStatement]:
-    """Why each memory was forgotten (the first reason stands when a forget is re-run)."""
-    statements = []
-    for start in range(0, len(memories), 24):
-        chunk = memories[start : start + 24]
-        rows = ", ".join("(?, ?, ?, ?)" for _ in chunk)
-        values = [v for m in chunk for v in (m.id, m.npc_id, reason, at)]
-        sql = f"INSERT INTO forgotten (memory_id, npc_id, reason, forgotten_at) VALUES {rows} ON CONFLICT (memory_id) DO NOTHING"
-        statements.append(db.prepare(sql).bind(*values))
-    return statements
-
-
-def forgotten_reasons(db: D1Database, ids: Sequence[str]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for chunk in _chunks(list(ids)):
-        marks = ", ".join("?" for _ in chunk)
-        sql = f"SELECT memory_id, reason FROM forgotten WHERE memory_id IN ({marks})"
-        found.update((r["memory_id"], str(r["reason"])) for r in db.prepare(sql).bind(*chunk).all().results)
-    return found
-
-
-def drop_npc(db: D1Database, npc_id: str) -> list[D1PreparedStatement]:
-    """An NPC's registration, diaries and relationships (its memories are forgotten, not deleted)."""
-    return [
-        db.prepare("DELETE FROM npc_state WHERE npc_id = ?").bind(npc_id),
-        db.prepare("DELETE FROM diaries WHERE npc_id = ?").bind(npc_id),
-        db.prepare("DELETE FROM relationships WHERE npc_id = ? OR other_id = ?").bind(npc_id, npc_id),
-    ]
-
-
 def memories_of(db: D1Database, npc_id: str, day: int | None = None) -> list[StoredMemory]:
     if day is None:
         return _select(db, "npc_id = ?", npc_id)
