@@ -70,10 +70,22 @@ def overlap_score(query: str, text: str) -> float:
 def expand_query(query: str, profiles: Sequence[dict[str, str]]) -> str:
     """Adds who a named NPC is ("Tom: the blacksmith, the smith at the forge") to the query: memories often
     name people by role, and an NPC knows who Tom is even when the embedding model does not."""
-    words = set(_WORD.findall(query.lower()))
-    known = [p for p in profiles if p["name"].lower() in words or p["npc_id"] in words]
-    notes = [f"{p['name']}: {p['role']}, {p['description']}".rstrip(", ") for p in known]
+    text = " ".join(_WORD.findall(query.lower()))
+    known = [p for p in profiles if any(_names(text, n) for n in _known_as(p))]
+    notes = [f"{p['name']}: {p['role']}, {p['description']}".rstrip(", ").replace(": , ", ": ") for p in known]
     return " ".join([query, *notes])
+
+
+def _known_as(profile: dict[str, str]) -> list[str]:
+    """What a query may call a registered NPC: its id, name and aliases ("Old Tom", "the smith")."""
+    aliases = str(profile.get("aliases") or "").split(",")
+    return [n for n in (profile["npc_id"], profile["name"], *aliases) if n]
+
+
+def _names(words: str, name: str) -> bool:
+    """The query's words hold the name's words in a row (a name of several words must appear whole)."""
+    wanted = " ".join(_WORD.findall(name.lower()))
+    return bool(wanted) and f" {wanted} " in f" {words} "
 
 
 def vector_matches(env: Env, npc_id: str, query_vector: np.ndarray, k: int) -> list[tuple[str, float]]:

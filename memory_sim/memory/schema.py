@@ -70,6 +70,17 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS memory_sources_source ON memory_sources (source_id)",
         ),
     ),
+    (
+        5,
+        "registered NPCs' aliases and traits (npc_state); deliberate forgets and their reasons (forgotten)",
+        (
+            # nullable: DuckDB's SQLite layer refuses ADD COLUMN ... NOT NULL (readers treat NULL as '')
+            "ALTER TABLE npc_state ADD COLUMN aliases TEXT DEFAULT ''",
+            "ALTER TABLE npc_state ADD COLUMN traits TEXT DEFAULT ''",
+            "CREATE TABLE IF NOT EXISTS forgotten ("
+            " memory_id TEXT NOT NULL PRIMARY KEY, npc_id TEXT NOT NULL, reason TEXT NOT NULL, forgotten_at REAL NOT NULL)",
+        ),
+    ),
 )
 MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 
@@ -86,6 +97,7 @@ TABLES = (
     "meta",
     "sequences",
     "memory_sources",
+    "forgotten",
     "schema_version",
 )
 

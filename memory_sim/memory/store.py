@@ -42,7 +42,15 @@ def _stored(row: dict[str, Any]) -> StoredMemory:
     )
 
 
-def _select(db: D1Database, where: str, *values: Any, order: str = "day, hour, id") -> list[StoredMemory]:
+FORGOTTEN_STATES = ("forgetting", "forgotten")  # forget(): gone for every reader but `memory(id)` and `memories(state=...)`
+_VISIBLE = "index_state NOT IN ('forgetting', 'forgotten')"
+
+
+def _select(
+    db: D1Database, where: str, *values: Any, order: str = "day, hour, id", forgotten: bool = False
+) -> list[StoredMemory]:
+    """Rows matching `where`; forgotten ones (and those being forgotten) only when asked for."""
+    where = where if forgotten else f"({where}) AND {_VISIBLE}"
     sql = f"SELECT {_COLUMNS} FROM short_term_memories WHERE {where} ORDER BY {order}"
     return [_stored(row) for row in db.prepare(sql).bind(*values).all().results]
 
@@ -95,12 +103,25 @@ def enqueue_many(db: D1Database, ids: Sequence[str], next_attempt_at: float) -> 
     return statements
 
 
-def memories_by_ids(db: D1Database, ids: Sequence[str]) -> dict[str, StoredMemory]:
+def memories_by_ids(db: D1Database, ids: Sequence[str], *, forgotten: bool = False) -> dict[str, StoredMemory]:
     found: dict[str, StoredMemory] = {}
     for chunk in _chunks(list(ids)):
         marks = ", ".join("?" for _ in chunk)
-        found.update((m.id, m) for m in _select(db, f"id IN ({marks})", *chunk))
+        found.update((m.id, m) for m in _select(db, f"id IN ({marks})", *chunk, forgotten=forgotten))
     return found
+
+
+def select_page(
+    db: D1Database, where: str, values: Sequence[Any], limit: int, *, forgotten: bool
+) -> list[tuple[StoredMemory, int]]:
+    """Rows in remember order with their `seq` (the next page's cursor)."""
+    where = where if forgotten else f"({where}) AND {_VISIBLE}"
+    sql = f"SELECT {_COLUMNS}, seq FROM short_term_memories WHERE {where} ORDER BY seq, id LIMIT {int(limit)}"
+    return [(_stored(r), int(r["seq"] or 0)) for r in db.prepare(sql).bind(*values).all().results]
+
+
+def set_importance(db: D1Database, memory_id: str, importance: float) -> D1PreparedStatement:
+    return db.prepare("UPDATE short_term_memories SET importance = ? WHERE id = ?").bind(importance, memory_id)
 
 
 def memories_of(db: D1Database, npc_id: str, day: int | None = None) -> list[StoredMemory]:
@@ -116,7 +137,7 @@ def remembered_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
 
 def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:
     marks = ", ".join("?" for _ in states)
-    return _select(db, f"index_state IN ({marks})", *states)
+    return _select(db, f"index_state IN ({marks})", *states, forgotten=True)
 
 
 def all_memories(db: D1Database) -> list[StoredMemory]:
@@ -175,6 +196,10 @@ def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1Pre
 
 SEMANTIC_STATES = ("indexed", "pending")  # the memories hybrid recall ranks (recall.semantic_memories)
 REVISION = "memory_revision"  # a sequences row: bumped in the same batch as any write changing cached fields
+
+
+def bump_revision(db: D1Database) -> D1PreparedStatement:
+    return db.prepare("UPDATE sequences SET value = value + 1 WHERE name = ?").bind(REVISION)
 
 
 def ensure_revision(db: D1Database) -> None:
@@ -320,13 +345,28 @@ def diary(db: D1Database, npc_id: str, day: int) -> str | None:
     return None if value is None else str(value)
 
 
+_PROFILE = "SELECT npc_id, name, role, description, aliases, traits FROM npc_state"
+
+
 def npc_profile(db: D1Database, npc_id: str) -> dict[str, Any] | None:
-    row = db.prepare("SELECT npc_id, name, role, description FROM npc_state WHERE npc_id = ?").bind(npc_id).first()
+    row = db.prepare(f"{_PROFILE} WHERE npc_id = ?").bind(npc_id).first()
     return dict(row) if row else None
 
 
 def npc_profiles(db: D1Database) -> list[dict[str, Any]]:
-    return [dict(r) for r in db.prepare("SELECT npc_id, name, role, description FROM npc_state ORDER BY npc_id").all().results]
+    return [dict(r) for r in db.prepare(f"{_PROFILE} ORDER BY npc_id").all().results]
+
+
+def put_npc(db: D1Database, row: dict[str, Any], *, replace: bool) -> D1PreparedStatement:
+    """One NPC's row; `replace` overwrites the named fields of an existing row, else an existing row stays."""
+    conflict = (
+        "DO UPDATE SET name = excluded.name, role = excluded.role, description = excluded.description,"
+        " aliases = excluded.aliases, traits = excluded.traits" if replace else "DO NOTHING"
+    )
+    return db.prepare(
+        "INSERT INTO npc_state (npc_id, name, role, description, aliases, traits) VALUES (?, ?, ?, ?, ?, ?)"
+        f" ON CONFLICT (npc_id) {conflict}"
+    ).bind(row["npc_id"], row["name"], row["role"], row["description"], row["aliases"], row["traits"])
 
 
 def bump(db: D1Database, name: str, by: int = 1) -> D1PreparedStatement:

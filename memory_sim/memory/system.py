@@ -18,7 +18,9 @@ from typing import Callable, Sequence
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.env import Env
 from memory_sim.errors import InvalidInput, VectorizeError
-from memory_sim.memory import indexer, recall as recall_sources, rules, store
+from memory_sim.memory import forgetting, indexer, npcs as npc_registry, recall as recall_sources, rules, store
+from memory_sim.memory.forgetting import MemoryPage
+from memory_sim.memory.npcs import Npc
 from memory_sim.memory.condense import diary_entries
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, RECALL_MODES, JobReport, Lineage, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
 from memory_sim.memory.recall_cache import RecallCache
@@ -112,7 +114,8 @@ class MemorySystem:
         neighbour context; vector: cosine similarity), higher first. No two share a text, and a summary never
         stands beside a memory it was made from (the better-ranked stays)."""
         _check_recall(npc_id, query, top_k, mode)
-        return self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
+        found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
+        return found or self._nothing_for(npc_id)
 
     def weighted_recall(
         self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
@@ -126,7 +129,12 @@ class MemorySystem:
             weighted = [replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor)) for r in found]
             return rank_weighted(weighted, k)
 
-        return self._distinct_top(npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank)
+        return self._distinct_top(npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank) or self._nothing_for(npc_id)
+
+    def _nothing_for(self, npc_id: str) -> list[Recollection]:
+        """An empty recall, unless the id is another case of a registered NPC's: that is refused with a hint."""
+        npc_registry.refuse_case_twin(self.env.DB, npc_id)
+        return []
 
     def _distinct_top(self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking) -> list[Recollection]:
         """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats
@@ -173,8 +181,69 @@ class MemorySystem:
 
     def _about(self, npc_id: str) -> str:
         profile = store.npc_profile(self.env.DB, npc_id)
+        if profile is None:
+            npc_registry.refuse_case_twin(self.env.DB, npc_id)
         name = npc_id if profile is None else profile["name"]
         return f"my history with {name}"  # recall's query expansion adds who they are (config.expand_npc_names)
+
+    # --- NPCs (memory/npcs.py) ------------------------------------------------------------------------------
+
+    def register_npc(
+        self, id: str, name: str, role: str | None = None, aliases: Sequence[str] = (), traits: Sequence[str] = ()
+    ) -> Npc:
+        """Registers (or re-registers, replacing) an NPC: recall then expands its name, role, aliases and
+        traits in queries that name it. Ids are case-sensitive; one differing from a registered id only in
+        case is refused."""
+        return npc_registry.register(self.env.DB, npc_registry.make(id, name, role, aliases, traits))
+
+    def npcs(self) -> list[Npc]:
+        return npc_registry.all_npcs(self.env.DB)
+
+    def npc(self, id: str) -> Npc:
+        """The registered NPC; NotFound (with a hint when only the case differs) otherwise."""
+        return npc_registry.get(self.env.DB, id)
+
+    def update_npc(
+        self, id: str, *, name: str | None = None, role: str | None = None,
+        aliases: Sequence[str] | None = None, traits: Sequence[str] | None = None,
+    ) -> Npc:
+        """Changes the fields given; the others stay."""
+        old = self.npc(id)
+        new = npc_registry.make(
+            id, old.name if name is None else name, old.role if role is None else role,
+            old.aliases if aliases is None else aliases, old.traits if traits is None else traits,
+        )
+        return npc_registry.register(self.env.DB, new)
+
+    # --- listing, fixing and forgetting memories (memory/forgetting.py) -------------------------------------
+
+    def memories(
+        self, npc_id: str, *, since_day: int | None = None, until_day: int | None = None, type: str | None = None,
+        kind: str | None = None, state: str | None = None, limit: int = 100, cursor: str | None = None,
+    ) -> MemoryPage:
+        """One page of the NPC's memories in remember order; pass `page.cursor` back for the next."""
+        return forgetting.list_memories(self.env, npc_id, since_day=since_day, until_day=until_day, type=type,
+                                        kind=kind, state=state, limit=limit, cursor=cursor)
+
+    def memory(self, id: str) -> StoredMemory:
+        """One memory by id, forgotten or not (NotFound when there is none)."""
+        return forgetting.one(self.env, id)
+
+    def update_importance(self, id: str, value: float) -> StoredMemory:
+        """Sets a memory's importance (0..1); an indexed one is re-indexed so the index's copy agrees."""
+        updated = forgetting.update_importance(self.env, id, value, self.clock())
+        if updated.index_state == "pending":
+            self.index_memories([id])
+        return self.memory(id)
+
+    def forget(self, ids: str | Sequence[str], reason: str) -> list[str]:
+        """Forgets memories in D1 and the index, recording `reason`; returns the ids newly forgotten. Re-running
+        it, or any `retry_pending`, finishes a forget a crash cut short."""
+        return forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
+
+    def forget_npc(self, npc_id: str) -> list[str]:
+        """Forgets all the NPC's memories and drops its registration, diaries and relationships."""
+        return forgetting.forget_npc(self.env, npc_id, self.clock())
 
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
         """The day's diary in D1: its most important short-term memories in order, and one past memory
@@ -222,6 +291,7 @@ class MemorySystem:
     def retry_pending(self, now: float | None = None) -> JobReport:
         from memory_sim.memory.jobs import retry_pending
 
+        forgetting.finish(self.env)  # forgets a crash cut short
         return retry_pending(self, self.clock() if now is None else now)
 
     def stats(self) -> dict[str, int]:

@@ -27,15 +27,10 @@ class RunSummary:
 
 
 def save_npcs(db: D1Database, village: Village) -> None:
-    db.batch(
-        [
-            db.prepare(
-                "INSERT INTO npc_state (npc_id, name, role, description) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (npc_id) DO NOTHING"
-            ).bind(n.id, n.name, n.role, ", ".join(n.descriptors))
-            for n in village.npcs
-        ]
-    )
+    """Registers the village's NPCs (memory/npcs.py, as MemorySystem.register_npc does); existing rows stay."""
+    from memory_sim.memory import npcs
+
+    npcs.register_many(db, [npcs.make(n.id, n.name, n.role, (), n.descriptors) for n in village.npcs])
 
 
 def save_tick(db: D1Database, tick: Tick) -> None:
