@@ -29,11 +29,14 @@ def _open(
     *,
     env: "Env | None" = None,
     resume: bool = False,
+    reads: bool = False,
 ) -> tuple["Env", "MemorySystem"]:
     from memory_sim.env import Env
     from memory_sim.memory import store
     from memory_sim.memory.system import MemorySystem
 
+    if reads and env is None:
+        _refuse_missing_folder(args.settings)
     env = env if env is not None else Env.from_settings(args.settings)  # the model its index records, unless told
     if clock is None:
         system = MemorySystem(env, clock=lambda: 0.0)
@@ -46,6 +49,30 @@ def _open(
     if resume:
         _resume(system)
     return env, system
+
+
+def _refuse_missing_folder(settings: Any) -> None:
+    """A verb that only reads must not create an empty folder for a mistyped --data and report zeros from it."""
+    from memory_sim.errors import ConfigError
+
+    folder = Path(settings.data_dir)
+    if settings.backend == "local" and not folder.is_dir():
+        raise ConfigError(f"no data folder {str(folder)!r} (a mistyped --data or $MEMORY_SIM_DATA?); "
+                          "`memory-sim remember` or `memory-sim demo` creates one")
+
+
+def _known_npc(system: "MemorySystem", npc_id: str) -> None:
+    """Recall of an NPC with no memories at all is a mistake (a typo, a capital), not an empty answer."""
+    from memory_sim.errors import InvalidInput
+    from memory_sim.memory import store
+
+    db = system.env.DB
+    if db.prepare("SELECT 1 AS x FROM short_term_memories WHERE npc_id = ? LIMIT 1").bind(npc_id).first("x"):
+        return
+    near = db.prepare("SELECT DISTINCT npc_id FROM short_term_memories WHERE lower(npc_id) = lower(?) LIMIT 1")
+    match = near.bind(npc_id).first("npc_id")
+    hint = f"; did you mean {match!r}?" if match else f" ({store.count_memories(db)} memories of other NPCs)"
+    raise InvalidInput(f"no memories of NPC {npc_id!r} in this folder{hint}")
 
 
 def _resume(system: "MemorySystem") -> None:
@@ -171,8 +198,13 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    env, system = _open(args)
+    from memory_sim.errors import InvalidInput
+
+    if args.day is not None and not args.weighted:
+        raise InvalidInput("--day only counts with --weighted (it is the day ages are measured from)")
+    env, system = _open(args, reads=True)
     with env:
+        _known_npc(system, args.npc)
         if args.weighted:
             found = system.weighted_recall(args.npc, args.query, args.day, top_k=args.top_k, mode=args.mode)
         else:
@@ -188,7 +220,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def _job(name: str) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
-        env, system = _open(args, resume=name != "retry_pending")  # the retry itself takes what was left
+        env, system = _open(args, resume=name != "retry_pending", reads=True)  # the retry takes what was left
         with env:
             from dataclasses import asdict
 
@@ -199,7 +231,7 @@ def _job(name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    env, system = _open(args)
+    env, system = _open(args, reads=True)
     with env:
         _print(system.stats())
     return 0
