@@ -149,12 +149,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.settings.backend != "local":
         raise ConfigError("the demo builds its village in a local data folder; use --backend local (then `memory-sim push`)")
     held = _claim_demo_folder(Path(args.data))  # first: a refused folder costs no model load
-    if args.threads:
-        import torch
-
-        # On a small shared machine torch's default (one thread per core) makes each small embedding call wait
-        # for busy cores: measured here, one thread ran the demo 2x faster at load 4 and 7x at load 6.
-        torch.set_num_threads(args.threads)
+    if args.threads is not None:
+        args.settings = args.settings.replace(embed_threads=args.threads)
     clock = SimClock()
     env, system = _open(args, clock, env=build_local_env(args.settings, folder_lock=held))
     with env:
@@ -295,13 +291,10 @@ def _wait(stop: Any, for_seconds: float | None) -> None:
 
 
 def _stopped(system: "MemorySystem", now: float) -> str:
-    from memory_sim.memory import store
-    from memory_sim.memory.models import WorldTime
+    from memory_sim.scheduling import day_summary
 
-    db, when = system.env.DB, WorldTime.from_seconds(now)
-    indexed = store.count_memories(db, "index_state = 'indexed'")
-    return (f"stopped at day {when.day} hour {when.hour}: {store.count_memories(db)} memories, {indexed} indexed, "
-            f"{store.outbox_size(db)} pending")
+    system.clock = lambda: now
+    return f"stopped at {day_summary(system)}"
 
 
 # --- registration ---------------------------------------------------------------------------------------------
@@ -315,8 +308,8 @@ def register(sub: Any) -> None:
     demo.add_argument("--days", type=arguments.whole("days", 1, rules.MAX_DAY), default=14)
     demo.add_argument("--npcs", type=arguments.village_npcs, default=8)
     demo.add_argument("--seed", type=int, default=7)
-    demo.add_argument("--threads", type=arguments.whole("threads", 0, 1024), default=1,
-                      help="torch threads for embeddings (0: torch's default)")
+    demo.add_argument("--threads", type=arguments.whole("threads", 0, 1024),
+                      help="threads one embedding uses (default: the embed_threads setting, 1; 0: the runtime's)")
     demo.set_defaults(handler=cmd_demo)
 
     remember = sub.add_parser("remember", help="store one memory (D1, and the index if important)")
