@@ -34,3 +34,22 @@ def test_run_logs_one_line_per_world_day_and_no_scheduler_chatter(
     days = [r.getMessage() for r in caplog.records if r.name == "memory_sim.scheduling"]
     assert 1 <= len(days) <= 4 and all(" memories, " in line and line.startswith("day ") for line in days)
     assert "stopped at day " in capsys.readouterr().out
+
+
+def test_loading_a_model_is_said_once_on_stderr_and_the_thread_setting_reaches_torch(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys, torch; from memory_sim.cli import main; code = main(sys.argv[1:]); "
+            "print('torch threads', torch.get_num_threads()); sys.exit(code)")
+    env = {**os.environ, "MEMORY_SIM_EMBED_RUNTIME": "torch", "MEMORY_SIM_EMBED_THREADS": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", code, "remember", "tom", "fixed the fence", "--importance", "0.9",
+         "--data", str(tmp_path / "data"), "--model", "minilm"],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    loading = [line for line in done.stderr.splitlines() if line.startswith("loading ")]
+    assert loading == ["loading sentence-transformers/all-MiniLM-L6-v2 (torch, 1 threads)..."]
+    assert "torch threads 1" in done.stdout
