@@ -53,3 +53,13 @@ def test_loading_a_model_is_said_once_on_stderr_and_the_thread_setting_reaches_t
     loading = [line for line in done.stderr.splitlines() if line.startswith("loading ")]
     assert loading == ["loading sentence-transformers/all-MiniLM-L6-v2 (torch, 1 threads)..."]
     assert "torch threads 1" in done.stdout
+
+
+def test_the_public_values_are_exported_from_the_top_level_lazily() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, memory_sim; from memory_sim import Env, MemorySystem, ShortTermMemory, WorldTime, SimClock, "
+            "Settings; print(sorted(set(memory_sim.__all__) - {'__version__'}), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == ("['Env', 'MemorySystem', 'Settings', 'ShortTermMemory', 'SimClock', 'WorldTime'] False")
