@@ -154,16 +154,26 @@ def cmd_demo(args: argparse.Namespace) -> int:
     clock = SimClock()
     env, system = _open(args, clock, env=build_local_env(args.settings, folder_lock=held))
     with env:
+        village = Village(args.npcs, args.seed)
+        before = village.affinity.get(("margaret", "tom"))
         with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
-            summary = run_village(system, Village(args.npcs, args.seed), clock, args.days, lambda _: bar.update())
-        _report_demo(system, summary, time.perf_counter() - started)
+            summary = run_village(system, village, clock, args.days, lambda _: bar.update())
+        _report_demo(system, summary, time.perf_counter() - started, village, before)
     return 0
 
 
-def _report_demo(system: "MemorySystem", summary: Any, elapsed: float) -> None:
+def _report_demo(system: "MemorySystem", summary: Any, elapsed: float, village: Any, before: float | None) -> None:
+    from memory_sim.cli.verdict import distinct, verdict
+
     day = system.today()
-    print(f'\n{DEMO_QUESTION}  (margaret, on day {day})\n')
-    for r in system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=5):
+    found = distinct(system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=10), 5)
+    print(f'\n{DEMO_QUESTION}  (margaret, on day {day})')
+    margaret = village.by_id.get("margaret")
+    if margaret is not None:
+        print(verdict(margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before,
+                      [r.text for r in found]))
+    print()
+    for r in found:
         print(f"  score {r.score:.3f}  weighted {r.effective_score or 0:.3f}  imp {r.importance:.2f}  day {r.day:>2}  "
               f"[{r.source}] {r.text}")
     stats = system.stats()

@@ -63,3 +63,26 @@ def test_the_public_values_are_exported_from_the_top_level_lazily() -> None:
             "Settings; print(sorted(set(memory_sim.__all__) - {'__version__'}), 'torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == ("['Env', 'MemorySystem', 'Settings', 'ShortTermMemory', 'SimClock', 'WorldTime'] False")
+
+
+def test_the_demo_verdict_says_who_feels_what_and_repeats_are_shown_once() -> None:
+    from types import SimpleNamespace
+
+    from memory_sim.cli.verdict import distinct, verdict
+
+    found = [SimpleNamespace(text=t) for t in (
+        "Tom mended the fence by the mill today", "Tom mended the fence by the mill today.",
+        "The blacksmith was rude at the market", "Tom mended the fence by the old mill today")]
+    assert [f.text for f in distinct(found, 5)] == [found[0].text, found[2].text]
+    line = verdict("Margaret", "baker", "Tom", 0.42, 0.12, [f.text for f in distinct(found, 5)])
+    assert line == ("Margaret (baker) on Tom: affinity +0.42 (up 0.30 over the run); remembers: Tom mended the fence "
+                    "by the mill today; The blacksmith was rude at the market")
+    assert "down 0.20" in verdict("M", "baker", "Tom", -0.1, 0.1, [])
+
+
+def test_the_demo_prints_the_verdict_before_the_memories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["demo", "--days", "2", "--npcs", "3", "--data", str(tmp_path / "demo"), *FAKE]) == 0
+    out = capsys.readouterr().out.split("What does Margaret think of Tom?")[1].splitlines()
+    assert out[1].startswith("Margaret (") and " on Tom: affinity " in out[1] and "remembers:" in out[1]
+    shown = [line.split("] ", 1)[1] for line in out if line.startswith("  score ")]
+    assert len(shown) == len(set(shown))
