@@ -105,7 +105,7 @@ def build_local_env(
             if held.owner.alive():
                 raise
             held = FolderLock.acquire(settings.data_dir)  # the owner died meanwhile: the folder is free
-    env = Env(VECTORIZE=None, DB=None, AI=LocalAi(runtime=settings.embed_runtime), embedder=embedder, vectorize_account=None, settings=settings)  # type: ignore[arg-type]
+    env = Env(VECTORIZE=None, DB=None, AI=LocalAi(runtime=settings.embed_runtime, threads=settings.embed_threads), embedder=embedder, vectorize_account=None, settings=settings)  # type: ignore[arg-type]
     env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
     service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None
     try:
@@ -142,7 +142,7 @@ def open_ai(settings: Settings) -> Ai:
         return WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
     from memory_sim.local.ai import LocalAi
 
-    return LocalAi(runtime=settings.embed_runtime)
+    return LocalAi(runtime=settings.embed_runtime, threads=settings.embed_threads)
 
 
 def _lock_or_route(settings: Settings, rebuild_index: bool) -> Any:

@@ -92,6 +92,9 @@ def build_service(system: "MemorySystem", scale: float = 1.0, lock: threading.Lo
     from apscheduler.executors.pool import ThreadPoolExecutor
     from apscheduler.schedulers.background import BackgroundScheduler
 
+    quiet = logging.getLogger("apscheduler")
+    if quiet.level == logging.NOTSET:  # its INFO is a line per job run, every second at speed; a level set stays
+        quiet.setLevel(logging.WARNING)
     scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(max_workers=1)})
     guard = lock or threading.Lock()
     for job in memory_jobs(system):
@@ -101,6 +104,7 @@ def build_service(system: "MemorySystem", scale: float = 1.0, lock: threading.Lo
             seconds=max(1.0, job.every_s / scale),
             args=(system, job, guard),
             id=job.name,
+            name=job.name,  # what APScheduler's own messages call it (else the function's name)
             max_instances=1,
             coalesce=True,
             misfire_grace_time=None,
@@ -112,8 +116,21 @@ def build_service(system: "MemorySystem", scale: float = 1.0, lock: threading.Lo
 def _guarded(system: "MemorySystem", job: JobSpec, guard: threading.Lock) -> None:
     with guard:
         report = run_if_due(system, job, system.clock())
-    if report is not None:
-        log.info("%s: %s", job.name, report)
+    if report is None:
+        return
+    log.debug("%s: %s", job.name, report)
+    if job.name == "decay_and_prune":  # once a world day: one line says how the memory stands
+        log.info(day_summary(system))
+
+
+def day_summary(system: "MemorySystem") -> str:
+    """One line: the world's day and hour, memories in D1, how many are indexed, and how many wait for it."""
+    from memory_sim.memory.models import WorldTime
+
+    db, when = system.env.DB, WorldTime.from_seconds(system.clock())
+    indexed = store.count_memories(db, "index_state = 'indexed'")
+    return (f"day {when.day} hour {when.hour}: {store.count_memories(db)} memories, {indexed} indexed, "
+            f"{store.outbox_size(db)} pending")
 
 
 def start_service(system: "MemorySystem", scale: float = 1.0) -> Any:

@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     database_name: str = Field("memory", validation_alias="MEMORY_SIM_DATABASE", min_length=1, max_length=64)
     embed_model: str = Field("default", validation_alias="MEMORY_SIM_MODEL", min_length=1)
     embed_runtime: EmbedRuntime = Field("onnx", description="local models: onnxruntime, torch as the fallback")
+    embed_threads: int = Field(1, ge=0, le=1024, description="threads one local embedding uses, on onnxruntime "
+                               "and torch alike (0: the runtime's own default, one per core)")
     d1_engine: D1Engine = "duckdb"
     vector_backend: VectorBackend = "chroma"
     chroma_url: str | None = Field(None, description="a Chroma server, e.g. http://127.0.0.1:8000")

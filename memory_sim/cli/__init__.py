@@ -120,6 +120,20 @@ def _check_utf8(argv: Sequence[str]) -> None:
             raise InvalidInput(f"argument {position} is not valid UTF-8 text: {raw!r}") from None
 
 
+def _show_progress_notes() -> None:
+    """The library's notes on slow first steps ("loading <model>...", a one-time ONNX export) go to stderr, so a
+    first embedding that waits seconds for its model does not look like a hang."""
+    import logging
+
+    notes = logging.getLogger("memory_sim.local")
+    if not notes.handlers and notes.level == logging.NOTSET:
+        handler = logging.StreamHandler()  # stderr
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.addFilter(lambda record: not logging.getLogger().handlers)  # else the root's handlers show it
+        notes.addHandler(handler)
+        notes.setLevel(logging.INFO)
+
+
 def _run(argv: Sequence[str]) -> int:
     from memory_sim.errors import InvalidInput
 
@@ -136,6 +150,7 @@ def _run(argv: Sequence[str]) -> int:
         if not hasattr(args, "json"):
             raise InvalidInput(f"`memory-sim {args.command}` has no JSON output")
         args.json = True
+    _show_progress_notes()
     args.settings = settings_of(args)
     args.data = str(args.settings.data_dir)  # verbs that work on files see the folder the settings chose
     from memory_sim.folder_lock import acting_as

@@ -14,6 +14,7 @@ device but the CPU. A model loads on its first run.
 
 from __future__ import annotations
 
+import logging
 import threading
 from pathlib import Path
 from typing import Any, get_args
@@ -33,14 +34,15 @@ from memory_sim.local.torch_encoder import (
 
 __all__ = ["LocalAi", "embed_texts", "load_sentence_transformer", "pool"]
 
-ONNX_THREADS = 1  # one intra-op thread: on 2 shared cores it beats 2 at batch 1-32 (benchmarks/embed.md)
+log = logging.getLogger(__name__)
 
 
 class LocalAi:
     """Runs local sentence-transformers models; loads each model once, on its first use.
 
-    `runtime`: "onnx" or "torch"; by default $MEMORY_SIM_EMBED_RUNTIME, else "onnx". `threads`: onnxruntime's
-    intra-op threads (0: its own choice). `onnx_cache`: where exports live (default: onnx_cache.cache_root())."""
+    `runtime`: "onnx" or "torch"; by default $MEMORY_SIM_EMBED_RUNTIME, else "onnx". `threads`: the threads one
+    embedding uses, onnxruntime's intra-op threads or torch's (0: the runtime's own choice); by default the
+    `embed_threads` setting. `onnx_cache`: where exports live (default: onnx_cache.cache_root())."""
 
     is_local = True
 
@@ -50,15 +52,16 @@ class LocalAi:
         model_dirs: dict[str, Path] | None = None,
         device: str = "cpu",
         runtime: EmbedRuntime | None = None,
-        threads: int = ONNX_THREADS,
+        threads: int | None = None,
         onnx_cache: Path | None = None,
     ) -> None:
         self.model_dirs = dict(model_dirs or {})
         self.device = device
-        self.runtime = runtime or Settings.load().embed_runtime  # the setting, when no builder passed it
+        settings = Settings.load() if runtime is None or threads is None else None  # when no builder passed them
+        self.runtime = runtime or settings.embed_runtime  # type: ignore[union-attr]
         if self.runtime not in get_args(EmbedRuntime):
             raise ConfigError(f"unknown embedding runtime {self.runtime!r}: expected 'onnx' or 'torch'")
-        self.threads = threads
+        self.threads = settings.embed_threads if threads is None else threads  # type: ignore[union-attr]
         self.onnx_cache = Path(onnx_cache) if onnx_cache is not None else cache_root()
         self._loaded: dict[str, Encoder] = {}
         self._lock = threading.Lock()
@@ -92,8 +95,14 @@ class LocalAi:
             return self._loaded[found.name]
 
     def _open(self, found: LocalModel) -> Encoder:
+        # The first embedding waits for this (seconds): say so once, rather than seem to hang.
+        log.info("loading %s (%s, %s threads)...", found.name, self.runtime, self.threads or "default")
         if self.runtime == "onnx" and self.device == "cpu":
             from memory_sim.local.onnx_encoder import load_onnx_encoder
 
             return load_onnx_encoder(found, self.onnx_cache, self.threads)
+        if self.threads:
+            import torch
+
+            torch.set_num_threads(self.threads)  # process-wide in torch: the last LocalAi opened sets it
         return TorchEncoder(load_sentence_transformer(found.path, self.device))

@@ -96,6 +96,10 @@ def bge_dir(model_dirs: Mapping[str, Path] | None = None, environ: Mapping[str, 
             folder = Path(configured)
             if not is_model_folder(folder):
                 raise ConfigError(f"{folder} is configured for {BGE_BASE} but holds no sentence-transformers model")
+            width = read_folder(BGE_BASE, folder).dimensions
+            if width is not None and width != KNOWN_DIMENSIONS[BGE_BASE]:  # e.g. a MiniLM folder: 384-d
+                raise ConfigError(f"{folder} is configured for {BGE_BASE} but holds a {width}-d model, not "
+                                  f"{BGE_HF_ID} ({KNOWN_DIMENSIONS[BGE_BASE]}-d)")
             return folder
     return hf_snapshot(BGE_HF_ID, env)
 
