@@ -121,7 +121,7 @@ def _new_destination(dest: Path) -> Path:
 
 
 def _copy_parts(env: Env, partial: Path, manifest: Manifest) -> None:
-    from memory_sim.local.d1_account import D1Account
+    from memory_sim.local.d1.account import D1Account
 
     data = Path(env.settings.data_dir)
     for engine, name, db, own in _databases(env):
@@ -141,7 +141,7 @@ def _copy_parts(env: Env, partial: Path, manifest: Manifest) -> None:
 
 def _databases(env: Env) -> Iterator[tuple[str, str, Any, bool]]:
     """(engine, name, open database, opened here) for every D1 database in the folder, the Env's own first."""
-    from memory_sim.local.d1_account import D1Account
+    from memory_sim.local.d1.account import D1Account
 
     settings = env.settings
     yield settings.d1_engine, settings.database_name, env.DB, False
@@ -193,7 +193,7 @@ def verify_copy(folder: Path, manifest: Manifest) -> None:
 
 def _d1_differences(folder: Path, manifest: Manifest) -> list[str]:
     from memory_sim.errors import MemorySimError
-    from memory_sim.local.d1_account import D1Account
+    from memory_sim.local.d1.account import D1Account
 
     problems = []
     for key, expected in manifest.databases.items():
@@ -217,7 +217,7 @@ def _index_differences(folder: Path, manifest: Manifest) -> list[str]:
     if not manifest.vectors:
         return []
     from memory_sim.errors import MemorySimError
-    from memory_sim.local.vectorize_chroma import ChromaAccount
+    from memory_sim.local.vectorize.chroma import ChromaAccount
 
     try:
         account = ChromaAccount(folder / "vectorize")

@@ -61,8 +61,8 @@ def index_section(sizes: Sequence[int], quick: bool, progress: Progress) -> list
 
 def embed_section(quick: bool, progress: Progress) -> dict[str, Any]:
     embed = load_script("bench_embed")
-    from memory_sim.local.ai import LocalAi
-    from memory_sim.local.models import MINILM
+    from memory_sim.local.ai.local_ai import LocalAi
+    from memory_sim.local.ai.models import MINILM
 
     progress("embeddings: project path vs raw forward, cache")
     n, rounds = (128, 1) if quick else (512, 3)

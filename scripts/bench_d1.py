@@ -16,9 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
-from memory_sim.local.sqlite_dialect import translate
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
+from memory_sim.local.d1.dialect.expressions import translate
 
 TABLE = (
     "CREATE TABLE short_term_memories (id TEXT PRIMARY KEY, npc_id TEXT NOT NULL, content TEXT, importance REAL,"

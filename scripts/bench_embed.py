@@ -31,8 +31,8 @@ sys.path.insert(0, str(ROOT / "tests" / "embedding"))  # build_bge_shaped_model 
 from memory_sim.bindings.ai import BGE_BASE  # noqa: E402
 from memory_sim.embedding.cache import EmbeddingCache  # noqa: E402
 from memory_sim.embedding.embedder import AiEmbedder  # noqa: E402
-from memory_sim.local.ai import LocalAi, embed_texts  # noqa: E402
-from memory_sim.local.models import MINILM  # noqa: E402
+from memory_sim.local.ai.local_ai import LocalAi, embed_texts  # noqa: E402
+from memory_sim.local.ai.models import MINILM  # noqa: E402
 
 WORDS = (
     "the a miller smith guard margaret tom harbour grain market ship storm lied trusted saw heard remembered "
@@ -91,7 +91,7 @@ class CountingHashAi:
         self.calls = 0
 
     def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
-        from memory_sim.embedding.contract import output, parse_inputs
+        from memory_sim.bindings.ai_validation import output, parse_inputs
 
         texts, pooling = parse_inputs(inputs)
         self.calls += 1

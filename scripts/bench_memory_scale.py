@@ -55,9 +55,9 @@ def make_system(engine: str, clock: Callable[[], float]) -> Any:
     from memory_sim.memory.system import MemorySystem
 
     if engine == "sqlite":
-        from memory_sim.local.d1_sqlite import SqliteDatabase as Db
+        from memory_sim.local.d1.sqlite_engine import SqliteDatabase as Db
     else:
-        from memory_sim.local.d1_duckdb import DuckDBDatabase as Db  # type: ignore[assignment]
+        from memory_sim.local.d1.duckdb_engine import DuckDBDatabase as Db  # type: ignore[assignment]
     env = Env.in_memory(clock, HashingEmbedder(64), max_vectors=200_000, db=Db())
     return MemorySystem(env, clock=clock)
 

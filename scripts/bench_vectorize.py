@@ -25,7 +25,7 @@ import numpy as np
 import psutil
 
 from memory_sim.bindings.vectorize import Vector
-from memory_sim.local.vectorize_chroma import ChromaAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
 
 DIMS = 384
 NPCS = 100

@@ -49,7 +49,7 @@ def run_model(args: argparse.Namespace) -> int:
 
 
 def list_models(args: argparse.Namespace) -> int:
-    from memory_sim.local.models import model_statuses, resolve_default
+    from memory_sim.local.ai.models import model_statuses, resolve_default
 
     statuses = model_statuses()
     default = resolve_default()

@@ -86,7 +86,7 @@ village_npcs = checked("npcs", int, _village_size, "a whole number")
 
 
 def _model(name: str) -> str:
-    from memory_sim.local.models import canonical, locate
+    from memory_sim.local.ai.models import canonical, locate
     from memory_sim.settings import HASHING_MODEL
 
     if name == HASHING_MODEL:
@@ -155,7 +155,7 @@ def _query_top_k(value: int) -> int:
 
 
 def _database_name(name: str) -> str:
-    from memory_sim.local.d1_account import check_database_name
+    from memory_sim.local.d1.account import check_database_name
 
     return check_database_name(name)
 

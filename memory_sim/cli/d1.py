@@ -45,7 +45,7 @@ def _account(args: argparse.Namespace) -> Any:
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from memory_sim.local.sqlite_tokens import split_statements
+    from memory_sim.bindings.d1_sql import split_statements
 
     sql = args.command if args.command is not None else args.file.read_text()
     db = _account(args).get(args.database)

@@ -53,7 +53,7 @@ class CloudflareStatement:
     values: tuple[D1Value, ...] = ()
 
     def bind(self, *values: D1Value) -> "CloudflareStatement":
-        from memory_sim.local.d1_core import check_value  # the binding's bind rules, pure
+        from memory_sim.local.d1.core import check_value  # the binding's bind rules, pure
 
         return CloudflareStatement(self.db, self.sql, tuple(check_value(v) for v in values))
 

@@ -15,7 +15,7 @@ import numpy as np
 from memory_sim.bindings.ai import BGE_BASE, DEFAULT_MODEL, Ai, Embedder, Pooling
 from memory_sim.bindings.limits import AI_MAX_TEXTS_PER_CALL
 from memory_sim.embedding.cache import EmbeddingCache
-from memory_sim.embedding.contract import POOLINGS, bad_input
+from memory_sim.bindings.ai_validation import POOLINGS, bad_input
 from memory_sim.errors import AiError, ConfigError
 
 DIMENSION_PROBE = "dimension probe"
@@ -131,11 +131,11 @@ def load_embedder(
     With no `ai`, a `LocalAi` runs the model here. The pooling is the model's own (CLS for BGE, as we also send
     to Workers AI; mean for MiniLM); a remote `ai` gets `pooling` (the one an index records), else CLS, the
     pooling BGE was trained with."""
-    from memory_sim.local.models import canonical, locate
+    from memory_sim.local.ai.models import canonical, locate
 
     cache = EmbeddingCache(cache_path)
     if ai is None:
-        from memory_sim.local.ai import LocalAi
+        from memory_sim.local.ai.local_ai import LocalAi
 
         ai = LocalAi()
     pooling = pooling or "cls"

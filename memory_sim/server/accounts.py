@@ -35,7 +35,7 @@ def chroma_factory(visibility_lag_s: float = 0.0) -> VectorizeFactory:
     """Chroma in the account's folder, with REST's batch limit (5000) instead of the binding's (1000)."""
 
     def build(folder: Path) -> VectorizeAccount:
-        from memory_sim.local.vectorize_chroma import ChromaAccount
+        from memory_sim.local.vectorize.chroma import ChromaAccount
 
         return ChromaAccount(folder, visibility_lag_s=visibility_lag_s, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
 
@@ -88,7 +88,7 @@ class Account:
     @property
     def d1(self) -> Any:
         if self._d1 is None:
-            from memory_sim.local.d1_account import D1Account
+            from memory_sim.local.d1.account import D1Account
 
             self._d1 = D1Account(self.folder, engine=self.d1_engine)  # type: ignore[arg-type]
         return self._d1

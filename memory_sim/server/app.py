@@ -45,7 +45,7 @@ def create_app(
     if not allowed:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
     if ai is None:
-        from memory_sim.local.ai import LocalAi
+        from memory_sim.local.ai.local_ai import LocalAi
 
         ai = LocalAi()
     accounts = Accounts(data_dir, d1_engine=d1_engine, vectorize_factory=vectorize_factory or chroma_factory(visibility_lag_s))

@@ -70,7 +70,7 @@ def bound_value(value: Any) -> Any:
 def statements_of(body: Json) -> list[tuple[str, list[Any]]]:
     """(sql, params) per statement, from `{sql, params}` (split on `;`) or `{batch: [...]}`; every shape checked
     here, before anything runs."""
-    from memory_sim.local.sqlite_tokens import split_statements
+    from memory_sim.bindings.d1_sql import split_statements
 
     items = body.get("batch") if "batch" in body else [body]
     if not isinstance(items, list) or not items:
@@ -106,7 +106,7 @@ def _query_of(item: Any, pointer: str | None) -> tuple[str, list[Any]]:
 def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw: bool) -> JSONResponse:
     """Every statement of the request in one transaction (the D1 core's `run_statements`); a failing statement
     is named in `source.pointer` as `/batch/N`."""
-    from memory_sim.local.d1_core import D1StatementError
+    from memory_sim.local.d1.core import D1StatementError
 
     database = _account(request, account_id).database(database_id)
     try:

@@ -12,7 +12,7 @@ import pytest
 
 from memory_sim.server.app import create_app
 from memory_sim.server.loopback import LoopbackServer
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 INDEX = "/accounts/acc/vectorize/v2/indexes/idx"
 ROW = b'{"id": "kept", "values": [1, 0], "metadata": {"k": "v"}, "namespace": "ns"}\n'

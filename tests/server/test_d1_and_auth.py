@@ -8,7 +8,7 @@ import pytest
 
 from memory_sim.server.app import create_app, parse_tokens
 from memory_sim.server.loopback import LoopbackServer
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 
 def test_database_lifecycle_and_queries(sdk: cloudflare.Cloudflare, account_id: str) -> None:

@@ -20,7 +20,7 @@ from memory_sim.server.app import create_app
 from memory_sim.server.fast_query import QUERY_PATH, QueryAnswerer
 from memory_sim.server.loopback import LoopbackServer
 from memory_sim.server.protocol import server_config
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 BODY = {"vector": [1, 0, 0], "topK": 2, "returnMetadata": "all"}
 ROWS = b'{"id":"a","values":[1,0,0],"metadata":{"k":1}}\n{"id":"b","values":[0,1,0]}\n'

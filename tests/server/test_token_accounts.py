@@ -21,7 +21,7 @@ from memory_sim.errors import ConfigError
 from memory_sim.server.app import create_app, parse_tokens
 from memory_sim.server.fast_query import QueryAnswerer
 from memory_sim.server.loopback import LoopbackServer, free_port
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 
 # --- the grammar -----------------------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from memory_sim.local.vectorize_chroma import ChromaAccount
-from memory_sim.local.vectorize_memory import MemoryAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
+from memory_sim.local.vectorize.oracle import MemoryAccount
 
 BACKENDS = ("oracle", "chroma", "chroma-server", "cloudflare")
 
@@ -76,7 +76,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
 
 @pytest.fixture(scope="session")
 def cloudflare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from memory_sim.server.testing import ServerForTests
+    from memory_sim.testing import ServerForTests
 
     with ServerForTests(tmp_path_factory.mktemp("cloudflare-server")) as server:
         yield server

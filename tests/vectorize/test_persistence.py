@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_sim.local.vectorize_chroma import ChromaAccount
-from memory_sim.local.vectorize_memory import MemoryAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
+from memory_sim.local.vectorize.oracle import MemoryAccount
 
 from .conftest import FakeClock
 from .helpers import DIMS, brute_force, memories_index, vectors

@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from memory_sim.bindings.filters import indexed_values, matches, parse_filter
 from memory_sim.bindings.vectorize import Vector
-from memory_sim.local.vectorize_chroma import ChromaAccount
-from memory_sim.local.vectorize_memory import MemoryAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
+from memory_sim.local.vectorize.oracle import MemoryAccount
 
 INDEXES = {"npcId": "string", "day": "number", "flag": "boolean", "place.room": "string"}
 names = st.sampled_from(["anna", "bob", "cara", "dan", "é"])

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from memory_sim.bindings.vectorize import Metric
-from memory_sim.local.vectorize_arrays import STRING, ArrayTable, Column
+from memory_sim.local.vectorize.arrays import STRING, ArrayTable, Column
 
 FORMAT = 2
 MAGIC = b"MSVSNAP\x02"

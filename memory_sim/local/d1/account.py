@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from memory_sim.errors import ConfigError, D1Error
-from memory_sim.local.d1_core import D1CoreDatabase
+from memory_sim.local.d1.core import D1CoreDatabase
 
 Engine = Literal["duckdb", "sqlite"]
 _SUFFIX = {"duckdb": ".duckdb", "sqlite": ".sqlite"}
@@ -66,10 +66,10 @@ class D1Account:
 
     def _open(self, path: Path) -> D1CoreDatabase:
         if self.engine == "sqlite":
-            from memory_sim.local.d1_sqlite import SqliteDatabase
+            from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
             return SqliteDatabase(path)
-        from memory_sim.local.d1_duckdb import DuckDBDatabase
+        from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 
         return DuckDBDatabase(path)
 

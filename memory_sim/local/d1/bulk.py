@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from memory_sim.local.sqlite_dialect import Schema, TableInfo, match_paren, new_emitter, split_args, strip_end
-from memory_sim.local.sqlite_tokens import placeholders
+from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, match_paren, new_emitter, split_args, strip_end
+from memory_sim.bindings.d1_sql import placeholders
 
 _LITERAL_KINDS = ("param", "number", "string", "blob")
 

@@ -18,15 +18,15 @@ from typing import Any, Sequence
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
-from memory_sim.local import sqlite_functions
-from memory_sim.local.d1_bulk import bulk_insert, column_lists
-from memory_sim.local.d1_core import D1CoreDatabase, Outcome
-from memory_sim.local.d1_sqlite import sqlite_error
-from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
-from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, quote_name, translate
-from memory_sim.local.sqlite_replace import STAGE
-from memory_sim.local.sqlite_sandbox import READ, SCHEMA, Sandbox
-from memory_sim.local.sqlite_tokens import tokenize
+from memory_sim.local.d1.dialect import functions as sqlite_functions
+from memory_sim.local.d1.bulk import bulk_insert, column_lists
+from memory_sim.local.d1.core import D1CoreDatabase, Outcome
+from memory_sim.local.d1.sqlite_engine import sqlite_error
+from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
+from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, Translation, quote_name, translate
+from memory_sim.local.d1.dialect.replace import STAGE
+from memory_sim.local.d1.sqlite_sandbox import READ, SCHEMA, Sandbox
+from memory_sim.bindings.d1_sql import tokenize
 
 _CONFIG = {
     "integer_division": True,  # SQLite: 7/2 = 3

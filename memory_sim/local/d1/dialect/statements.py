@@ -6,7 +6,7 @@ constructs refused because DuckDB cannot honour their SQLite meaning.
 from __future__ import annotations
 
 from memory_sim.errors import D1Unsupported
-from memory_sim.local.sqlite_dialect import (
+from memory_sim.local.d1.dialect.expressions import (
     Emitter,
     Schema,
     TableInfo,
@@ -19,8 +19,8 @@ from memory_sim.local.sqlite_dialect import (
     split_args,
     strip_end,
 )
-from memory_sim.local.sqlite_rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
-from memory_sim.local.sqlite_tokens import Token
+from memory_sim.local.d1.dialect.rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
+from memory_sim.bindings.d1_sql import Token
 
 # Construct -> the SQLite-side alternative, for the refusal message.
 _REFUSED_WORDS = {
@@ -284,7 +284,7 @@ def _insert(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
     body_start = sig[k][0] + 1
     body = name_result_columns(toks[body_start:], start_word="RETURNING") if returning else toks[body_start:]
     if prefix == "INSERT OR REPLACE" and table is not None:
-        from memory_sim.local.sqlite_replace import replace_plan
+        from memory_sim.local.d1.dialect.replace import replace_plan
 
         return replace_plan(em, body, table, returning)
     if table is None or table.rowid_column is None:

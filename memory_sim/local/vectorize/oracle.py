@@ -17,7 +17,7 @@ from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.filters import matches
 from memory_sim.bindings.vectorize import IndexDescription, Metric
 from memory_sim.bindings.vectorize_validation import QueryOptions
-from memory_sim.local.vectorize_core import Clock, IndexState, QueuedIndex, Stored, new_state
+from memory_sim.local.vectorize.core import Clock, IndexState, QueuedIndex, Stored, new_state
 
 
 def exact_score(query: np.ndarray, values: np.ndarray, metric: Metric) -> float:

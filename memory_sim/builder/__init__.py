@@ -62,10 +62,10 @@ def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) 
 
         return CloudflareVectorizeAccount(cloudflare_client(settings))
     if settings.vector_backend == "memory":
-        from memory_sim.local.vectorize_memory import MemoryAccount
+        from memory_sim.local.vectorize.oracle import MemoryAccount
 
         return MemoryAccount()
-    from memory_sim.local.vectorize_chroma import ChromaAccount
+    from memory_sim.local.vectorize.chroma import ChromaAccount
 
     options: dict[str, Any] = {} if max_batch is None else {"max_batch": max_batch}
     if settings.chroma_url:
@@ -82,7 +82,7 @@ def open_d1_account(settings: Settings) -> Any:
         from memory_sim.cloudflare.d1 import CloudflareD1Account
 
         return CloudflareD1Account(cloudflare_client(settings))
-    from memory_sim.local.d1_account import D1Account
+    from memory_sim.local.d1.account import D1Account
 
     return D1Account(Path(settings.data_dir), engine=settings.d1_engine)
 
@@ -95,7 +95,7 @@ def build_local_env(
     A folder another process owns and serves opens through that owner. This Env serves its folder to other
     processes when `serve` says so (None: `owner.serving(...)`, else the `serve_owner` setting)."""
     from memory_sim import owner
-    from memory_sim.local.ai import LocalAi
+    from memory_sim.local.ai.local_ai import LocalAi
 
     held = folder_lock or _lock_or_route(settings, rebuild_index)
     if not isinstance(held, FolderLock):
@@ -140,7 +140,7 @@ def open_ai(settings: Settings) -> Ai:
 
         client = cloudflare_client(settings)
         return WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
-    from memory_sim.local.ai import LocalAi
+    from memory_sim.local.ai.local_ai import LocalAi
 
     return LocalAi()
 
@@ -247,8 +247,8 @@ def build_in_memory_env(
     import time
 
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.local.d1_sqlite import SqliteDatabase
-    from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.local.d1.sqlite_engine import SqliteDatabase
+    from memory_sim.local.vectorize.oracle import MemoryAccount
 
     options: dict[str, Any] = {} if max_vectors is None else {"max_vectors": max_vectors}
     account = MemoryAccount(clock=clock or time.time, visibility_lag_s=visibility_lag_s, **options)
@@ -283,7 +283,7 @@ def model_to_open(setting: str, index_description: str | None) -> str:
 def _embedder_for_index(settings: Settings, account: VectorizeAccount, ai: Ai, *, shared_cache: bool = True) -> Embedder:
     from memory_sim.embedding.embedder import load_embedder
     from memory_sim.embedding.index_model import parse_description
-    from memory_sim.local.models import canonical
+    from memory_sim.local.ai.models import canonical
 
     cache = Path(settings.data_dir) / "embeddings.sqlite" if shared_cache else None
     described = {d.name: d.description for d in account.list_indexes()}.get(settings.index_name)

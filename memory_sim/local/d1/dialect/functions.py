@@ -84,7 +84,7 @@ class _SqliteOracle:
     def query(self, sql: str, args: tuple[Any, ...]) -> Any:
         conn = getattr(self._local, "conn", None)
         if conn is None:
-            from memory_sim.local.sqlite_sandbox import Sandbox
+            from memory_sim.local.d1.sqlite_sandbox import Sandbox
 
             conn = self._local.conn = sqlite3.connect(":memory:")
             Sandbox(conn)

@@ -9,8 +9,8 @@ from typing import Sequence
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error
-from memory_sim.local.d1_core import D1CoreDatabase, Outcome
-from memory_sim.local.sqlite_sandbox import Sandbox
+from memory_sim.local.d1.core import D1CoreDatabase, Outcome
+from memory_sim.local.d1.sqlite_sandbox import Sandbox
 
 
 def sqlite_error(exc: sqlite3.Error) -> D1Error:
@@ -81,7 +81,7 @@ class SqliteEngine:
 
 
 def _is_ddl(sql: str) -> bool:
-    from memory_sim.local.sqlite_tokens import first_keyword
+    from memory_sim.bindings.d1_sql import first_keyword
 
     return first_keyword(sql) in ("CREATE", "DROP", "ALTER")
 

@@ -19,7 +19,7 @@ import numpy as np
 
 from memory_sim.bindings.filters import Condition, IndexedValue
 from memory_sim.bindings.vectorize import Metric
-from memory_sim.local.vectorize_core import Stored
+from memory_sim.local.vectorize.core import Stored
 
 MISSING, NUMBER, STRING, BOOLEAN = 0, 1, 2, 3
 RERANK_MARGIN = 16  # extra candidates re-scored in float64, so float32 rounding cannot reorder the top k

@@ -17,9 +17,9 @@ from functools import lru_cache
 from typing import Callable
 
 from memory_sim.errors import D1Unsupported
-from memory_sim.local import sqlite_functions as fn
-from memory_sim.local.sqlite_like import like_calls
-from memory_sim.local.sqlite_tokens import Token, placeholders, tokenize
+from memory_sim.local.d1.dialect import functions as fn
+from memory_sim.local.d1.dialect.like import like_calls
+from memory_sim.bindings.d1_sql import Token, placeholders, tokenize
 
 _versions = itertools.count(1)
 # Words DuckDB reserves that SQLite does not know at all: in SQLite text they can only be names, so quote them.
@@ -332,6 +332,6 @@ def new_emitter(sql: str) -> Emitter:
 
 @lru_cache(maxsize=4096)
 def translate(sql: str, schema: Schema) -> Translation:
-    from memory_sim.local.sqlite_statements import translate_statement
+    from memory_sim.local.d1.dialect.statements import translate_statement
 
     return translate_statement(sql, schema)

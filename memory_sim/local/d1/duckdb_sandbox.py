@@ -23,7 +23,7 @@ from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from memory_sim.errors import D1Error
-from memory_sim.local.sqlite_tokens import first_keyword, significant, tokenize
+from memory_sim.bindings.d1_sql import first_keyword, significant, tokenize
 
 INTERNAL_PREFIX = "__sq_"
 BOOKKEEPING = frozenset({"__sq_ddl", "__sq_sequence"})

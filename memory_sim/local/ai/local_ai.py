@@ -18,9 +18,9 @@ import numpy as np
 
 from memory_sim.bindings.ai import Pooling
 from memory_sim.bindings.limits import AI_BGE_MAX_TOKENS
-from memory_sim.embedding.contract import no_such_model, output, parse_inputs
+from memory_sim.bindings.ai_validation import no_such_model, output, parse_inputs
 from memory_sim.errors import AiError, ConfigError
-from memory_sim.local.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
+from memory_sim.local.ai.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
 
 
 class LocalAi:

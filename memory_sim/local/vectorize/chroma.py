@@ -28,9 +28,9 @@ from memory_sim.bindings.vectorize import IndexDescription, Metric
 from memory_sim.bindings.vectorize_validation import QueryOptions, Record
 from memory_sim.damage import index_damaged, looks_damaged, sqlite_file_problem
 from memory_sim.errors import ConfigError, IndexDamaged, MemorySimError, VectorizeUnavailable
-from memory_sim.local import vectorize_snapshot as snapshot
-from memory_sim.local.vectorize_arrays import ArrayTable
-from memory_sim.local.vectorize_core import Clock, IndexState, QueuedIndex, Stored, new_state
+from memory_sim.local.vectorize import snapshot as snapshot
+from memory_sim.local.vectorize.arrays import ArrayTable
+from memory_sim.local.vectorize.core import Clock, IndexState, QueuedIndex, Stored, new_state
 
 PREFIX = "vectorize-"
 STATE_KEY = "vectorize_state"

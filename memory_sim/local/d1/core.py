@@ -17,7 +17,7 @@ from typing import Any, Callable, Protocol, Sequence
 from memory_sim.bindings import limits
 from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, first_of
 from memory_sim.errors import D1Error, D1ExecError, D1TypeError
-from memory_sim.local.sqlite_tokens import first_keyword, placeholders
+from memory_sim.bindings.d1_sql import first_keyword, placeholders
 
 _INT64 = 2**63
 _TABLES = (  # the user's tables, as SQLite's catalogue lists them
