@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase
-from memory_sim.local.d1.dialect.expressions import translate
+from memory_sim.local.d1.dialect.statements import translate
 
 TABLE = (
     "CREATE TABLE short_term_memories (id TEXT PRIMARY KEY, npc_id TEXT NOT NULL, content TEXT, importance REAL,"

@@ -23,7 +23,8 @@ from memory_sim.local.d1.bulk import bulk_insert, column_lists
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
 from memory_sim.local.d1.sqlite_engine import sqlite_error
 from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
-from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, Translation, quote_name, translate
+from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, Translation, quote_name
+from memory_sim.local.d1.dialect.statements import translate
 from memory_sim.local.d1.dialect.replace import STAGE
 from memory_sim.local.d1.sqlite_sandbox import READ, SCHEMA, Sandbox
 from memory_sim.bindings.d1_sql import tokenize

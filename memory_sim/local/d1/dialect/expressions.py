@@ -1,19 +1,18 @@
-"""SQLite's dialect on DuckDB: translates one SQLite statement into DuckDB SQL with SQLite's meaning, or
-refuses it (D1Unsupported, naming the construct and the SQLite alternative). Token-level rewrites, cached
-by (SQL text, schema version): the schema matters because INSERTs into INTEGER PRIMARY KEY tables get ids.
+"""SQLite's dialect on DuckDB, the expression layer: the `Emitter` that writes a SQLite statement's tokens as
+DuckDB SQL with SQLite's meaning, or refuses a construct (D1Unsupported, naming the SQLite alternative), and the
+token-structure helpers the statement rewrites share. Entry point: `statements.translate`.
 
 Rewrites done here (expressions): `?`/`?NNN` -> `$N`; LIKE -> __sq_like (ASCII-only case folding, as
-SQLite; sqlite_like); CURRENT_TIMESTAMP/DATE/TIME and datetime('now') & co. as SQLite's UTC text;
-date/time and json_extract/->> answered by sqlite3 itself (sqlite_functions); typeof, total, max/min with
+SQLite; like.py); CURRENT_TIMESTAMP/DATE/TIME and datetime('now') & co. as SQLite's UTC text;
+date/time and json_extract/->> answered by sqlite3 itself (functions.py); typeof, total, max/min with
 several arguments, CAST(x AS INTEGER) truncating; iif; last_insert_rowid(); unaliased result columns named
-by their SQL text as SQLite names them. Statement-level rewrites live in sqlite_statements.
+by their SQL text as SQLite names them. Statement-level rewrites live in statements.py.
 """
 
 from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Callable
 
 from memory_sim.errors import D1Unsupported
@@ -330,8 +329,18 @@ def new_emitter(sql: str) -> Emitter:
     return Emitter(marks.numbers, marks.count)
 
 
-@lru_cache(maxsize=4096)
-def translate(sql: str, schema: Schema) -> Translation:
-    from memory_sim.local.d1.dialect.statements import translate_statement
+def source_end(body: list[Token], start: int) -> int:
+    """Where the source of an INSERT (VALUES or SELECT, from `start`) ends: at its RETURNING or ON CONFLICT."""
+    depth = 0
+    for i in range(start, len(body)):
+        tok = body[i]
+        if tok.kind == "op" and tok.text in "()":
+            depth += 1 if tok.text == "(" else -1
+        elif depth == 0 and (tok.is_word("RETURNING") or (tok.is_word("ON") and is_conflict(body, i))):
+            return i
+    return len(body)
 
-    return translate_statement(sql, schema)
+
+def is_conflict(body: list[Token], i: int) -> bool:
+    nxt = next_significant(body, i + 1)
+    return nxt is not None and body[nxt].is_word("CONFLICT")

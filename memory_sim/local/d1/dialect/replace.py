@@ -11,7 +11,7 @@ later staged row replaces (SQLite inserts row by row) -> insert the survivors ->
 from __future__ import annotations
 
 from memory_sim.errors import D1Unsupported
-from memory_sim.local.d1.dialect.expressions import Emitter, TableInfo, Translation, match_paren, next_significant, split_args
+from memory_sim.local.d1.dialect.expressions import Emitter, TableInfo, Translation, match_paren, next_significant, source_end, split_args
 from memory_sim.bindings.d1_sql import Token
 
 STAGE = "__sq_in"
@@ -30,8 +30,6 @@ def replace_plan(em: Emitter, body: list[Token], table: TableInfo, user_returnin
         src = next_significant(body, close + 1)
     if src is None or body[src].is_word("DEFAULT"):
         raise D1Unsupported("INSERT OR REPLACE ... DEFAULT VALUES on the DuckDB engine; list the columns")
-    from memory_sim.local.d1.dialect.statements import source_end
-
     end = source_end(body, src)
     if end < len(body) and body[end].is_word("ON"):
         raise D1Unsupported("INSERT OR REPLACE with an ON CONFLICT clause; use one of the two")

@@ -1,9 +1,13 @@
-"""Statement-level SQLite -> DuckDB rewrites: CREATE TABLE with SQLite's type affinities and rowid tables,
-INSERTs that give INTEGER PRIMARY KEY rows their ids, REPLACE INTO, result-column names, and the list of
-constructs refused because DuckDB cannot honour their SQLite meaning.
+"""Statement-level SQLite -> DuckDB rewrites, and the dialect's entry point `translate(sql, schema)` (cached by
+SQL text and schema version: the schema matters because INSERTs into INTEGER PRIMARY KEY tables get ids):
+CREATE TABLE with SQLite's type affinities and rowid tables, INSERTs that give INTEGER PRIMARY KEY rows their
+ids, REPLACE INTO, result-column names, and the list of constructs refused because DuckDB cannot honour their
+SQLite meaning.
 """
 
 from __future__ import annotations
+
+from functools import lru_cache
 
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect.expressions import (
@@ -16,9 +20,11 @@ from memory_sim.local.d1.dialect.expressions import (
     new_emitter,
     next_significant,
     quote_name,
+    source_end,
     split_args,
     strip_end,
 )
+from memory_sim.local.d1.dialect.replace import replace_plan
 from memory_sim.local.d1.dialect.rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
 from memory_sim.bindings.d1_sql import Token
 
@@ -284,8 +290,6 @@ def _insert(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
     body_start = sig[k][0] + 1
     body = name_result_columns(toks[body_start:], start_word="RETURNING") if returning else toks[body_start:]
     if prefix == "INSERT OR REPLACE" and table is not None:
-        from memory_sim.local.d1.dialect.replace import replace_plan
-
         return replace_plan(em, body, table, returning)
     if table is None or table.rowid_column is None:
         sql = f"{prefix} INTO{em.emit(body)}"
@@ -361,17 +365,7 @@ def _values_with_ids(
     return "".join(out) + " " + em.emit(body, i)
 
 
-def source_end(body: list[Token], start: int) -> int:
-    depth = 0
-    for i in range(start, len(body)):
-        tok = body[i]
-        if tok.kind == "op" and tok.text in "()":
-            depth += 1 if tok.text == "(" else -1
-        elif depth == 0 and (tok.is_word("RETURNING") or (tok.is_word("ON") and _is_conflict(body, i))):
-            return i
-    return len(body)
-
-
-def _is_conflict(body: list[Token], i: int) -> bool:
-    nxt = next_significant(body, i + 1)
-    return nxt is not None and body[nxt].is_word("CONFLICT")
+@lru_cache(maxsize=4096)
+def translate(sql: str, schema: Schema) -> Translation:
+    """`translate_statement`, cached by (SQL text, schema version)."""
+    return translate_statement(sql, schema)
