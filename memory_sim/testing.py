@@ -2,7 +2,7 @@
 free loopback port, with helpers that hand out Cloudflare-backed bindings pointed at it.
 
     with ServerForTests(tmp_path) as server:
-        account = server.adopt(MemoryAccount(clock=fake_clock))   # CloudflareVectorizeAccount over REST
+        account = server.adopt(OracleAccount(clock=fake_clock))   # CloudflareVectorizeAccount over REST
         db = server.new_database()                                 # CloudflareD1Database over REST
 
 `adopt` installs an in-process account under a fresh account id, so a test's injected clock or limits still

@@ -62,9 +62,9 @@ def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) 
 
         return CloudflareVectorizeAccount(cloudflare_client(settings))
     if settings.vector_backend == "memory":
-        from memory_sim.local.vectorize.oracle import MemoryAccount
+        from memory_sim.local.vectorize.oracle import OracleAccount
 
-        return MemoryAccount()
+        return OracleAccount()
     from memory_sim.local.vectorize.chroma import ChromaAccount
 
     options: dict[str, Any] = {} if max_batch is None else {"max_batch": max_batch}
@@ -248,10 +248,10 @@ def build_in_memory_env(
 
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.local.d1.sqlite_engine import SqliteDatabase
-    from memory_sim.local.vectorize.oracle import MemoryAccount
+    from memory_sim.local.vectorize.oracle import OracleAccount
 
     options: dict[str, Any] = {} if max_vectors is None else {"max_vectors": max_vectors}
-    account = MemoryAccount(clock=clock or time.time, visibility_lag_s=visibility_lag_s, **options)
+    account = OracleAccount(clock=clock or time.time, visibility_lag_s=visibility_lag_s, **options)
     embedder = embedder or HashingEmbedder(dimensions)
     settings = Settings.load(environ={}, vector_backend="memory", d1_engine="sqlite", embed_model=HASHING_MODEL)
     db = db if db is not None else SqliteDatabase()

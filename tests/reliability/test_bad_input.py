@@ -26,9 +26,9 @@ floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-
 
 @pytest.fixture
 def index() -> Iterator[Any]:
-    from memory_sim.local.vectorize.oracle import MemoryAccount
+    from memory_sim.local.vectorize.oracle import OracleAccount
 
-    account = MemoryAccount()
+    account = OracleAccount()
     account.create_index("bad-input", DIMS, "cosine")
     index = account.index("bad-input")
     index.create_metadata_index("npcId", "string")

@@ -11,12 +11,12 @@ import pytest
 from memory_sim.bindings.vectorize import Vector
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase
-from memory_sim.local.vectorize.oracle import MemoryAccount
+from memory_sim.local.vectorize.oracle import OracleAccount
 from memory_sim.transfer import Progress, export_sql, export_vectors, push
 
 
-def local_side(n: int = 2500) -> tuple[MemoryAccount, SqliteDatabase]:
-    account = MemoryAccount(max_batch=5000)
+def local_side(n: int = 2500) -> tuple[OracleAccount, SqliteDatabase]:
+    account = OracleAccount(max_batch=5000)
     account.create_index("memories", 2, "cosine", "model=test")
     index = account.index("memories")
     index.create_metadata_index("npcId", "string")

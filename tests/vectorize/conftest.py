@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterator
 import pytest
 
 from memory_sim.local.vectorize.chroma import ChromaAccount
-from memory_sim.local.vectorize.oracle import MemoryAccount
+from memory_sim.local.vectorize.oracle import OracleAccount
 
 BACKENDS = ("oracle", "chroma", "chroma-server", "cloudflare")
 
@@ -93,14 +93,14 @@ def make_account(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
 
     def make(**options: Any) -> Any:
         if backend == "oracle":
-            account: Any = MemoryAccount(**options)
+            account: Any = OracleAccount(**options)
         elif backend == "chroma":
             account = ChromaAccount(tmp_path / "chroma", **options)
         elif backend == "cloudflare":  # the REST adapter against the local server, the oracle behind it
             from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
 
             server = request.getfixturevalue("cloudflare_server")
-            account = server.adopt(MemoryAccount(**{"max_batch": VECTORIZE_MAX_BATCH_REST, **options}))
+            account = server.adopt(OracleAccount(**{"max_batch": VECTORIZE_MAX_BATCH_REST, **options}))
         else:
             port = request.getfixturevalue("chroma_server")
             account = ChromaAccount(host="127.0.0.1", port=port, **options)

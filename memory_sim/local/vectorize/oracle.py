@@ -38,8 +38,8 @@ def rank_key(metric: Metric):  # type: ignore[no-untyped-def]
     return lambda hit: (sign * hit[1], hit[0])
 
 
-class MemoryStore:
-    """A `VectorStore` over a dict; nothing is persisted."""
+class OracleIndex:
+    """The exact oracle's `VectorStore`: a dict, every query scored against every row; nothing is persisted."""
 
     def __init__(self, metric: Metric) -> None:
         self.metric = metric
@@ -90,8 +90,8 @@ class MemoryStore:
         pass
 
 
-class MemoryAccount:
-    """`VectorizeAccount` held in memory: indexes vanish with the object."""
+class OracleAccount:
+    """`VectorizeAccount` of oracle indexes, held in memory: they vanish with the object."""
 
     def __init__(
         self,
@@ -113,7 +113,7 @@ class MemoryAccount:
             raise check.index_exists(name)
         state = new_state(name, dimensions, metric, description, self._clock)
         self._indexes[name] = QueuedIndex(
-            state, MemoryStore(metric), clock=self._clock, visibility_lag_s=self._lag,
+            state, OracleIndex(metric), clock=self._clock, visibility_lag_s=self._lag,
             max_vectors=self._max_vectors, max_batch=self._max_batch,
         )
         return state.describe()
