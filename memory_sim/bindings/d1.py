@@ -2,7 +2,8 @@
 
 `db.prepare(sql).bind(*values)` gives a statement; `.first()`, `.all()`, `.run()`, `.raw()` run it;
 `db.batch([...])` runs statements in one transaction; `db.exec(sql)` runs newline-separated statements.
-Results carry D1's shape: `success`, `results` (rows as dicts), `meta`. Backends: sqlite3 (the engine D1
+Results carry D1's shape: `success`, `results` (rows as dicts), `meta`. Bound values follow `check_value`, and
+SQL text is read with `d1_sql` (statement boundaries, `?NNN` placeholders), in every backend alike. Backends: sqlite3 (the engine D1
 itself runs, and the reference) and DuckDB with a SQLite dialect layer; later Cloudflare's REST API.
 """
 
@@ -11,11 +12,13 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
-from memory_sim.errors import D1ColumnNotFound
+from memory_sim.bindings import limits
+from memory_sim.errors import D1ColumnNotFound, D1Error, D1TypeError
 
 # What D1 accepts as a bound value; bytes come back as a list of ints, bools as 1/0.
 D1Value = None | int | float | str | bool | bytes
 Row = dict[str, Any]
+_INT64 = 2**63
 
 
 @dataclass(slots=True)
@@ -61,6 +64,26 @@ def first_of(rows: list[Row], column: str | None = None) -> Any:
     if column not in rows[0]:
         raise D1ColumnNotFound(f"Column not found ({column})")
     return rows[0][column]
+
+
+def check_value(value: object) -> D1Value:
+    """D1's bind-time type rules, checked by every backend's `bind` before anything runs; booleans become 1/0 (as D1 stores them), bytes-like values bytes."""
+    if isinstance(value, bool):
+        return int(value)
+    if value is None or isinstance(value, (bool, str, float)):
+        if isinstance(value, str) and len(value.encode()) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
+            raise D1Error("string or blob too big: SQLITE_TOOBIG")
+        return value
+    if isinstance(value, int):
+        if not -_INT64 <= value < _INT64:
+            raise D1TypeError(f"Type 'bigint' not supported for value '{value}'")
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        blob = bytes(value)
+        if len(blob) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
+            raise D1Error("string or blob too big: SQLITE_TOOBIG")
+        return blob
+    raise D1TypeError(f"Type '{type(value).__name__}' not supported for value '{value}'")
 
 
 @runtime_checkable

@@ -4,7 +4,7 @@
 - `all`/`run`/`first` go to `/query`, `raw` to `/raw`; `batch` is one `{batch: [...]}` request (one transaction).
 - `exec` splits by newline as the runtime does and sends the lines as one batch; the failing line is taken from
   the error's `source.pointer` (`/batch/N`) where the server gives one.
-- Bind rules are checked here, before any request, with the local binding's own `check_value`. Bytes travel
+- Bind rules are checked here, before any request, with the D1 binding's own `check_value`. Bytes travel
   as an array of byte values (Cloudflare types params as strings; other JSON types are UNCONFIRMED).
 - Errors come back as D1's own classes, chosen by the message prefix (`D1_TYPE_ERROR: ...` and so on).
 """
@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, first_of
+from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, check_value, first_of
 from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
 from memory_sim.errors import D1ColumnNotFound, D1Error, D1ExecError, D1TypeError
 
@@ -53,8 +53,6 @@ class CloudflareStatement:
     values: tuple[D1Value, ...] = ()
 
     def bind(self, *values: D1Value) -> "CloudflareStatement":
-        from memory_sim.local.d1.core import check_value  # the binding's bind rules, pure
-
         return CloudflareStatement(self.db, self.sql, tuple(check_value(v) for v in values))
 
     def wire(self) -> dict[str, Any]:

@@ -1,5 +1,5 @@
-"""The D1 binding object shared by both local engines: statements, binding and its type rules, limits,
-batches and `exec`, and the shaping of results into D1's form. Engines only run one statement at a time
+"""The D1 binding object shared by both local engines: statements, binding (with the binding's own type rules,
+`bindings.d1.check_value`), limits, batches and `exec`, and the shaping of results into D1's form. Engines only run one statement at a time
 behind the small `Engine` seam, so sqlite3 and DuckDB answer through the same front door.
 """
 
@@ -15,11 +15,10 @@ from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
 from memory_sim.bindings import limits
-from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, first_of
-from memory_sim.errors import D1Error, D1ExecError, D1TypeError
+from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, check_value, first_of
+from memory_sim.errors import D1Error, D1ExecError, D1StatementError
 from memory_sim.bindings.d1_sql import first_keyword, placeholders
 
-_INT64 = 2**63
 _TABLES = (  # the user's tables, as SQLite's catalogue lists them
     r"SELECT name FROM sqlite_master WHERE type = 'table'"
     r" AND name NOT LIKE 'sqlite\_%' ESCAPE '\' AND name NOT LIKE '\_cf\_%' ESCAPE '\'"
@@ -56,16 +55,6 @@ class RawResult:
         return {"success": True, "meta": self.meta.to_json(), "results": {"columns": self.columns, "rows": self.rows}}
 
 
-class D1StatementError(D1Error):
-    """A statement of `run_statements` failed: the same prefix and text as the engine's error (`error`), plus the
-    failing statement's position (`index`, from 0) so a caller can name it (REST's `source.pointer`)."""
-
-    def __init__(self, error: D1Error, index: int) -> None:
-        self.prefix = error.prefix
-        super().__init__(error.cause)
-        self.error, self.index = error, index
-
-
 class Engine(Protocol):
     """One SQL engine; called under the database's lock, one statement at a time."""
 
@@ -88,26 +77,6 @@ class Engine(Protocol):
         ...
 
     def close(self) -> None: ...
-
-
-def check_value(value: object) -> D1Value:
-    """D1's bind-time type rules; booleans become 1/0 (as D1 stores them), bytes-like values bytes."""
-    if isinstance(value, bool):
-        return int(value)
-    if value is None or isinstance(value, (bool, str, float)):
-        if isinstance(value, str) and len(value.encode()) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
-            raise D1Error("string or blob too big: SQLITE_TOOBIG")
-        return value
-    if isinstance(value, int):
-        if not -_INT64 <= value < _INT64:
-            raise D1TypeError(f"Type 'bigint' not supported for value '{value}'")
-        return value
-    if isinstance(value, (bytes, bytearray, memoryview)):
-        blob = bytes(value)
-        if len(blob) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
-            raise D1Error("string or blob too big: SQLITE_TOOBIG")
-        return blob
-    raise D1TypeError(f"Type '{type(value).__name__}' not supported for value '{value}'")
 
 
 def shape_value(value: Any) -> Any:
