@@ -2,9 +2,9 @@
 
 `db.prepare(sql).bind(*values)` gives a statement; `.first()`, `.all()`, `.run()`, `.raw()` run it;
 `db.batch([...])` runs statements in one transaction; `db.exec(sql)` runs newline-separated statements.
-Results carry D1's shape: `success`, `results` (rows as dicts), `meta`. Bound values follow `check_value`, and
-SQL text is read with `d1_sql` (statement boundaries, `?NNN` placeholders), in every backend alike. Backends: sqlite3 (the engine D1
-itself runs, and the reference) and DuckDB with a SQLite dialect layer; later Cloudflare's REST API.
+Results carry D1's shape: `success`, `results` (rows as dicts), `meta`. Every backend binds values by
+`check_value`; SQL text is read with `d1_sql` (statement boundaries, `?NNN` placeholders). Backends: sqlite3 (the
+engine D1 itself runs, and the reference), DuckDB with a SQLite dialect layer, Cloudflare's REST API.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """The D1 binding's SQL lexicon: D1 speaks SQLite, and this small SQLite tokenizer finds placeholders, keywords,
 parentheses and statement boundaries without being fooled by strings, quoted names or comments. Joining the
-tokens' text gives the input back. Every D1 backend (and `memory-sim d1 execute`, and the server) splits and
-counts with it; the DuckDB engine's SQLite dialect (local/d1/dialect/) builds on its tokens. A leaf: it imports
+tokens' text gives the input back. The local engines, `memory-sim d1 execute` and the server split and count
+with it; the DuckDB engine's SQLite dialect (local/d1/dialect/) builds on its tokens. A leaf: it imports
 only the limits and the error tree.
 """
 
