@@ -6,12 +6,14 @@ The full text stays in D1; the index holds only what recall filters and ranks by
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING, VECTORIZE_MAX_ID_BYTES
 from memory_sim.bindings.vectorize import Metadata, Vector
-from memory_sim.env import Env
 from memory_sim.memory.models import TEXT_PREVIEW_CHARS, StoredMemory
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 
 def vector_metadata(memory: StoredMemory, decay_factor: float | None = None) -> Metadata:

@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 import numpy as np
 
-from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
 from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
 from memory_sim.memory.recall_cache import NpcView, RecallCache
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, MemoryConfig, RecallMode, Recollection, Source, StoredMemory
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 _WORD = re.compile(r"[a-z0-9']+")
 _RECENT_LIMIT = 32

@@ -13,10 +13,9 @@ D1 is written first and is the source of truth; indexing failures leave an outbo
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Sequence
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
-from memory_sim.env import Env
 from memory_sim.bindings.vectorize_validation import CODE_FULL
 from memory_sim.errors import EmbeddingUnavailable, InvalidInput, VectorizeError, VectorizeInputError
 from memory_sim.memory import indexing, recall as recall_sources, rules, store
@@ -26,6 +25,9 @@ from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
 from memory_sim.memory.scoring import plan_cap_prune, rank_by_score, rank_weighted, retry_delay_s, weighted_score
 from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 Clock = Callable[[], float]
 
