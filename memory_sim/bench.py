@@ -61,14 +61,13 @@ def index_section(sizes: Sequence[int], quick: bool, progress: Progress) -> list
 
 def embed_section(quick: bool, progress: Progress) -> dict[str, Any]:
     embed = load_script("bench_embed")
-    from memory_sim.local.ai.local_ai import LocalAi
-    from memory_sim.local.ai.models import MINILM
+    from memory_sim.builder.models import MINILM, local_ai
 
     progress("embeddings: project path vs raw forward, cache")
     n, rounds = (128, 1) if quick else (512, 3)
     with tempfile.TemporaryDirectory() as tmp:
         return {
-            "throughput": embed.throughput(LocalAi(), MINILM, embed.sentences(n, 1), 32, "mean", rounds),
+            "throughput": embed.throughput(local_ai(), MINILM, embed.sentences(n, 1), 32, "mean", rounds),
             "cache": embed.cache_check(embed.sentences(1000 if quick else 10_000, 3), Path(tmp) / "cache.sqlite"),
         }
 

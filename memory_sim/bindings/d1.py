@@ -9,6 +9,7 @@ engine D1 itself runs, and the reference), DuckDB with a SQLite dialect layer, C
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol, Sequence, runtime_checkable
 
@@ -19,6 +20,7 @@ from memory_sim.errors import D1ColumnNotFound, D1Error, D1TypeError
 D1Value = None | int | float | str | bool | bytes
 Row = dict[str, Any]
 _INT64 = 2**63
+_DATABASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
 @dataclass(slots=True)
@@ -84,6 +86,13 @@ def check_value(value: object) -> D1Value:
             raise D1Error("string or blob too big: SQLITE_TOOBIG")
         return blob
     raise D1TypeError(f"Type '{type(value).__name__}' not supported for value '{value}'")
+
+
+def check_database_name(name: str) -> str:
+    """The database names this project takes, on every backend: a local database is a file named after it."""
+    if not _DATABASE_NAME.fullmatch(name):
+        raise D1Error(f"invalid database name {name!r}: letters, digits, '-' and '_' (at most 64)")
+    return name
 
 
 @runtime_checkable

@@ -4,6 +4,10 @@
     build_in_memory_env(clock, embedder)  the oracle index, sqlite3 in memory, the hashing embedder (tests)
     open_vectorize_account(settings)     the Vectorize account alone (`memory-sim vectorize ...`)
     open_d1_account(settings)            the D1 databases alone (`memory-sim d1 ...`)
+    open_ai(settings)                    the AI binding alone (`memory-sim ai run`)
+    local_vectorize_account(folder)      Chroma in a folder; local_d1_account(folder, engine): D1 files in one
+    models.load_embedder(name)           the embedder for a model name (builder/models.py)
+    server.build_server_app(data, tokens) the local Cloudflare API on these backends (builder/server.py)
 
 Local data lives under one folder:
 
@@ -65,15 +69,22 @@ def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) 
         from memory_sim.local.vectorize.oracle import OracleAccount
 
         return OracleAccount()
-    from memory_sim.local.vectorize.chroma import ChromaAccount
-
     options: dict[str, Any] = {} if max_batch is None else {"max_batch": max_batch}
     if settings.chroma_url:
         from urllib.parse import urlparse
 
+        from memory_sim.local.vectorize.chroma import ChromaAccount
+
         url = urlparse(settings.chroma_url)
         return ChromaAccount(host=url.hostname or "127.0.0.1", port=url.port or 8000, **options)
-    return ChromaAccount(Path(settings.data_dir) / "vectorize", **options)
+    return local_vectorize_account(Path(settings.data_dir) / "vectorize", **options)
+
+
+def local_vectorize_account(folder: str | Path, **options: Any) -> VectorizeAccount:
+    """Embedded Chroma in `folder` (`options`: visibility_lag_s, max_batch, ...), with its arrays beside it."""
+    from memory_sim.local.vectorize.chroma import ChromaAccount
+
+    return ChromaAccount(Path(folder), **options)
 
 
 def open_d1_account(settings: Settings) -> Any:
@@ -82,9 +93,14 @@ def open_d1_account(settings: Settings) -> Any:
         from memory_sim.cloudflare.d1 import CloudflareD1Account
 
         return CloudflareD1Account(cloudflare_client(settings))
+    return local_d1_account(settings.data_dir, settings.d1_engine)
+
+
+def local_d1_account(folder: str | Path, engine: str) -> Any:
+    """The D1 databases kept in `<folder>/d1/`, one file each, on `engine` ('duckdb' or 'sqlite')."""
     from memory_sim.local.d1.account import D1Account
 
-    return D1Account(Path(settings.data_dir), engine=settings.d1_engine)
+    return D1Account(Path(folder), engine=engine)  # type: ignore[arg-type]  # D1Account checks the name
 
 
 def build_local_env(
@@ -95,7 +111,7 @@ def build_local_env(
     A folder another process owns and serves opens through that owner. This Env serves its folder to other
     processes when `serve` says so (None: `owner.serving(...)`, else the `serve_owner` setting)."""
     from memory_sim import owner
-    from memory_sim.local.ai.local_ai import LocalAi
+    from memory_sim.builder.models import local_ai
 
     held = folder_lock or _lock_or_route(settings, rebuild_index)
     if not isinstance(held, FolderLock):
@@ -105,7 +121,7 @@ def build_local_env(
             if held.owner.alive():
                 raise
             held = FolderLock.acquire(settings.data_dir)  # the owner died meanwhile: the folder is free
-    env = Env(VECTORIZE=None, DB=None, AI=LocalAi(), embedder=embedder, vectorize_account=None, settings=settings)  # type: ignore[arg-type]
+    env = Env(VECTORIZE=None, DB=None, AI=local_ai(), embedder=embedder, vectorize_account=None, settings=settings)  # type: ignore[arg-type]
     env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
     service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None
     try:
@@ -140,9 +156,9 @@ def open_ai(settings: Settings) -> Ai:
 
         client = cloudflare_client(settings)
         return WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
-    from memory_sim.local.ai.local_ai import LocalAi
+    from memory_sim.builder.models import local_ai
 
-    return LocalAi()
+    return local_ai()
 
 
 def _lock_or_route(settings: Settings, rebuild_index: bool) -> Any:
@@ -202,15 +218,16 @@ def build_cloudflare_env(
     return env
 
 
-def cloudflare_client(settings: Settings) -> Any:
-    """The REST client of the settings' account (`memory-sim push` and the Cloudflare Env share it)."""
+def cloudflare_client(settings: Settings, **options: Any) -> Any:
+    """The REST client of the settings' account (`memory-sim push` and the Cloudflare Env share it); `options`:
+    the client's own (timeouts, retries, transport)."""
     try:
         from memory_sim.cloudflare.client import CloudflareClient
     except ModuleNotFoundError as exc:
         raise ConfigError("the Cloudflare backend needs the 'cloudflare' extra: pip install 'memory_sim[cloudflare]'") from exc
     if not settings.account_id or not settings.api_token:
         raise ConfigError("backend 'cloudflare' needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN")
-    return CloudflareClient(settings.account_id, settings.api_token, settings.base_url)
+    return CloudflareClient(settings.account_id, settings.api_token, settings.base_url, **options)
 
 
 def open_cloudflare_storage(settings: Settings, client: Any) -> tuple[VectorizeAccount, Callable[[], Any]]:
@@ -281,9 +298,8 @@ def model_to_open(setting: str, index_description: str | None) -> str:
 
 
 def _embedder_for_index(settings: Settings, account: VectorizeAccount, ai: Ai, *, shared_cache: bool = True) -> Embedder:
-    from memory_sim.embedding.embedder import load_embedder
+    from memory_sim.builder.models import canonical, load_embedder
     from memory_sim.embedding.index_model import parse_description
-    from memory_sim.local.ai.models import canonical
 
     cache = Path(settings.data_dir) / "embeddings.sqlite" if shared_cache else None
     described = {d.name: d.description for d in account.list_indexes()}.get(settings.index_name)

@@ -49,10 +49,10 @@ def run_model(args: argparse.Namespace) -> int:
 
 
 def list_models(args: argparse.Namespace) -> int:
-    from memory_sim.local.ai.models import model_statuses, resolve_default
+    from memory_sim.builder.models import default_model, model_statuses
 
     statuses = model_statuses()
-    default = resolve_default()
+    default = default_model()
     if args.json:
         rows = [{**vars(s), "default": s.name == default} for s in statuses]
         print(json.dumps(rows))

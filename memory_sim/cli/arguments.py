@@ -86,12 +86,12 @@ village_npcs = checked("npcs", int, _village_size, "a whole number")
 
 
 def _model(name: str) -> str:
-    from memory_sim.local.ai.models import canonical, locate
+    from memory_sim.builder.models import find_local_model
     from memory_sim.settings import HASHING_MODEL
 
     if name == HASHING_MODEL:
         return name
-    if locate(canonical(rules.text("model", name))) is None:  # raises ConfigError when known but not here
+    if find_local_model(rules.text("model", name)) is None:  # raises ConfigError when known but not here
         raise argparse.ArgumentTypeError(
             f"unknown embedding model {name!r}: `memory-sim models` lists them; a sentence-transformers folder works too"
         )
@@ -155,7 +155,7 @@ def _query_top_k(value: int) -> int:
 
 
 def _database_name(name: str) -> str:
-    from memory_sim.local.d1.account import check_database_name
+    from memory_sim.bindings.d1 import check_database_name
 
     return check_database_name(name)
 

@@ -7,12 +7,11 @@ store them. Vectors come back L2-normalised float32, so cosine, dot and L2 rank 
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from memory_sim.bindings.ai import BGE_BASE, DEFAULT_MODEL, Ai, Embedder, Pooling
+from memory_sim.bindings.ai import Ai, Pooling
 from memory_sim.bindings.limits import AI_MAX_TEXTS_PER_CALL
 from memory_sim.embedding.cache import EmbeddingCache
 from memory_sim.bindings.ai_validation import POOLINGS, bad_input
@@ -120,37 +119,3 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     # Workers AI does not say whether BGE outputs are unit length (contract §4.1); normalising is harmless if so.
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0.0, 1.0, norms)
-
-
-def load_embedder(
-    model: str = DEFAULT_MODEL, *, cache_path: str | Path | None = None, ai: Ai | None = None,
-    pooling: Pooling | None = None,
-) -> Embedder:
-    """The embedder for a model name: `default`, a known name or alias, or a sentence-transformers folder.
-
-    With no `ai`, a `LocalAi` runs the model here. The pooling is the model's own (CLS for BGE, as we also send
-    to Workers AI; mean for MiniLM); a remote `ai` gets `pooling` (the one an index records), else CLS, the
-    pooling BGE was trained with."""
-    from memory_sim.local.ai.models import canonical, locate
-
-    cache = EmbeddingCache(cache_path)
-    if ai is None:
-        from memory_sim.local.ai.local_ai import LocalAi
-
-        ai = LocalAi()
-    pooling = pooling or "cls"
-    name = canonical(model)
-    model_dirs = getattr(ai, "model_dirs", None)
-    if _runs_locally(ai):
-        found = locate(name, model_dirs)
-        if found is None:
-            raise ConfigError(f"unknown embedding model {model!r}: expected 'default', {BGE_BASE!r}, "
-                              "'sentence-transformers/all-MiniLM-L6-v2' or a sentence-transformers folder")
-        name, pooling = found.name, found.pooling
-    elif name == DEFAULT_MODEL:
-        name = BGE_BASE  # the production default on Workers AI
-    return AiEmbedder(ai, name, pooling=pooling, cache=cache)
-
-
-def _runs_locally(ai: Ai) -> bool:
-    return getattr(ai, "is_local", False) is True

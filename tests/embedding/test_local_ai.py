@@ -14,7 +14,8 @@ import pytest
 from embedding_fakes import build_bge_shaped_model
 
 from memory_sim.bindings.ai import BGE_BASE
-from memory_sim.embedding.embedder import AiEmbedder, load_embedder
+from memory_sim.builder.models import load_embedder
+from memory_sim.embedding.embedder import AiEmbedder
 from memory_sim.errors import AiError, ConfigError
 from memory_sim.local.ai import models
 from memory_sim.local.ai.local_ai import LocalAi

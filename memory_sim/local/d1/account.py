@@ -2,22 +2,15 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Literal
 
+from memory_sim.bindings.d1 import check_database_name
 from memory_sim.errors import ConfigError, D1Error
 from memory_sim.local.d1.core import D1CoreDatabase
 
 Engine = Literal["duckdb", "sqlite"]
 _SUFFIX = {"duckdb": ".duckdb", "sqlite": ".sqlite"}
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-
-
-def check_database_name(name: str) -> str:
-    if not _NAME.fullmatch(name):
-        raise D1Error(f"invalid database name {name!r}: letters, digits, '-' and '_' (at most 64)")
-    return name
 
 
 class D1Account:
