@@ -19,6 +19,7 @@ import json
 import os
 import sys
 import time
+import uuid
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
@@ -54,6 +55,15 @@ def acting_as(verb: str) -> Iterator[None]:
         yield
     finally:
         _verb = before
+
+
+_DATABASE_IDS = uuid.UUID("5d1b7e0c-7a43-4d4e-9a55-6d656d6f7279")  # namespace of the stable database ids
+
+
+def database_id_for(name: str) -> str:
+    """The id under which an owner publishes (owner.json) and serves the folder's D1 database `name`: the same
+    in every run."""
+    return str(uuid.uuid5(_DATABASE_IDS, name))
 
 
 @dataclass(frozen=True)

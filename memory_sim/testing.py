@@ -1,5 +1,6 @@
 """A local Cloudflare API server for test suites (this project's and its parity runs): one per session, on a
-free loopback port, with helpers that hand out Cloudflare-backed bindings pointed at it.
+free loopback port, with helpers that hand out Cloudflare-backed bindings pointed at it. Everything is opened
+through the Env builder (the server's backends, the Cloudflare adapters), as any other entry point does.
 
     with ServerForTests(tmp_path) as server:
         account = server.adopt(OracleAccount(clock=fake_clock))   # CloudflareVectorizeAccount over REST
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from memory_sim.server.loopback import LoopbackServer
+from memory_sim.settings import Settings
 
 TEST_TOKEN = "memory-sim-test-token"
 TMPFS = Path("/dev/shm")
@@ -43,29 +45,35 @@ def scratch_folder(fallback: str | Path) -> Iterator[Path]:
 
 class ServerForTests(LoopbackServer):
     def __init__(self, data_dir: str | Path, *, d1_engine: str = "sqlite", **app_options: Any) -> None:
-        from memory_sim.server.app import create_app
+        from memory_sim.builder.server import build_server_app
 
-        self.app = create_app(data_dir, TEST_TOKEN, d1_engine=d1_engine, **app_options)
+        self.app = build_server_app(data_dir, TEST_TOKEN, d1_engine=d1_engine, **app_options)
         super().__init__(self.app)
         self._ids = itertools.count()
 
     def fresh_account_id(self) -> str:
         return f"acct-{next(self._ids)}-{uuid.uuid4().hex[:8]}"
 
-    def client(self, account_id: str | None = None, **options: Any) -> Any:
-        from memory_sim.cloudflare.client import CloudflareClient
+    def settings(self, account_id: str | None = None) -> Settings:
+        """The settings of a Cloudflare Env on this server's account `account_id` (a fresh one by default)."""
+        return Settings.load(environ={}, backend="cloudflare", account_id=account_id or self.fresh_account_id(),
+                             api_token=TEST_TOKEN, base_url=self.base_url)
 
-        return CloudflareClient(account_id or self.fresh_account_id(), TEST_TOKEN, self.base_url, **options)
+    def client(self, account_id: str | None = None, **options: Any) -> Any:
+        """A `CloudflareClient` of the account; `options` are the client's (timeouts, retries, transport)."""
+        from memory_sim.builder import cloudflare_client
+
+        return cloudflare_client(self.settings(account_id), **options)
 
     def adopt(self, account: Any, account_id: str | None = None) -> Any:
         """A `CloudflareVectorizeAccount` whose server side is `account` (a local VectorizeAccount)."""
-        from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+        from memory_sim.builder import open_vectorize_account
 
-        client = self.client(account_id)
-        self.app.state.accounts.get(client.account_id).adopt_vectorize(account)
-        return CloudflareVectorizeAccount(client)
+        settings = self.settings(account_id)
+        self.app.state.accounts.get(settings.account_id).adopt_vectorize(account)
+        return open_vectorize_account(settings)
 
     def new_database(self, name: str = "db", account_id: str | None = None) -> Any:
-        from memory_sim.cloudflare.d1 import CloudflareD1Account
+        from memory_sim.builder import open_d1_account
 
-        return CloudflareD1Account(self.client(account_id)).create(name)
+        return open_d1_account(self.settings(account_id)).create(name)

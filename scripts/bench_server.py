@@ -83,8 +83,8 @@ def populate(account: ChromaAccount, n: int, rng: np.random.Generator) -> None:
 
 ORDINARY_SERVER = """
 import sys, uvicorn
-from memory_sim.server.app import create_app
-uvicorn.run(create_app(sys.argv[1], sys.argv[3]), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", http="httptools")
+from memory_sim.builder.server import build_server_app
+uvicorn.run(build_server_app(sys.argv[1], sys.argv[3]), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning", http="httptools")
 """
 
 

@@ -34,13 +34,11 @@ def register(subparsers: Any) -> None:
 
 def _account(args: argparse.Namespace) -> Any:
     from memory_sim.builder import open_d1_account
+    from memory_sim.owner import settings_through
 
     route = getattr(args, "owner_route", None)
     if route is not None:  # another process owns the folder: its databases through its API
-        from memory_sim.cloudflare.d1 import CloudflareD1Account
-        from memory_sim.owner import rest_client
-
-        return CloudflareD1Account(rest_client(route))
+        return open_d1_account(settings_through(route, args.settings))
     return open_d1_account(args.settings)
 
 

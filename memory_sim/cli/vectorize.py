@@ -20,12 +20,11 @@ def _account(args: argparse.Namespace) -> Any:
     from memory_sim.bindings import limits
     from memory_sim.builder import open_vectorize_account
 
+    from memory_sim.owner import settings_through
+
     route = getattr(args, "owner_route", None)
     if route is not None:  # another process owns the folder: its indexes through its API
-        from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-        from memory_sim.owner import rest_client
-
-        return CloudflareVectorizeAccount(rest_client(route))
+        return open_vectorize_account(settings_through(route, args.settings))
     return open_vectorize_account(args.settings, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
 
 

@@ -16,7 +16,7 @@ import httpx
 import orjson
 import pytest
 
-from memory_sim.server.app import create_app
+from memory_sim.builder.server import build_server_app
 from memory_sim.server.fast_query import QUERY_PATH, QueryAnswerer
 from memory_sim.server.loopback import LoopbackServer
 from memory_sim.server.protocol import server_config
@@ -40,7 +40,7 @@ class CountingAnswerer(QueryAnswerer):
 
 
 def _filled_app(folder: Path) -> Any:
-    app = create_app(folder, TEST_TOKEN, d1_engine="sqlite")
+    app = build_server_app(folder, TEST_TOKEN, d1_engine="sqlite")
     app.state.query_answer = CountingAnswerer(app.state.accounts, [TEST_TOKEN])
 
     async def fill() -> None:
@@ -197,7 +197,7 @@ def test_server_config_uses_the_protocol_only_for_the_app() -> None:
         return None
 
     assert server_config(bare).http == "auto"  # no answerer: uvicorn's own choice
-    app = create_app(Path("/nonexistent-never-written"), TEST_TOKEN, d1_engine="sqlite")
+    app = build_server_app(Path("/nonexistent-never-written"), TEST_TOKEN, d1_engine="sqlite")
     chosen = server_config(app).http
     assert isinstance(chosen, type) and issubclass(chosen, HttpToolsProtocol)
     assert server_config(app, http="h11").http == "h11"  # an explicit choice wins
