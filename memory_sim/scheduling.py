@@ -15,7 +15,7 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, TypeVar
 
 from memory_sim.memory import store
 from memory_sim.memory.models import JobReport
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 HOUR_S = 3600.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,19 +127,17 @@ def start_service(system: "MemorySystem", scale: float = 1.0) -> Any:
     return scheduler
 
 
-def backup_soon(scheduler: Any, system: "MemorySystem", dest: Any) -> "Future[Any]":
-    """Queues `backup.backup(system.env, dest)` on a running service's one worker: it runs between two jobs,
-    never during one, so no write is in flight while the folder is copied. The future gives the manifest."""
+def run_soon(scheduler: Any, work: Callable[[], T]) -> "Future[T]":
+    """Queues `work()` on a running service's one worker: it runs between two jobs, never during one, so no job's
+    write is in flight meanwhile (`backup.backup_soon`). The future gives its result."""
     from concurrent.futures import Future
 
-    from memory_sim.backup import backup
-
-    done: Future[Any] = Future()
+    done: Future[T] = Future()
 
     def run() -> None:
         if done.set_running_or_notify_cancel():
             try:
-                done.set_result(backup(system.env, dest))
+                done.set_result(work())
             except BaseException as exc:  # handed to whoever waits on the future
                 done.set_exception(exc)
 
