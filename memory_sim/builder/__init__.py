@@ -121,7 +121,8 @@ def build_local_env(
             if held.owner.alive():
                 raise
             held = FolderLock.acquire(settings.data_dir)  # the owner died meanwhile: the folder is free
-    env = Env(VECTORIZE=None, DB=None, AI=local_ai(), embedder=embedder, vectorize_account=None, settings=settings)  # type: ignore[arg-type]
+    env = Env(VECTORIZE=None, DB=None, AI=local_ai(runtime=settings.embed_runtime), embedder=embedder,  # type: ignore[arg-type]
+              vectorize_account=None, settings=settings)
     env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
     service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None
     try:
@@ -158,7 +159,7 @@ def open_ai(settings: Settings) -> Ai:
         return WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
     from memory_sim.builder.models import local_ai
 
-    return local_ai()
+    return local_ai(runtime=settings.embed_runtime)
 
 
 def _lock_or_route(settings: Settings, rebuild_index: bool) -> Any:

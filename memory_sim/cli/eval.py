@@ -1,10 +1,10 @@
 """`memory-sim eval locomo|village`: recall quality through the memory system's own API (memory_sim/eval).
 
     memory-sim eval locomo --dataset ../shared/data/locomo10.json [--json] [--modes vector,hybrid] [--conversations N]
-    memory-sim eval village [--questions data/village_questions.json] [--json]
+    memory-sim eval village [--questions FILE.json] [--json]
 
 Both build a fresh local Env (Chroma + DuckDB + bundled MiniLM) in a temp folder; the global --data folder is
-not touched. `--out DIR` also writes <name>.json and <name>.md there (benchmarks/ in the repo).
+not touched. `--out DIR` also writes <name>.json and <name>.md there.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def register(sub: Any) -> None:
     locomo.set_defaults(handler=cmd_locomo)
     village = verbs.add_parser("village", help="what NPCs think of each other: recall vs a LIKE scan of D1")
     village.add_argument("--questions", type=arguments.input_file, default=None,
-                         help="the ground-truth set (default: data/village_questions.json of the repo)")
+                         help="the ground-truth set (default: the 37 questions shipped with memory_sim)")
     _common(village)
     village.set_defaults(handler=cmd_village)
 
@@ -87,11 +87,11 @@ def cmd_village(args: argparse.Namespace) -> int:
     from memory_sim.errors import ConfigError
     from memory_sim.eval.village import load_questions, markdown, run_village_eval
 
-    path = args.questions or Path(__file__).resolve().parents[2] / "data" / "village_questions.json"
     try:
-        question_set = load_questions(path)
+        question_set = load_questions(args.questions)
     except (OSError, ValueError, KeyError) as exc:
-        raise ConfigError(f"cannot read the village questions {path}: {exc}") from exc
+        where = args.questions or "shipped with memory_sim"
+        raise ConfigError(f"cannot read the village questions ({where}): {exc}") from exc
     _set_threads(args.threads)
     report = run_village_eval(question_set, progress=_progress)
     report["meta"]["machine"] = machine()

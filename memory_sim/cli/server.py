@@ -29,7 +29,6 @@ def _serve(args: argparse.Namespace) -> int:
     from memory_sim.errors import ConfigError
     from memory_sim.folder_lock import FolderLock
     from memory_sim.server.auth import parse_tokens
-    from memory_sim.server.protocol import server_config
 
     given = args.token or args.settings.server_tokens or ""
     tokens = parse_tokens(given)
@@ -48,7 +47,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "
                   f"own data is account '{owner.LOCAL_ACCOUNT}'; OpenAPI at /docs, health at /health", flush=True)
             _unwind_on_sigterm()
-            uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
+            uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 

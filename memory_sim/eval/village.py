@@ -1,10 +1,11 @@
 """The village's ground truth: "what does X think of Y?" answered by the memory system, against a naive
 keyword scan of D1 (the seed's claim: semantic recall finds what a diary scan misses).
 
-The questions live in data/village_questions.json. Each names an NPC and a rule; the expected memories are the
-ones D1 holds that match the rule (the NPC's memories of a `type` whose `about` includes an NPC), found by a
-query after the seeded village has run, never hand-picked ids. Scores per question: precision@k (share of the
-top k that match the rule), recall@10 (share of the expected found in the top 10), hit@1.
+The questions ship with the package (eval/data/village_questions.json). Each names an NPC and a rule; the
+expected memories are the ones D1 holds that match the rule (the NPC's memories of a `type` whose `about`
+includes an NPC), found by a query after the seeded village has run, never hand-picked ids. Scores per
+question: precision@k (share of the top k that match the rule), recall@10 (share of the expected found in the
+top 10), hit@1.
 """
 
 from __future__ import annotations
@@ -43,8 +44,12 @@ class QuestionSet:
     questions: tuple[VillageQuestion, ...]
 
 
-def load_questions(path: str | Path) -> QuestionSet:
-    raw = json.loads(Path(path).read_text(encoding="utf-8"))
+def load_questions(path: str | Path | None = None) -> QuestionSet:
+    """The question set in the JSON file at `path`; by default the one shipped with the package."""
+    from importlib import resources
+
+    packaged = resources.files("memory_sim.eval").joinpath("data", "village_questions.json")
+    raw = json.loads((packaged if path is None else Path(path)).read_text(encoding="utf-8"))
     village = raw["village"]
     questions = tuple(
         VillageQuestion(q["npc"], q["query"], q["rule"]["type"], q["rule"]["about"]) for q in raw["questions"]

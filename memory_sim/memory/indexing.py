@@ -27,18 +27,24 @@ def vector_metadata(memory: StoredMemory, decay_factor: float | None = None) -> 
     }
 
 
-def embed_and_upsert(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> None:
-    """Embeds the texts in one call and upserts in batches; raises what the bindings raise (the caller decides
-    between outbox and retry)."""
+def vectors_for(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> list[Vector]:
+    """The memories' vectors, embedded in one call (none for no memories)."""
     if not memories:
-        return
+        return []
     values = env.embedder.embed([m.content for m in memories])
     decay = decay or {}
-    vectors = [
-        Vector(m.id, [float(x) for x in row], vector_metadata(m, decay.get(m.id))) for m, row in zip(memories, values)
-    ]
+    return [Vector(m.id, [float(x) for x in row], vector_metadata(m, decay.get(m.id))) for m, row in zip(memories, values)]
+
+
+def upsert(env: Env, vectors: Sequence[Vector]) -> None:
     for start in range(0, len(vectors), VECTORIZE_MAX_BATCH_BINDING):
-        env.VECTORIZE.upsert(vectors[start : start + VECTORIZE_MAX_BATCH_BINDING])
+        env.VECTORIZE.upsert(list(vectors[start : start + VECTORIZE_MAX_BATCH_BINDING]))
+
+
+def embed_and_upsert(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> None:
+    """Embeds the texts in one call and upserts in batches; raises what the bindings raise (the memory system
+    indexes through memory/indexer.py, which decides between outbox and retry)."""
+    upsert(env, vectors_for(env, memories, decay))
 
 
 def delete_vectors(env: Env, ids: Sequence[str]) -> None:

@@ -8,14 +8,13 @@ NPC (isolation.py): the report counts it (`failed`) and says why (`errors`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
-from memory_sim.bindings.d1 import D1PreparedStatement
-from memory_sim.errors import AiError, EmbeddingUnavailable, VectorizeError
-from memory_sim.memory import indexing, store
-from memory_sim.memory.isolation import Outcome, by_npc, each_npc, note_failure
-from memory_sim.memory.models import JobReport, ShortTermMemory, StoredMemory, WorldTime, summary_id
-from memory_sim.memory.scoring import plan_cap_prune, plan_decay, retry_delay_s
+from memory_sim.errors import AiError
+from memory_sim.memory import indexer, store
+from memory_sim.memory.isolation import by_npc, each_npc, note_failure
+from memory_sim.memory.models import JobReport, ShortTermMemory, WorldTime, summary_id
+from memory_sim.memory.scoring import plan_cap_prune, plan_decay
 from memory_sim.memory.summarise import Sentence, split_sentences
 
 if TYPE_CHECKING:
@@ -95,7 +94,7 @@ def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
     today = WorldTime.from_seconds(now).day
     plan = plan_decay(store.all_memories(db), today, config)
     db.batch(store.set_decay(db, plan.factors, today) + [store.bump(db, "decay_runs")])
-    reembedded = _reembed(system, plan.reembed, now)
+    reembedded = indexer.index(system.env, config, plan.reembed, now, job="decay_and_prune", counter="reembeds")
     system.unindex(plan.unindex, counter="prunes")
     indexed = store.memories_in_state(db, ["indexed"])
     over_cap = plan_cap_prune(indexed, today, 0, config) if len(indexed) > config.index_cap else []
@@ -103,58 +102,19 @@ def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
     return JobReport(
         "decay_and_prune",
         decayed=len(plan.factors),
-        reembedded=len(reembedded.done),
+        reembedded=len(reembedded.indexed),
         unindexed=len(plan.unindex) + len(over_cap),
-        failed=len(reembedded.held_back),
-        errors=reembedded.failed,
+        failed=len(reembedded.postponed),
+        errors=reembedded.errors,
     )
-
-
-def _reembed(system: "MemorySystem", ids: list[str], now: float) -> Outcome[StoredMemory]:
-    db = system.env.DB
-    rows = list(store.memories_by_ids(db, ids).values())
-    try:
-        outcome = each_npc("decay_and_prune", rows, lambda r: r.npc_id, lambda group: indexing.embed_and_upsert(system.env, group))
-    except (EmbeddingUnavailable, VectorizeError):
-        # The old vector stays searchable; the factor was already reset, so the next run does not retry it.
-        return Outcome()
-    done = [r.id for r in outcome.done]
-    if done:
-        db.batch(store.set_state(db, done, "indexed", now) + [store.bump(db, "reembeds", len(done))])
-    return outcome
-
-
-def _reschedule(system: "MemorySystem", due: list[dict[str, Any]], now: float, why: Callable[[str], str]) -> list[D1PreparedStatement]:
-    db, config = system.env.DB, system.config
-    statements = []
-    for r in due:
-        attempts = int(r["attempts"]) + 1
-        statements.append(store.reschedule(db, r["memory_id"], attempts, now + retry_delay_s(attempts, config), why(r["memory_id"])))
-    return statements + [store.bump(db, "embedding_failures", len(due))]
 
 
 def retry_pending(system: "MemorySystem", now: float) -> JobReport:
-    """Embeds what failed before, once its backoff has passed; failures back off further (an NPC whose rows
-    cannot be indexed backs off alone)."""
-    db, config = system.env.DB, system.config
-    due = store.due_outbox(db, now, config.retry_max_attempts)
+    """Indexes what failed before, once its backoff has passed (and what a dead process left unattempted);
+    failures back off further (an NPC whose rows cannot be indexed backs off alone)."""
+    due = store.due_outbox(system.env.DB, now, system.config.retry_max_attempts)
     if not due:
         return JobReport("retry_pending")
-    rows = list(store.memories_by_ids(db, [r["memory_id"] for r in due]).values())
-    system.make_room(len(rows))
-    try:
-        outcome = each_npc("retry_pending", rows, lambda r: r.npc_id, lambda group: indexing.embed_and_upsert(system.env, group))
-    except (EmbeddingUnavailable, VectorizeError) as exc:
-        reason = str(exc)
-        db.batch(_reschedule(system, due, now, lambda _: reason))
-        return JobReport("retry_pending", failed=len(due))
-    why = {r.id: outcome.failed[r.npc_id] for r in outcome.held_back}
-    retry_later = [r for r in due if r["memory_id"] in why]
-    done = [r.id for r in outcome.done]
-    db.batch(
-        store.set_state(db, done, "indexed", now)
-        + store.dequeue(db, [r["memory_id"] for r in due if r["memory_id"] not in why])
-        + [store.bump(db, "retries", len(done))]
-        + (_reschedule(system, retry_later, now, why.__getitem__) if retry_later else [])
-    )
-    return JobReport("retry_pending", embedded=len(done), failed=len(retry_later), errors=outcome.failed)
+    ids = [r["memory_id"] for r in due]
+    report = indexer.index(system.env, system.config, ids, now, job="retry_pending", counter="retries")
+    return JobReport("retry_pending", embedded=len(report.indexed), failed=len(report.postponed), errors=report.errors)

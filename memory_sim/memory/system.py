@@ -16,14 +16,12 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Callable, Sequence
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
-from memory_sim.bindings.vectorize_validation import CODE_FULL
-from memory_sim.errors import EmbeddingUnavailable, InvalidInput, VectorizeError, VectorizeInputError
-from memory_sim.memory import indexing, recall as recall_sources, rules, store
+from memory_sim.errors import InvalidInput, VectorizeError
+from memory_sim.memory import indexer, recall as recall_sources, rules, store
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, RECALL_MODES, JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
-from memory_sim.memory.isolation import each_npc
 from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
-from memory_sim.memory.scoring import plan_cap_prune, rank_by_score, rank_weighted, retry_delay_s, weighted_score
+from memory_sim.memory.scoring import rank_by_score, rank_weighted, weighted_score
 from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
 
 if TYPE_CHECKING:
@@ -80,7 +78,6 @@ class MemorySystem:
         indexed now. `index_all` indexes regardless of importance (consolidated summaries)."""
         memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
         indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
-        wanted = {m.id for m in indexable}
         now = self.clock()
         states = {m.id: "pending" for m in indexable}
         statements = store.insert_memories(self.env.DB, memories, self.config.initial_decay, states)
@@ -97,70 +94,13 @@ class MemorySystem:
         return memory.id in self.index_memories([memory.id])
 
     def index_memories(self, ids: Sequence[str]) -> set[str]:
-        """Embeds and upserts memories from D1; on failure they stay in the outbox with a backoff."""
-        rows = list(store.memories_by_ids(self.env.DB, ids).values())
-        if not rows:
-            return set()
-        self.make_room(len(rows))
-        now = self.clock()
-        try:
-            outcome = each_npc("index", rows, lambda r: r.npc_id, self._upsert_making_room)
-        except (EmbeddingUnavailable, VectorizeError) as exc:
-            reason = str(exc)
-            self._postpone(rows, now, lambda _: reason)
-            return set()
-        self._postpone(outcome.held_back, now, lambda r: outcome.failed[r.npc_id])
-        done = [r.id for r in outcome.done]
-        if done:
-            self.env.DB.batch(store.set_state(self.env.DB, done, "indexed", now) + store.dequeue(self.env.DB, done))
-        return set(done)
+        """Embeds and upserts memories from D1 (memory/indexer.py); on failure they stay in the outbox with a
+        backoff. Returns the ids indexed now."""
+        return set(indexer.index(self.env, self.config, ids, self.clock()).indexed)
 
-    def _upsert_making_room(self, rows: Sequence[StoredMemory]) -> None:
-        """Upserts; if the index says it is full (its cap is lower than ours), prunes harder and tries once more."""
-        try:
-            indexing.embed_and_upsert(self.env, rows)
-        except VectorizeInputError as exc:
-            if exc.code != CODE_FULL:
-                raise
-            indexed = store.count_memories(self.env.DB, "index_state = 'indexed'")
-            self.make_room(len(rows), cap=max(1, indexed - len(rows)))
-            indexing.embed_and_upsert(self.env, rows)
-
-    def _postpone(self, rows: Sequence[StoredMemory], now: float, why: Callable[[StoredMemory], str]) -> None:
-        if not rows:
-            return
-        attempts = store.outbox_attempts(self.env.DB, [r.id for r in rows])
-        statements = []
-        for row in rows:
-            tries = attempts.get(row.id, 0) + 1
-            next_at = now + retry_delay_s(tries, self.config)
-            statements.append(store.reschedule(self.env.DB, row.id, tries, next_at, why(row)))
-        self.env.DB.batch(statements + [store.bump(self.env.DB, "embedding_failures", len(rows))])
-
-    def make_room(self, incoming: int, cap: int | None = None) -> int:
-        """The index's size cap: when `incoming` more would pass it, drop the lowest-valued vectors first
-        (they stay in D1). Returns how many were dropped."""
-        config = self.config if cap is None else replace(self.config, index_cap=cap)
-        if store.count_memories(self.env.DB, "index_state = 'indexed'") + incoming <= config.index_cap:
-            return 0
-        indexed = store.memories_in_state(self.env.DB, ["indexed"])
-        drop = plan_cap_prune(indexed, self.today(), incoming, config)
-        self.unindex(drop, counter="cap_prunes")
-        return len(drop)
-
-    def unindex(self, ids: Sequence[str], counter: str) -> None:
-        if not ids:
-            return
-        try:
-            # An id Vectorize cannot hold (a row an older version wrote) is in no index: nothing to delete there.
-            indexing.delete_vectors(self.env, [i for i in ids if indexing.is_vector_id(i)])
-        except VectorizeError:
-            # The index is failing: the rows stay 'indexed' in D1, so the next decay or cap pass tries again.
-            self.env.DB.batch([store.bump(self.env.DB, "unindex_failures", len(ids))])
-            return
-        self.env.DB.batch(
-            store.set_state(self.env.DB, ids, "unindexed") + [store.bump(self.env.DB, counter, len(ids))]
-        )
+    def unindex(self, ids: Sequence[str], counter: str) -> int:
+        """Drops the memories from the index (they stay in D1); returns how many (0 if the index failed)."""
+        return indexer.unindex(self.env, ids, counter)
 
     # --- reading --------------------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from memory_sim.server import ai_routes, d1_routes, vectorize_routes
 from memory_sim.server.accounts import Accounts, D1Factory, VectorizeFactory
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
 from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, InternalErrors, fail, handle_error, ok
-from memory_sim.server.fast_query import QueryAnswerer
+from memory_sim.server.fast_query import QueryAnswerer, QueryRoute
 
 __all__ = ["create_app", "parse_tokens"]
 
@@ -41,9 +41,11 @@ def create_app(
     vectorize_factory: VectorizeFactory,
     d1_factory: D1Factory,
     ai: Ai,
+    fast_query: bool = True,
 ) -> FastAPI:
     """The app over `<data_dir>/accounts/<account_id>/...`, each account's Vectorize and D1 opened by the factories
-    in its folder, `ai` answering `/ai/run`. This machine's backends wired in: `memory_sim.builder.server`."""
+    in its folder, `ai` answering `/ai/run`. This machine's backends wired in: `memory_sim.builder.server`.
+    `fast_query`: answer the Vectorize query route before FastAPI's routing (fast_query.py; same answers)."""
     allowed = parse_tokens(tokens)
     if not allowed:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
@@ -58,11 +60,12 @@ def create_app(
     app.state.tokens = allowed
     app.state.accounts = accounts
     app.state.ai = ai
-    app.state.query_answer = QueryAnswerer(accounts, allowed)  # the query route inside the HTTP protocol (protocol.py)
     for router in (vectorize_routes.router, d1_routes.router, ai_routes.router):
         app.include_router(router)
     app.add_middleware(TokenGate, tokens=allowed)
-    app.add_middleware(InternalErrors)  # outermost of ours: also catches what the gate might raise
+    app.add_middleware(InternalErrors)  # outside the gate: also catches what the gate might raise
+    if fast_query:  # outermost of the app's own layers; middleware added later still sees every query
+        app.add_middleware(QueryRoute, answer=QueryAnswerer(accounts, allowed))
     app.add_exception_handler(Exception, handle_error)
     app.add_exception_handler(ApiError, handle_error)  # type: ignore[arg-type]
     app.add_exception_handler(MemorySimError, handle_error)  # type: ignore[arg-type]

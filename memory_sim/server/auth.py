@@ -7,7 +7,7 @@ only its own accounts. `--token` / MEMORY_SIM_API_TOKEN hold entries separated b
     TOKEN                          a bare token opens every account id; allowed only as the one entry
 
 Checked in one place for both ways a request is served: the ASGI middleware `TokenGate` (every route) and the
-query route answered inside the HTTP protocol (`protocol.py`).
+query route answered before FastAPI's routing (`fast_query.py`).
 """
 
 from __future__ import annotations

@@ -52,8 +52,8 @@ def _on_index(request: Request, account_id: str, name: str, work: Callable[[Vect
 # --- query (registered first: routes are matched in order, and this one is hot) ---------------------------
 @router.post("/{name}/query", openapi_extra=schemas.json_body(schemas.QUERY))
 async def query(request: Request, account_id: str, name: str) -> JSONResponse:
-    # Under `memory-sim serve` the HTTP protocol answers this route before FastAPI sees it (protocol.py); this route
-    # documents it (OpenAPI) and serves it elsewhere (other servers, pipelined requests), with the same run_query.
+    # create_app's QueryRoute answers this route before FastAPI's routing (fast_query.py); this route documents it
+    # (OpenAPI) and serves apps built with fast_query=False, with the same run_query.
     body = parse_query_body(await request.body())
     return ok(run_query(request.app.state.accounts, account_id, name, body))
 

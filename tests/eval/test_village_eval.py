@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memory_sim.cli import main
@@ -13,8 +11,6 @@ from memory_sim.eval.village import (
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.world import Village
-
-QUESTIONS = Path(__file__).resolve().parents[2] / "data" / "village_questions.json"
 
 
 def remember(system: MemorySystem) -> dict[str, str]:
@@ -61,8 +57,8 @@ def test_evaluate_scores_every_method(system: MemorySystem) -> None:
                                                         "hit@1": 1.0}
 
 
-def test_question_set_names_village_npcs() -> None:
-    question_set = load_questions(QUESTIONS)
+def test_packaged_question_set_names_village_npcs() -> None:
+    question_set = load_questions()  # the set shipped with the package, eval village's default
     npcs = {n.id for n in Village(question_set.npcs, question_set.seed).npcs}
     assert len(question_set.questions) >= 20
     assert all(q.npc in npcs and q.about in npcs and q.npc != q.about for q in question_set.questions)

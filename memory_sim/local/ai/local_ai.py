@@ -4,40 +4,69 @@
 with its limits (1..100 texts, none empty) and its error wording. Pooling is computed here from the model's
 token embeddings, so both Workers AI poolings are honoured whatever the folder's own pooling module says; rows
 are L2-normalised as the sentence-transformers configs of BGE and MiniLM do. Texts longer than the model's
-window (512 tokens for BGE, 256 for MiniLM as trained) are truncated, not refused. torch loads on first run.
+window (512 tokens for BGE, 256 for MiniLM as trained) are truncated, not refused.
+
+Runtimes: "onnx" (the default) runs the model's transformer on onnxruntime from an ONNX export made once from
+the model's own weights and cached (onnx_encoder, onnx_export); "torch" runs it on torch through
+sentence-transformers (torch_encoder), also the fallback when no export can be made, and the runtime for any
+device but the CPU. A model loads on its first run.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-import numpy as np
-
-from memory_sim.bindings.ai import Pooling
-from memory_sim.bindings.limits import AI_BGE_MAX_TOKENS
 from memory_sim.bindings.ai_validation import no_such_model, output, parse_inputs
-from memory_sim.errors import AiError, ConfigError
+from memory_sim.settings import EmbedRuntime, Settings
+from memory_sim.errors import ConfigError
 from memory_sim.local.ai.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
+from memory_sim.local.ai.onnx_cache import cache_root
+from memory_sim.local.ai.torch_encoder import (
+    Encoder,
+    TorchEncoder,
+    embed_texts,
+    load_sentence_transformer,
+    pool,
+)
+
+__all__ = ["LocalAi", "embed_texts", "load_sentence_transformer", "pool"]
+
+ONNX_THREADS = 1  # one intra-op thread: on 2 shared cores it beats 2 at batch 1-32 (benchmarks/embed.md)
 
 
 class LocalAi:
-    """Runs local sentence-transformers models; loads each model once, on its first use."""
+    """Runs local sentence-transformers models; loads each model once, on its first use.
+
+    `runtime`: "onnx" or "torch"; by default $MEMORY_SIM_EMBED_RUNTIME, else "onnx". `threads`: onnxruntime's
+    intra-op threads (0: its own choice). `onnx_cache`: where exports live (default: onnx_cache.cache_root())."""
 
     is_local = True
 
-    def __init__(self, *, model_dirs: dict[str, Path] | None = None, device: str = "cpu") -> None:
+    def __init__(
+        self,
+        *,
+        model_dirs: dict[str, Path] | None = None,
+        device: str = "cpu",
+        runtime: EmbedRuntime | None = None,
+        threads: int = ONNX_THREADS,
+        onnx_cache: Path | None = None,
+    ) -> None:
         self.model_dirs = dict(model_dirs or {})
         self.device = device
-        self._loaded: dict[str, Any] = {}
+        self.runtime = runtime or Settings.load().embed_runtime  # the setting, when no builder passed it
+        if self.runtime not in get_args(EmbedRuntime):
+            raise ConfigError(f"unknown embedding runtime {self.runtime!r}: expected 'onnx' or 'torch'")
+        self.threads = threads
+        self.onnx_cache = Path(onnx_cache) if onnx_cache is not None else cache_root()
+        self._loaded: dict[str, Encoder] = {}
         self._lock = threading.Lock()
 
     def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
         texts, pooling = parse_inputs(inputs)
         found = self.locate(model)
-        vectors = embed_texts(self._load(found), texts, pooling)
+        vectors = self._load(found).embed(texts, pooling)
         return output(vectors, int(vectors.shape[1]), pooling)
 
     def model_dimensions(self, model: str) -> int | None:
@@ -52,51 +81,19 @@ class LocalAi:
             raise no_such_model(model)
         return found
 
-    def _load(self, found: LocalModel) -> Any:
+    def load(self, model: str) -> Encoder:
+        """The model loaded and ready (its `runtime` says what runs it), as `run` would load it."""
+        return self._load(self.locate(model))
+
+    def _load(self, found: LocalModel) -> Encoder:
         with self._lock:
             if found.name not in self._loaded:
-                self._loaded[found.name] = load_sentence_transformer(found.path, self.device)
+                self._loaded[found.name] = self._open(found)
             return self._loaded[found.name]
 
+    def _open(self, found: LocalModel) -> Encoder:
+        if self.runtime == "onnx" and self.device == "cpu":
+            from memory_sim.local.ai.onnx_encoder import load_onnx_encoder
 
-def load_sentence_transformer(folder: Path, device: str) -> Any:
-    """A SentenceTransformer from a local folder, with the hub switched off: never downloads."""
-    os.environ["HF_HUB_OFFLINE"] = "1"
-    os.environ["TRANSFORMERS_OFFLINE"] = "1"
-    from sentence_transformers import SentenceTransformer
-    from transformers.utils import logging as hf_logging
-
-    hf_logging.disable_progress_bar()  # no "Loading weights" bars in CLI output
-
-    try:
-        model = SentenceTransformer(str(folder), device=device, local_files_only=True)
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"cannot load the sentence-transformers model in {folder}: {exc}") from exc
-    model.max_seq_length = min(model.max_seq_length or AI_BGE_MAX_TOKENS, AI_BGE_MAX_TOKENS)
-    return model
-
-
-def embed_texts(model: Any, texts: list[str], pooling: Pooling) -> np.ndarray:
-    """One forward pass of the model's transformer, pooled as Workers AI pools, L2-normalised."""
-    import torch
-
-    # `preprocess` replaced `tokenize` in sentence-transformers 6; both pad to the longest text and truncate.
-    tokenize = getattr(model, "preprocess", None) or model.tokenize
-    features = tokenize(texts)
-    features = {k: v.to(model.device) if hasattr(v, "to") else v for k, v in features.items()}
-    try:
-        with torch.inference_mode():
-            tokens = model[0](features)["token_embeddings"]
-            pooled = pool(tokens, features["attention_mask"], pooling)
-            pooled = torch.nn.functional.normalize(pooled, p=2, dim=1)
-    except RuntimeError as exc:  # e.g. out of memory
-        raise AiError(f"AiError: the local model failed: {exc}") from exc
-    return pooled.float().cpu().numpy()
-
-
-def pool(tokens: Any, mask: Any, pooling: Pooling) -> Any:
-    """'cls': the first token's embedding; 'mean': the average over real (unpadded) tokens."""
-    if pooling == "cls":
-        return tokens[:, 0]
-    weights = mask.unsqueeze(-1).to(tokens.dtype)
-    return (tokens * weights).sum(dim=1) / weights.sum(dim=1).clamp(min=1e-9)
+            return load_onnx_encoder(found, self.onnx_cache, self.threads)
+        return TorchEncoder(load_sentence_transformer(found.path, self.device))

@@ -9,8 +9,6 @@ import threading
 import time
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import lru_cache
-from itertools import starmap
 from pathlib import Path
 from typing import Any, Callable, Protocol, Sequence
 
@@ -298,15 +296,6 @@ def _runs(statements: list[Statement]) -> list[list[Statement]]:
     return runs
 
 
-@lru_cache(maxsize=256)
-def _row_maker(columns: tuple[str, ...]) -> Callable[..., dict[str, Any]]:
-    """A function building one row's dict from positional values: a dict display is the fastest way CPython
-    has to build many small dicts (keys are repr()'d string literals; duplicates keep the last, as zip would)."""
-    args = ", ".join(f"a{i}" for i in range(len(columns)))
-    body = ", ".join(f"{name!r}: a{i}" for i, name in enumerate(columns))
-    return eval(f"lambda {args}: {{{body}}}")  # noqa: S307 - built only from repr()'d names
-
-
 def _list_rows(outcome: Outcome) -> list[list[Any]]:
     if outcome.plain:  # the engine's fast path: values need no shaping, more rows in `tail`
         return [list(row) for row in outcome.rows] + [list(row) for row in zip(*(outcome.tail or ()))]
@@ -316,8 +305,8 @@ def _list_rows(outcome: Outcome) -> list[list[Any]]:
 def _dict_rows(outcome: Outcome) -> list[dict[str, Any]]:
     if not outcome.plain:
         return [{c: shape_value(v) for c, v in zip(outcome.columns, row)} for row in outcome.rows]
-    make = _row_maker(tuple(outcome.columns))
-    rows = list(starmap(make, outcome.rows))
+    columns = outcome.columns
+    rows = [dict(zip(columns, row)) for row in outcome.rows]
     if outcome.tail:
-        rows.extend(map(make, *outcome.tail))
+        rows.extend(dict(zip(columns, row)) for row in zip(*outcome.tail))
     return rows

@@ -1,10 +1,10 @@
 """`memory-sim bench`: every benchmark side by side, in one process and one run.
 
-Sections (each reuses the per-area script's functions from scripts/, so the figures mean the same thing):
-- index: Vectorize on Chroma against numpy exact and raw Chroma at each size (scripts/bench_vectorize.run):
+Sections (the per-area scripts in scripts/ run the same functions, so the figures mean the same thing):
+- index: Vectorize on Chroma against numpy exact and raw Chroma at each size (bench/vectorize.py):
   query p50/p95 per filter, recall@10, upsert rate, reopen time, resident memory;
-- embeddings: the project path against the raw model forward pass, and the cache (scripts/bench_embed);
-- d1: statement overhead of D1 on DuckDB against raw DuckDB (scripts/bench_d1);
+- embeddings: the project path against the raw model forward pass, and the cache (bench/embed.py);
+- d1: statement overhead of D1 on DuckDB against raw DuckDB (bench/d1.py);
 - end_to_end: a tick of 100 NPCs through MemorySystem (remember, index, recall) in memories/s against the
   model's own throughput, and recall latency with and without embedding the query.
 Writes bench.{json,md} and two plots into the output folder.
@@ -12,43 +12,24 @@ Writes bench.{json,md} and two plots into the output folder.
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import platform
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
-from memory_sim.errors import ConfigError
 from memory_sim.eval.metrics import latency_summary
 
-ROOT = Path(__file__).resolve().parents[1]
 FULL_SIZES = (10_000, 100_000, 300_000)
 QUICK_SIZES = (10_000,)
 Progress = Callable[[str], None]
 
 
-def load_script(name: str) -> ModuleType:
-    """A benchmark script of scripts/ as a module (they are scripts, not a package)."""
-    path = ROOT / "scripts" / f"{name}.py"
-    if not path.exists():
-        raise ConfigError(f"memory-sim bench needs the repository's scripts/ folder; {path} is missing")
-    for folder in (ROOT, ROOT / "tests" / "embedding"):  # what the scripts themselves put on sys.path
-        if str(folder) not in sys.path:
-            sys.path.insert(0, str(folder))
-    spec = importlib.util.spec_from_file_location(f"memory_sim_bench_{name}", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def index_section(sizes: Sequence[int], quick: bool, progress: Progress) -> list[dict[str, Any]]:
-    vectorize = load_script("bench_vectorize")
+    from memory_sim.bench import vectorize
+
     out = []
     for n in sizes:
         progress(f"index: {n:,} x {vectorize.DIMS}")
@@ -60,7 +41,7 @@ def index_section(sizes: Sequence[int], quick: bool, progress: Progress) -> list
 
 
 def embed_section(quick: bool, progress: Progress) -> dict[str, Any]:
-    embed = load_script("bench_embed")
+    from memory_sim.bench import embed
     from memory_sim.builder.models import MINILM, local_ai
 
     progress("embeddings: project path vs raw forward, cache")
@@ -73,7 +54,8 @@ def embed_section(quick: bool, progress: Progress) -> dict[str, Any]:
 
 
 def d1_section(quick: bool, progress: Progress) -> dict[str, Any]:
-    d1 = load_script("bench_d1")
+    from memory_sim.bench import d1
+
     progress("d1: statement overhead vs raw DuckDB")
     rows, repeat = (20_000, 5) if quick else (100_000, 15)
     db = d1.filled(rows, 10)
@@ -113,7 +95,8 @@ def end_to_end_section(quick: bool, model_per_s: float, progress: Progress) -> d
             seconds += time.perf_counter() - started
             remembered += len(batch)
         system.clock.seconds += 86_400  # type: ignore[attr-defined]  # past the visibility window
-        fresh, cached = [], []
+        fresh: list[float] = []
+        cached: list[float] = []
         for i in range(npcs):
             query = f"what did npc{(i + 1) % npcs:03d} say about the harvest ({i})"
             for bucket in (fresh, cached):  # first call embeds the query, the second finds it in the cache
