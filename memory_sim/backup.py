@@ -24,13 +24,14 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.env import Env
-from memory_sim.errors import BackupError, DataInUseError
+from memory_sim.errors import BackupError
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -63,7 +64,7 @@ class Manifest:
         return asdict(self)
 
     @staticmethod
-    def read(folder: Path) -> "Manifest":
+    def read(folder: Path) -> Manifest:
         path = folder / MANIFEST
         try:
             fields = json.loads(path.read_text("utf-8"))

@@ -20,11 +20,12 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from memory_sim.errors import ConfigError, DataInUseError
 
@@ -158,8 +159,16 @@ class FolderLock:
     def held(self) -> bool:
         return bool(self._lock.is_locked)
 
-    def publish(self, address: str, token: str | None = None, *, account_id: str | None = None,
-                database_id: str | None = None, database_name: str | None = None, index_name: str | None = None) -> None:
+    def publish(
+        self,
+        address: str,
+        token: str | None = None,
+        *,
+        account_id: str | None = None,
+        database_id: str | None = None,
+        database_name: str | None = None,
+        index_name: str | None = None,
+    ) -> None:
         """Records where the owner serves the folder (and which account, database and index there hold the folder's
         own data), so other processes can work through it. `token` goes first into a file only this user can
         read: whoever sees the address can then authenticate."""

@@ -22,11 +22,12 @@ import secrets
 import select
 import socket
 import threading
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.folder_lock import FolderLock, Owner, database_id_for, read_owner, read_token
 
@@ -78,7 +79,7 @@ def cli_process(verb: str | None) -> Iterator[None]:
         yield
 
 
-def should_serve(settings: "Settings") -> bool:
+def should_serve(settings: Settings) -> bool:
     wanted = _serve.get()
     if not (settings.serve_owner if wanted is None else wanted):
         return False
@@ -101,7 +102,7 @@ def _installed(module: str) -> bool:
 class OwnerService:
     """The owner's loopback API over its Env: published at once, started on the first connection."""
 
-    def __init__(self, held: FolderLock, settings: "Settings", sock: socket.socket) -> None:
+    def __init__(self, held: FolderLock, settings: Settings, sock: socket.socket) -> None:
         self.held, self.settings, self._sock = held, settings, sock
         self.token = new_token()
         self.address = f"http://127.0.0.1:{sock.getsockname()[1]}/client/v4"
@@ -114,7 +115,7 @@ class OwnerService:
                                          daemon=True)
 
     @classmethod
-    def open(cls, held: FolderLock, settings: "Settings") -> OwnerService | None:
+    def open(cls, held: FolderLock, settings: Settings) -> OwnerService | None:
         """Binds 127.0.0.1 (`owner_port`, else any free port) and publishes; None when the port cannot be had
         (the folder then opens as before, unserved)."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -131,7 +132,7 @@ class OwnerService:
         service._watcher.start()
         return service
 
-    def attach(self, env: "Env") -> None:
+    def attach(self, env: Env) -> None:
         """The Env is built: its Vectorize bindings take the served account's lock from now on, and the first
         client to connect starts the server."""
         if env.vectorize_account is None:
@@ -212,7 +213,7 @@ class GuardedAccount(Guarded):
             return Guarded(self._target.index(name), self._lock)
 
 
-def guard_env(env: "Env") -> threading.RLock:
+def guard_env(env: Env) -> threading.RLock:
     """From now on every call into the Env's Vectorize bindings holds the returned lock, as the served account's
     routes do (memory_sim/server/env_account.py). D1 locks itself; the embedder's cache too."""
     lock = threading.RLock()
@@ -222,7 +223,7 @@ def guard_env(env: "Env") -> threading.RLock:
     return lock
 
 
-def serve_env(app: Any, env: "Env") -> None:
+def serve_env(app: Any, env: Env) -> None:
     """Serves `env` (a local Env, owning its folder) as the account `local` of `app` (server.app.create_app); its
     other D1 databases open as the app opens any account's."""
     from memory_sim.server.env_account import EnvAccount
@@ -233,7 +234,7 @@ def serve_env(app: Any, env: "Env") -> None:
     accounts.install(LOCAL_ACCOUNT, EnvAccount(env, account, lock, accounts.d1_factory))  # type: ignore[arg-type]
 
 
-def served_fields(settings: "Settings") -> dict[str, str]:
+def served_fields(settings: Settings) -> dict[str, str]:
     """What owner.json says about the folder's own data at the owner's address."""
     return {"account_id": LOCAL_ACCOUNT, "database_id": database_id_for(settings.database_name),
             "database_name": settings.database_name, "index_name": settings.index_name}
@@ -287,7 +288,7 @@ def announce(route: Route) -> None:
         log.info(route.notice())
 
 
-def settings_through(route: Route, settings: "Settings") -> "Settings":
+def settings_through(route: Route, settings: Settings) -> Settings:
     """`settings` moved onto the owner's API: the Cloudflare backend at its address, as its account `local`, with
     the database it has open when the settings name that one."""
     same_database = settings.database_name == route.owner.database_name
@@ -295,7 +296,7 @@ def settings_through(route: Route, settings: "Settings") -> "Settings":
                             base_url=route.address, database_id=route.owner.database_id if same_database else None)
 
 
-def open_through(route: Route, settings: "Settings", embedder: "Embedder | None" = None) -> "Env":
+def open_through(route: Route, settings: Settings, embedder: Embedder | None = None) -> Env:
     """The Cloudflare-API Env over the owner's account: the same Vectorize index and D1 database the owner has
     open, embeddings by the owner's model through its `/ai/run` (no model loads here)."""
     from memory_sim.builder import build_cloudflare_env

@@ -17,9 +17,10 @@ import os
 import shutil
 import tempfile
 import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from memory_sim.server.loopback import LoopbackServer
 from memory_sim.settings import Settings

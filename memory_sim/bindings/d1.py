@@ -10,8 +10,9 @@ engine D1 itself runs, and the reference), DuckDB with a SQLite dialect layer, C
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from memory_sim.bindings import limits
 from memory_sim.errors import D1ColumnNotFound, D1Error, D1TypeError
@@ -69,7 +70,8 @@ def first_of(rows: list[Row], column: str | None = None) -> Any:
 
 
 def check_value(value: object) -> D1Value:
-    """D1's bind-time type rules, checked by every backend's `bind` before anything runs; booleans become 1/0 (as D1 stores them), bytes-like values bytes."""
+    """D1's bind-time type rules, checked by every backend's `bind` before anything runs; booleans become 1/0
+    (as D1 stores them), bytes-like values bytes."""
     if isinstance(value, bool):
         return int(value)
     if value is None or isinstance(value, (bool, str, float)):
@@ -97,7 +99,7 @@ def check_database_name(name: str) -> str:
 
 @runtime_checkable
 class D1PreparedStatement(Protocol):
-    def bind(self, *values: D1Value) -> "D1PreparedStatement": ...
+    def bind(self, *values: D1Value) -> D1PreparedStatement: ...
 
     def first(self, column: str | None = None) -> Any: ...
 

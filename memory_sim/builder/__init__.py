@@ -23,8 +23,9 @@ Env pointed at the owner's loopback API, transparently.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.bindings.ai import DEFAULT_MODEL, Ai, Embedder
 from memory_sim.bindings.vectorize import VectorizeAccount
@@ -133,7 +134,9 @@ def build_local_env(
             env.embedder = _embedder_for_index(settings, account, ai)
             _close_with(env, getattr(env.embedder, "cache", None))  # ours to close: its file is the folder's
         d1 = open_d1_account(settings)
-        env.DB = d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
+        env.DB = (
+            d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
+        )
         _close_with(env, env.DB)
         if rebuild_index and before_rebuild is not None:
             before_rebuild(env.DB)
@@ -225,7 +228,9 @@ def cloudflare_client(settings: Settings, **options: Any) -> Any:
     try:
         from memory_sim.cloudflare.client import CloudflareClient
     except ModuleNotFoundError as exc:
-        raise ConfigError("the Cloudflare backend needs the 'cloudflare' extra: pip install 'memory_sim[cloudflare]'") from exc
+        raise ConfigError(
+            "the Cloudflare backend needs the 'cloudflare' extra: pip install 'memory_sim[cloudflare]'"
+        ) from exc
     if not settings.account_id or not settings.api_token:
         raise ConfigError("backend 'cloudflare' needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN")
     return CloudflareClient(settings.account_id, settings.api_token, settings.base_url, **options)
@@ -245,7 +250,11 @@ def cloudflare_database(client: Any, settings: Settings) -> Any:
         return CloudflareD1Database(client, settings.database_id)
     account = CloudflareD1Account(client)
     names = account.list()
-    return account.get(settings.database_name) if settings.database_name in names else account.create(settings.database_name)
+    return (
+        account.get(settings.database_name)
+        if settings.database_name in names
+        else account.create(settings.database_name)
+    )
 
 
 # --- in memory (tests, notebooks) ------------------------------------------------------------------------------
@@ -298,7 +307,9 @@ def model_to_open(setting: str, index_description: str | None) -> str:
     return recorded if setting == DEFAULT_MODEL and recorded else setting
 
 
-def _embedder_for_index(settings: Settings, account: VectorizeAccount, ai: Ai, *, shared_cache: bool = True) -> Embedder:
+def _embedder_for_index(
+    settings: Settings, account: VectorizeAccount, ai: Ai, *, shared_cache: bool = True
+) -> Embedder:
     from memory_sim.builder.models import canonical, load_embedder
     from memory_sim.embedding.index_model import parse_description
 

@@ -8,8 +8,9 @@ they are chosen, as the rest of the builder chooses an Env's.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.bindings import limits
 from memory_sim.bindings.ai import Ai

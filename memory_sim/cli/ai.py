@@ -42,7 +42,7 @@ def run_model(args: argparse.Namespace) -> int:
     if answer["shape"][0] != len(args.text):
         raise AiError("the model answered a different number of vectors than texts")
     print(f"model {name}  shape {answer['shape']}  pooling {answer['pooling']}")
-    for text, vector in zip(args.text, answer["data"]):
+    for text, vector in zip(args.text, answer["data"], strict=True):
         head = ", ".join(f"{x:+.4f}" for x in vector[:6])
         print(f"  [{head}, ...]  {text[:60]!r}")
     return 0

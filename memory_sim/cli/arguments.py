@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memory_sim.errors import MemorySimError
 from memory_sim.memory import rules
@@ -93,7 +94,8 @@ def _model(name: str) -> str:
         return name
     if find_local_model(rules.text("model", name)) is None:  # raises ConfigError when known but not here
         raise argparse.ArgumentTypeError(
-            f"unknown embedding model {name!r}: `memory-sim models` lists them; a sentence-transformers folder works too"
+            f"unknown embedding model {name!r}: `memory-sim models` lists them; "
+            "a sentence-transformers folder works too"
         )
     return name
 

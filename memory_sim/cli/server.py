@@ -39,7 +39,9 @@ def _serve(args: argparse.Namespace) -> int:
         settings = args.settings.replace(backend="local")  # the folder's own data, whatever the backend
         with build_local_env(settings, folder_lock=owned, serve=False) as env:  # the folder's own data ...
             own_token = owner.new_token()  # ... for other local processes, besides the users' tokens
-            served = tokens.with_token(own_token, frozenset({owner.LOCAL_ACCOUNT}))  # the owner token opens `local` only
+            served = tokens.with_token(
+                own_token, frozenset({owner.LOCAL_ACCOUNT})
+            )  # the owner token opens `local` only
             app = build_server_app(Path(args.data), served, d1_engine=settings.d1_engine,
                                    visibility_lag_s=args.visibility_lag, ai=env.AI)
             owner.serve_env(app, env)  # ... as the account `local`

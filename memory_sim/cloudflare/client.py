@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
-from memory_sim.retry import Backoff
 from memory_sim.errors import ConfigError
+from memory_sim.retry import Backoff
 
 T = TypeVar("T")
 CLOUDFLARE_API = "https://api.cloudflare.com/client/v4"

@@ -12,8 +12,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, check_value, first_of
 from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
@@ -48,11 +49,11 @@ def _meta(obj: dict[str, Any] | None) -> D1Meta:
 
 @dataclass(frozen=True, slots=True)
 class CloudflareStatement:
-    db: "CloudflareD1Database"
+    db: CloudflareD1Database
     sql: str
     values: tuple[D1Value, ...] = ()
 
-    def bind(self, *values: D1Value) -> "CloudflareStatement":
+    def bind(self, *values: D1Value) -> CloudflareStatement:
         return CloudflareStatement(self.db, self.sql, tuple(check_value(v) for v in values))
 
     def wire(self) -> dict[str, Any]:
@@ -108,7 +109,9 @@ class CloudflareD1Database:
         pass
 
     # --- the wire -----------------------------------------------------------------------------------------------
-    def _send(self, route: str, statements: Sequence[CloudflareStatement], *, keep_position: bool = False) -> list[D1Result]:
+    def _send(
+        self, route: str, statements: Sequence[CloudflareStatement], *, keep_position: bool = False
+    ) -> list[D1Result]:
         body = statements[0].wire() if len(statements) == 1 else {"batch": [s.wire() for s in statements]}
         answers = self._post(route, body, keep_position=keep_position)
         return [D1Result(a.get("results") or [], _meta(a.get("meta")), bool(a.get("success", True))) for a in answers]
@@ -153,7 +156,9 @@ class CloudflareD1Account:
         return sorted(self._databases())
 
     def create(self, name: str) -> CloudflareD1Database:
-        made = self.client.call(lambda sdk: sdk.d1.database.create(account_id=self.client.account_id, name=name), to_d1_error)
+        made = self.client.call(
+            lambda sdk: sdk.d1.database.create(account_id=self.client.account_id, name=name), to_d1_error
+        )
         return CloudflareD1Database(self.client, made.uuid)
 
     def get(self, name: str) -> CloudflareD1Database:
@@ -164,4 +169,6 @@ class CloudflareD1Account:
 
     def delete(self, name: str) -> None:
         database = self.get(name)
-        self.client.call(lambda sdk: sdk.d1.database.delete(database.database_id, account_id=self.client.account_id), to_d1_error)
+        self.client.call(
+            lambda sdk: sdk.d1.database.delete(database.database_id, account_id=self.client.account_id), to_d1_error
+        )

@@ -7,14 +7,15 @@ store them. Vectors come back L2-normalised float32, so cosine, dot and L2 rank 
 
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
 from memory_sim.bindings.ai import Ai, Pooling
+from memory_sim.bindings.ai_validation import POOLINGS, bad_input
 from memory_sim.bindings.limits import AI_MAX_TEXTS_PER_CALL
 from memory_sim.embedding.cache import EmbeddingCache
-from memory_sim.bindings.ai_validation import POOLINGS, bad_input
 from memory_sim.errors import AiError, ConfigError
 
 DIMENSION_PROBE = "dimension probe"
@@ -66,11 +67,11 @@ class AiEmbedder:
         if not sent:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         cached = self.cache.get_many(self._model, self.pooling, sent)
-        misses = list(dict.fromkeys(t for t, v in zip(sent, cached) if v is None))
+        misses = list(dict.fromkeys(t for t, v in zip(sent, cached, strict=True) if v is None))
         fresh = self._embed_misses(misses)
         if misses:
             self.cache.put_many(self._model, self.pooling, misses, np.stack([fresh[t] for t in misses]))
-        rows = [v if v is not None else fresh[t] for t, v in zip(sent, cached)]
+        rows = [v if v is not None else fresh[t] for t, v in zip(sent, cached, strict=True)]
         out = np.stack(rows).astype(np.float32, copy=False)
         self._dimensions = self._dimensions or int(out.shape[1])
         return out
@@ -80,7 +81,7 @@ class AiEmbedder:
         fresh: dict[str, np.ndarray] = {}
         for start in range(0, len(by_length), self.batch_size):
             batch = by_length[start : start + self.batch_size]
-            fresh.update(zip(batch, self._run(batch)))
+            fresh.update(zip(batch, self._run(batch), strict=True))
         return fresh
 
     def _run(self, batch: list[str]) -> np.ndarray:

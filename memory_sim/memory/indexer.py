@@ -22,8 +22,9 @@ so they share one set of rules:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.vectorize import Vector
@@ -146,7 +147,9 @@ class _Writer:
 # --- room in the index -------------------------------------------------------------------------------------
 
 
-def make_room(env: Env, config: MemoryConfig, rows: Sequence[StoredMemory], now: float, cap: int | None = None) -> list[str]:
+def make_room(
+    env: Env, config: MemoryConfig, rows: Sequence[StoredMemory], now: float, cap: int | None = None
+) -> list[str]:
     """The index's size cap: when writing `rows` would take the index past it (`cap`, else `config.index_cap`),
     the lowest-valued indexed memories are dropped first (they stay in D1), down to `cap_headroom` of the cap.
     Rows not yet in the index are never dropped for their own room; rows already in it compete with the others.

@@ -8,7 +8,8 @@ NPC (isolation.py): the report counts it (`failed`) and says why (`errors`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.errors import AiError
 from memory_sim.memory import indexer, store
@@ -41,7 +42,7 @@ def summary_memory(npc_id: str, day: int, text: str, importances: list[float]) -
     )
 
 
-def _summaries_of(system: "MemorySystem", npc_id: str, diaries: list[dict[str, Any]]) -> list[ShortTermMemory]:
+def _summaries_of(system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]]) -> list[ShortTermMemory]:
     db, config = system.env.DB, system.config
     out = []
     for row in diaries:
@@ -57,14 +58,14 @@ def _summaries_of(system: "MemorySystem", npc_id: str, diaries: list[dict[str, A
     return out
 
 
-def _save_summaries(system: "MemorySystem", summaries: Sequence[ShortTermMemory]) -> None:
+def _save_summaries(system: MemorySystem, summaries: Sequence[ShortTermMemory]) -> None:
     db = system.env.DB
     system.remember_many(summaries, index_all=True)
     marks = [store.mark_consolidated(db, m.npc_id, m.day, m.id) for m in summaries]
     db.batch(marks + [store.bump(db, "consolidations", len(summaries))])
 
 
-def consolidate(system: "MemorySystem", now: float) -> JobReport:
+def consolidate(system: MemorySystem, now: float) -> JobReport:
     """Condenses each diary at least `consolidate_after_days` old into 1-2 sentences, indexed once. An NPC whose
     diaries cannot be condensed or saved is reported in `errors` and the others are consolidated."""
     up_to = WorldTime.from_seconds(now).day - system.config.consolidate_after_days
@@ -87,7 +88,7 @@ def consolidate(system: "MemorySystem", now: float) -> JobReport:
     )
 
 
-def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
+def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     """Grows decay factors to today; re-embeds important memories past the threshold, drops the rest from
     the index (they stay in D1); then prunes harder if the index is over its cap."""
     db, config = system.env.DB, system.config
@@ -109,7 +110,7 @@ def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
     )
 
 
-def retry_pending(system: "MemorySystem", now: float) -> JobReport:
+def retry_pending(system: MemorySystem, now: float) -> JobReport:
     """Indexes what failed before, once its backoff has passed (and what a dead process left unattempted);
     failures back off further (an NPC whose rows cannot be indexed backs off alone)."""
     due = store.due_outbox(system.env.DB, now, system.config.retry_max_attempts)

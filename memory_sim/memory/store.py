@@ -6,7 +6,8 @@ Lists of ids are chunked under D1's 100-bound-parameter limit.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
@@ -284,7 +285,10 @@ def npc_profile(db: D1Database, npc_id: str) -> dict[str, Any] | None:
 
 
 def npc_profiles(db: D1Database) -> list[dict[str, Any]]:
-    return [dict(r) for r in db.prepare("SELECT npc_id, name, role, description FROM npc_state ORDER BY npc_id").all().results]
+    return [
+        dict(r)
+        for r in db.prepare("SELECT npc_id, name, role, description FROM npc_state ORDER BY npc_id").all().results
+    ]
 
 
 def bump(db: D1Database, name: str, by: int = 1) -> D1PreparedStatement:

@@ -11,7 +11,8 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from memory_sim.errors import AiError, EmbeddingUnavailable
 
@@ -65,7 +66,8 @@ class ExtractiveSummariser:
         texts = [t for t, _ in unique]
         central = centrality(texts)
         scores = [
-            (1 - self.centrality_weight) * imp + self.centrality_weight * c for (_, imp), c in zip(unique, central)
+            (1 - self.centrality_weight) * imp + self.centrality_weight * c
+            for (_, imp), c in zip(unique, central, strict=True)
         ]
         best = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:max_sentences]
         return " ".join(texts[i] for i in sorted(best))
@@ -90,7 +92,9 @@ class ChatSummariser:
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.model = model
-        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s, transport=transport)
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s, transport=transport
+        )
 
     def _prompt(self, sentences: Sequence[Sentence], max_sentences: int) -> str:
         lines = "\n".join(f"- ({imp:.2f}) {text}" for text, imp in sentences)

@@ -12,13 +12,25 @@ D1 is written first and is the source of truth; indexing failures leave an outbo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.errors import InvalidInput, VectorizeError
-from memory_sim.memory import indexer, recall as recall_sources, rules, store
-from memory_sim.memory.models import DEFAULT_RECALL_MODE, RECALL_MODES, JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory import indexer, rules, store
+from memory_sim.memory import recall as recall_sources
+from memory_sim.memory.models import (
+    DEFAULT_RECALL_MODE,
+    RECALL_MODES,
+    JobReport,
+    MemoryConfig,
+    RecallMode,
+    Recollection,
+    ShortTermMemory,
+    StoredMemory,
+    WorldTime,
+)
 from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
 from memory_sim.memory.scoring import rank_by_score, rank_weighted, weighted_score
@@ -89,7 +101,8 @@ class MemorySystem:
     def index_memory(self, memory: ShortTermMemory) -> bool:
         """The indexing step alone, for a memory already in D1 (e.g. after `remember` kept it D1-only)."""
         self.env.DB.batch(
-            store.set_state(self.env.DB, [memory.id], "pending") + store.enqueue_many(self.env.DB, [memory.id], self.clock())
+            store.set_state(self.env.DB, [memory.id], "pending")
+            + store.enqueue_many(self.env.DB, [memory.id], self.clock())
         )
         return memory.id in self.index_memories([memory.id])
 
@@ -107,7 +120,9 @@ class MemorySystem:
     def today(self) -> int:
         return WorldTime.from_seconds(self.clock()).day
 
-    def recall(self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE) -> list[Recollection]:
+    def recall(
+        self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
+    ) -> list[Recollection]:
         """Top-k of this NPC's memories for the query; `score` is the mode's (hybrid: fused vector + BM25 +
         neighbour context; vector: cosine similarity), higher first."""
         _check_recall(npc_id, query, top_k, mode)
@@ -115,7 +130,12 @@ class MemorySystem:
         return rank_by_score(candidates, top_k)
 
     def weighted_recall(
-        self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
+        self,
+        npc_id: str,
+        query: str,
+        current_day: int | None = None,
+        top_k: int = 5,
+        mode: RecallMode = DEFAULT_RECALL_MODE,
     ) -> list[Recollection]:
         """score * importance / (1 + (current_day - day) * decayFactor), highest first, with each memory's
         current decay factor from D1."""
@@ -164,7 +184,9 @@ class MemorySystem:
         todays = [m for m in todays if m.kind == "observation"]
         if not todays:
             return ""
-        chosen = sorted(sorted(todays, key=lambda m: (-m.importance, m.hour, m.id))[:max_entries], key=lambda m: (m.hour, m.id))
+        chosen = sorted(
+            sorted(todays, key=lambda m: (-m.importance, m.hour, m.id))[:max_entries], key=lambda m: (m.hour, m.id)
+        )
         lines = [m.content for m in chosen]
         echo = self._echo(npc_id, day, chosen)
         if echo is not None:

@@ -14,8 +14,8 @@ import math
 from typing import Any
 
 from memory_sim.bindings.limits import OPENAI_MAX_INPUTS, OPENAI_MAX_TOKENS_PER_INPUT, OPENAI_MAX_TOKENS_PER_REQUEST
-from memory_sim.retry import Retrier, parse_retry_after, unavailable
 from memory_sim.errors import AiError
+from memory_sim.retry import Retrier, parse_retry_after, unavailable
 
 OPENAI_WIDTHS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 

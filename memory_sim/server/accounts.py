@@ -17,10 +17,11 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex
@@ -36,7 +37,7 @@ D1Factory = Callable[[Path], Any]
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 @dataclass

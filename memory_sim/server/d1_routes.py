@@ -39,7 +39,9 @@ def create_database(request: Request, account_id: str, body: Json = Depends(json
 
 
 @router.get("")
-def list_databases(request: Request, account_id: str, page: int = 1, per_page: int = 1000, name: str | None = None) -> JSONResponse:
+def list_databases(
+    request: Request, account_id: str, page: int = 1, per_page: int = 1000, name: str | None = None
+) -> JSONResponse:
     account = _account(request, account_id)
     described = [account.describe_database(i) for i in sorted(account.catalogue())]
     if name is not None:
@@ -74,7 +76,11 @@ def statements_of(body: Json) -> list[tuple[str, list[Any]]]:
     here, before anything runs."""
     items = body.get("batch") if "batch" in body else [body]
     if not isinstance(items, list) or not items:
-        raise ApiError(400, CODE_BAD_REQUEST, "invalid request: body: needs `sql` (a string) or `batch` (a non-empty array of queries)")
+        raise ApiError(
+            400,
+            CODE_BAD_REQUEST,
+            "invalid request: body: needs `sql` (a string) or `batch` (a non-empty array of queries)",
+        )
     out: list[tuple[str, list[Any]]] = []
     for number, item in enumerate(items):
         sql, params = _query_of(item, f"/batch/{number}" if "batch" in body else None)

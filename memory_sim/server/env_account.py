@@ -11,7 +11,7 @@ database the Env works on cannot be deleted through the API while it runs.
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from memory_sim.bindings.vectorize import VectorizeAccount
@@ -97,4 +97,4 @@ def _created(path: Any) -> str:
         stamp = path.stat().st_mtime
     except OSError:
         stamp = 0.0
-    return datetime.fromtimestamp(stamp, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")

@@ -144,6 +144,8 @@ class InternalErrors:
         except Exception as exc:
             if started:  # half an answer is out: only closing the connection can tell the client
                 raise
-            logging.getLogger("memory_sim.server").exception("unexpected error on %s %s", scope["method"], scope["path"])
+            logging.getLogger("memory_sim.server").exception(
+                "unexpected error on %s %s", scope["method"], scope["path"]
+            )
             error = to_api_error(exc)
             await fail(error.status, error.code, error.message, error.pointer)(scope, receive, send)

@@ -12,7 +12,8 @@ checks that both answer alike.
 from __future__ import annotations
 
 import re
-from typing import Any, Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any
 
 from memory_sim.bindings import limits
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
@@ -33,7 +34,9 @@ def parse_query_body(raw: bytes) -> Json:
     try:
         body = json_value(raw)
     except BadJson as exc:
-        raise VectorizeInputError("VECTOR_QUERY", f"the request body is not valid JSON: {exc}", CODE_BAD_VECTOR) from None
+        raise VectorizeInputError(
+            "VECTOR_QUERY", f"the request body is not valid JSON: {exc}", CODE_BAD_VECTOR
+        ) from None
     if not isinstance(body, dict):
         raise VectorizeInputError("VECTOR_QUERY", "the request body must be a JSON object", CODE_BAD_VECTOR)
     return body

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any, get_args
 
 from memory_sim.bindings.ai_validation import no_such_model, output, parse_inputs
-from memory_sim.settings import EmbedRuntime, Settings
 from memory_sim.errors import ConfigError
 from memory_sim.local.ai.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
 from memory_sim.local.ai.onnx_cache import cache_root
@@ -30,6 +29,7 @@ from memory_sim.local.ai.torch_encoder import (
     load_sentence_transformer,
     pool,
 )
+from memory_sim.settings import EmbedRuntime, Settings
 
 __all__ = ["LocalAi", "embed_texts", "load_sentence_transformer", "pool"]
 

@@ -13,9 +13,9 @@ import importlib.util
 import json
 import logging
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
 
 from memory_sim.bindings.ai import BGE_BASE, DEFAULT_MODEL, Pooling
 from memory_sim.errors import ConfigError

@@ -13,6 +13,7 @@ re-exported.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -58,8 +59,11 @@ def export_dir(root: Path, model: str, folder: Path) -> Path:
 
 def source_files(folder: Path) -> list[Path]:
     found = [
-        p for p in folder.rglob("*")
-        if p.is_file() and p.name not in SKIPPED_SOURCES and not any(part.startswith(".") for part in p.relative_to(folder).parts)
+        p
+        for p in folder.rglob("*")
+        if p.is_file()
+        and p.name not in SKIPPED_SOURCES
+        and not any(part.startswith(".") for part in p.relative_to(folder).parts)
     ]
     return sorted(found)
 
@@ -117,8 +121,6 @@ def inspect_export(directory: Path, folder: Path) -> tuple[Manifest | None, str]
 def _refreshed(directory: Path, manifest: Manifest, folder: Path) -> Manifest:
     """The same content under new mtimes: record them so the next load is a stat again, if the cache is writable."""
     fresh = Manifest(**{**asdict(manifest), "files": fingerprint(folder)})
-    try:
+    with contextlib.suppress(OSError):  # a read-only cache still serves; the next load hashes again
         write_manifest(directory, fresh)
-    except OSError:
-        pass  # a read-only cache still serves; the next load hashes again
     return fresh

@@ -64,7 +64,7 @@ class OnnxEncoder:
         rows: list[np.ndarray] = [np.empty(0)] * len(texts)
         for start, stop in length_groups([len(encodings[i].ids) for i in order]):
             members = order[start:stop]
-            for index, row in zip(members, self._forward([encodings[i] for i in members], pooling)):
+            for index, row in zip(members, self._forward([encodings[i] for i in members], pooling), strict=True):
                 rows[index] = row
         return normalized(np.vstack(rows))
 

@@ -96,7 +96,7 @@ def _graph_module(transformer: Any, names: list[str]) -> Any:
             self.transformer = transformer
 
         def forward(self, *tensors: Any) -> Any:
-            return self.transformer(**dict(zip(names, tensors))).last_hidden_state
+            return self.transformer(**dict(zip(names, tensors, strict=True))).last_hidden_state
 
     return LastHiddenState().eval()
 

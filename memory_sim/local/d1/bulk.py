@@ -11,12 +11,13 @@ statement.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
-from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, match_paren, new_emitter, split_args, strip_end
 from memory_sim.bindings.d1_sql import placeholders
+from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, match_paren, new_emitter, split_args, strip_end
 
 _LITERAL_KINDS = ("param", "number", "string", "blob")
 
@@ -74,7 +75,7 @@ def bulk_insert(sql: str, schema: Schema) -> BulkInsert | None:
 def column_lists(rows: Sequence[Sequence[Any]], width: int) -> list[list[Any]] | None:
     """The bound values as one list per parameter, or None when a list would mix Python types: DuckDB would
     give such a list one common type (text, or double for int+float), which single INSERTs do not do."""
-    lists = [list(col) for col in zip(*rows)] if rows else []
+    lists = [list(col) for col in zip(*rows, strict=True)] if rows else []
     if len(lists) != width:
         return None
     for values in lists:

@@ -1,21 +1,23 @@
 """The D1 binding object shared by both local engines: statements, binding (with the binding's own type rules,
-`bindings.d1.check_value`), limits, batches and `exec`, and the shaping of results into D1's form. Engines only run one statement at a time
-behind the small `Engine` seam, so sqlite3 and DuckDB answer through the same front door.
+`bindings.d1.check_value`), limits, batches and `exec`, and the shaping of results into D1's form. Engines only
+run one statement at a time behind the small `Engine` seam, so sqlite3 and DuckDB answer through the same front
+door.
 """
 
 from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Protocol
 
 from memory_sim.bindings import limits
 from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, check_value, first_of
-from memory_sim.errors import D1Error, D1ExecError, D1StatementError
 from memory_sim.bindings.d1_sql import first_keyword, placeholders
+from memory_sim.errors import D1Error, D1ExecError, D1StatementError
 
 _TABLES = (  # the user's tables, as SQLite's catalogue lists them
     r"SELECT name FROM sqlite_master WHERE type = 'table'"
@@ -104,11 +106,11 @@ def check_statement(sql: str, values: Sequence[D1Value]) -> None:
 class Statement:
     """A prepared statement; `bind` returns a new one, as in D1."""
 
-    db: "D1CoreDatabase"
+    db: D1CoreDatabase
     sql: str
     values: tuple[D1Value, ...] = ()
 
-    def bind(self, *values: D1Value) -> "Statement":
+    def bind(self, *values: D1Value) -> Statement:
         return Statement(self.db, self.sql, tuple(check_value(v) for v in values))
 
     def all(self) -> D1Result:
@@ -298,15 +300,16 @@ def _runs(statements: list[Statement]) -> list[list[Statement]]:
 
 def _list_rows(outcome: Outcome) -> list[list[Any]]:
     if outcome.plain:  # the engine's fast path: values need no shaping, more rows in `tail`
-        return [list(row) for row in outcome.rows] + [list(row) for row in zip(*(outcome.tail or ()))]
+        return [list(row) for row in outcome.rows] + [list(row) for row in zip(*(outcome.tail or ()), strict=True)]
     return [[shape_value(v) for v in row] for row in outcome.rows]
 
 
 def _dict_rows(outcome: Outcome) -> list[dict[str, Any]]:
+    # An engine's row has one value per column. Not strict per row: the check costs ~0.4 us a row (2 cores).
     if not outcome.plain:
-        return [{c: shape_value(v) for c, v in zip(outcome.columns, row)} for row in outcome.rows]
+        return [{c: shape_value(v) for c, v in zip(outcome.columns, row, strict=False)} for row in outcome.rows]
     columns = outcome.columns
-    rows = [dict(zip(columns, row)) for row in outcome.rows]
+    rows = [dict(zip(columns, row, strict=False)) for row in outcome.rows]
     if outcome.tail:
-        rows.extend(dict(zip(columns, row)) for row in zip(*outcome.tail))
+        rows.extend(dict(zip(columns, row, strict=False)) for row in zip(*outcome.tail, strict=True))
     return rows

@@ -12,22 +12,23 @@ from __future__ import annotations
 
 import re
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from memory_sim.bindings.d1 import D1Value
+from memory_sim.bindings.d1_sql import tokenize
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
-from memory_sim.local.d1.dialect import functions as sqlite_functions
 from memory_sim.local.d1.bulk import bulk_insert, column_lists
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
-from memory_sim.local.d1.sqlite_engine import sqlite_error
-from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
+from memory_sim.local.d1.dialect import functions as sqlite_functions
 from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, Translation, quote_name
-from memory_sim.local.d1.dialect.statements import translate
 from memory_sim.local.d1.dialect.replace import STAGE
+from memory_sim.local.d1.dialect.statements import translate
+from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
+from memory_sim.local.d1.sqlite_engine import sqlite_error
 from memory_sim.local.d1.sqlite_sandbox import READ, SCHEMA, Sandbox
-from memory_sim.bindings.d1_sql import tokenize
 
 _CONFIG = {
     "integer_division": True,  # SQLite: 7/2 = 3
@@ -337,7 +338,8 @@ class DuckDBEngine:
         self._tops[table.name.lower()] = top
         if table.autoincrement:
             self._conn.execute(
-                "INSERT INTO __sq_sequence VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = greatest(seq, excluded.seq)",
+                "INSERT INTO __sq_sequence VALUES (?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET seq = greatest(seq, excluded.seq)",
                 [table.name, top],
             )
 

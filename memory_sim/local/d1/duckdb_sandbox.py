@@ -22,8 +22,8 @@ import threading
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
-from memory_sim.errors import D1Error
 from memory_sim.bindings.d1_sql import first_keyword, significant, tokenize
+from memory_sim.errors import D1Error
 
 INTERNAL_PREFIX = "__sq_"
 BOOKKEEPING = frozenset({"__sq_ddl", "__sq_sequence"})
@@ -200,7 +200,7 @@ def duckdb_tokens(sql: str) -> list[DuckToken]:
 
     starts = duckdb.tokenize(sql)
     ends = [start for start, _ in starts[1:]] + [len(sql)]
-    toks = [DuckToken(kind.name, sql[start:end].strip()) for (start, kind), end in zip(starts, ends)]
+    toks = [DuckToken(kind.name, sql[start:end].strip()) for (start, kind), end in zip(starts, ends, strict=True)]
     return [tok for tok in toks if tok.kind != "comment"]
 
 

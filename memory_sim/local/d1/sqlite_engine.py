@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.damage import d1_damaged, looks_damaged

@@ -16,7 +16,8 @@ schema changes only, no PRAGMA at all).
 from __future__ import annotations
 
 import sqlite3
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 ENGINE, READ, SCHEMA = "engine", "read", "schema"
 

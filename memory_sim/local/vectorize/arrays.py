@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -95,7 +96,9 @@ class Column:
             if code is None or not self.postings.get(code):
                 continue
             if code not in self._cached:
-                self._cached[code] = np.sort(np.fromiter(self.postings[code], dtype=np.int64, count=len(self.postings[code])))
+                self._cached[code] = np.sort(
+                    np.fromiter(self.postings[code], dtype=np.int64, count=len(self.postings[code]))
+                )
             parts.append(self._cached[code])
         if not parts:
             return EMPTY_ROWS
@@ -193,7 +196,7 @@ class ArrayTable:
         self.matrix[rows] = values
         self.norms[rows] = np.linalg.norm(values, axis=1)
         texts = metadata_json if metadata_json is not None else [_json(item.record.metadata) for item in items]
-        for row, item, text in zip(rows.tolist(), items, texts):
+        for row, item, text in zip(rows.tolist(), items, texts, strict=True):
             self._write_fields(row, item, text)
 
     def _row(self, vid: str) -> int:
@@ -231,7 +234,11 @@ class ArrayTable:
             column.clear(row)
         if row != last:
             moved = self.ids[last]
-            self.matrix[row], self.norms[row], self.ns_code[row] = self.matrix[last], self.norms[last], self.ns_code[last]
+            self.matrix[row], self.norms[row], self.ns_code[row] = (
+                self.matrix[last],
+                self.norms[last],
+                self.ns_code[last],
+            )
             for column in self.columns.values():
                 column.move(last, row)
             self.ids[row], self.metadata_json[row] = moved, self.metadata_json[last]
@@ -270,7 +277,9 @@ class ArrayTable:
         keep = self._mask(conditions, namespace, seed, seeded_by)  # the seed's own condition already holds
         return seed if keep is None else seed[keep]
 
-    def _mask(self, conditions: tuple[Condition, ...], namespace: str | None, rows: Rows, skip: tuple[str, str] | None) -> np.ndarray | None:
+    def _mask(
+        self, conditions: tuple[Condition, ...], namespace: str | None, rows: Rows, skip: tuple[str, str] | None
+    ) -> np.ndarray | None:
         keep: np.ndarray | None = None
         if namespace is not None:
             keep = self.ns_code[rows] == self.ns_vocab.get(namespace, -2)
@@ -320,7 +329,7 @@ class ArrayTable:
             norms = np.sqrt(np.einsum("ij,ij->i", matrix, matrix)) * math.sqrt(float(q @ q))
             values = np.divide(matrix @ q, norms, out=np.zeros(len(rows)), where=norms > 0)
         sign = -1.0 if self.metric == "cosine" else 1.0
-        hits = [(self.ids[r], float(v)) for r, v in zip(rows.tolist(), values.tolist())]
+        hits = [(self.ids[r], float(v)) for r, v in zip(rows.tolist(), values.tolist(), strict=True)]
         return sorted(hits, key=lambda hit: (sign * hit[1], hit[0]))
 
     def indexed(self, row: int) -> dict[str, IndexedValue]:

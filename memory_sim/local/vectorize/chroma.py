@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -102,7 +103,9 @@ class ChromaStore:
             ids = page["ids"]
             if not ids:
                 return
-            self.table.write([_from_chroma(i, e, m) for i, e, m in zip(ids, page["embeddings"], page["metadatas"])])
+            self.table.write(
+                [_from_chroma(i, e, m) for i, e, m in zip(ids, page["embeddings"], page["metadatas"], strict=True)]
+            )
             offset += len(ids)
 
     def _changing(self, rows: int) -> None:
@@ -130,7 +133,7 @@ class ChromaStore:
                 (self.collection.add if fresh else self.collection.upsert)(
                     ids=[s.record.id for s in chunk],
                     embeddings=np.stack([s.record.values for s in chunk]),
-                    metadatas=[_to_chroma(s, t) for s, t in zip(chunk, chunk_texts)],
+                    metadatas=[_to_chroma(s, t) for s, t in zip(chunk, chunk_texts, strict=True)],
                 )
         self.table.write(items, texts)
 
@@ -154,7 +157,9 @@ class ChromaStore:
             rows = holders[start : start + self._batch]
             fields = [{k: v for k, v in self.table.indexed(r).items() if k != property_name} for r in rows]
             with chroma_errors("METADATA_INDEX_DELETE", self.folder):
-                self.collection.update(ids=[self.table.ids[r] for r in rows], metadatas=[{"ix": json.dumps(f)} for f in fields])
+                self.collection.update(
+                    ids=[self.table.ids[r] for r in rows], metadatas=[{"ix": json.dumps(f)} for f in fields]
+                )
         del self.table.columns[property_name]
 
     def get(self, ids: Sequence[str]) -> list[Stored]:
@@ -186,7 +191,9 @@ class ChromaStore:
         wanted = min(self.table.n, max(4 * options.top_k, 40))
         where = None if options.namespace is None else {"ns": options.namespace}
         with chroma_errors("VECTOR_QUERY", self.folder):
-            found = self.collection.query(query_embeddings=[query], n_results=wanted, where=where, include=["distances"])
+            found = self.collection.query(
+                query_embeddings=[query], n_results=wanted, where=where, include=["distances"]
+            )
         rows = np.asarray([self.table.row_of[i] for i in found["ids"][0] if i in self.table.row_of], dtype=np.int64)
         return self.table.rescore(query, rows)[: options.top_k] if rows.size else []
 
@@ -227,7 +234,9 @@ def _to_chroma(stored: Stored, metadata_json: str | None) -> dict[str, Any]:
 def _from_chroma(vid: str, embedding: Any, meta: dict[str, Any] | None) -> Stored:
     meta = meta or {}
     values = np.asarray(embedding, dtype=np.float32)
-    return Stored(Record(vid, values, json.loads(meta.get("md", "null")), meta.get("ns")), json.loads(meta.get("ix", "{}")))
+    return Stored(
+        Record(vid, values, json.loads(meta.get("md", "null")), meta.get("ns")), json.loads(meta.get("ix", "{}"))
+    )
 
 
 class ChromaAccount:
@@ -302,13 +311,23 @@ class ChromaAccount:
             raise check.index_not_found(name)
         state = IndexState.from_json(json.loads(collection.metadata[STATE_KEY]))
         store = ChromaStore(
-            collection, state, self._chroma_batch, self._exact_scan_limit, self._snapshot_file(name), self._snapshot_every,
+            collection,
+            state,
+            self._chroma_batch,
+            self._exact_scan_limit,
+            self._snapshot_file(name),
+            self._snapshot_every,
             self.folder,
         )
         with self._chroma("INDEX_GET"):
             store.load()
         self._open[name] = QueuedIndex(
-            state, store, clock=self._clock, visibility_lag_s=self._lag, max_vectors=self._max_vectors, max_batch=self._max_batch
+            state,
+            store,
+            clock=self._clock,
+            visibility_lag_s=self._lag,
+            max_vectors=self._max_vectors,
+            max_batch=self._max_batch,
         )
         return self._open[name]
 

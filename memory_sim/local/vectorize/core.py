@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import base64
 import uuid
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Callable, Protocol, Sequence
+from datetime import UTC, datetime
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -36,7 +37,7 @@ Clock = Callable[[], float]
 
 
 def iso(timestamp: float) -> str:
-    return datetime.fromtimestamp(timestamp, tz=timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(timestamp, tz=UTC).isoformat().replace("+00:00", "Z")
 
 
 @dataclass
@@ -54,13 +55,15 @@ class IndexState:
     processed_at: float | None = None
 
     def describe(self) -> IndexDescription:
-        return IndexDescription(self.name, self.dimensions, self.metric, self.description, self.created_on, self.modified_on)
+        return IndexDescription(
+            self.name, self.dimensions, self.metric, self.description, self.created_on, self.modified_on
+        )
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
     @staticmethod
-    def from_json(obj: dict[str, Any]) -> "IndexState":
+    def from_json(obj: dict[str, Any]) -> IndexState:
         return IndexState(**obj)
 
 
@@ -155,7 +158,7 @@ class QueuedIndex:
             records: list[Record] = payload
             if kind == "insert":  # V2: the first write of an id wins; later inserts are skipped silently
                 present = self.store.contains([r.id for r in records])
-                records = [r for r, p in zip(records, present) if not p]
+                records = [r for r, p in zip(records, present, strict=True) if not p]
             indexes = self.state.metadata_indexes
             self.store.write([Stored(r, indexed_values(r.metadata, indexes)) for r in records])
         elif kind == "delete":
@@ -183,14 +186,18 @@ class QueuedIndex:
         return list(by_id.values())
 
     def _check_capacity(self, records: list[Record], op: str) -> None:
-        queued = list({r.id for m in self._pending if m.kind in ("insert", "upsert") for r in m.payload} | {r.id for r in records})
-        fresh = [vid for vid, stored in zip(queued, self.store.contains(queued)) if not stored]
+        queued = list(
+            {r.id for m in self._pending if m.kind in ("insert", "upsert") for r in m.payload} | {r.id for r in records}
+        )
+        fresh = [vid for vid, stored in zip(queued, self.store.contains(queued), strict=True) if not stored]
         projected = self.store.count() + len(fresh)  # pending deletes are not counted: a conservative cap
         if projected > self._max_vectors:
             raise check.index_full(projected, self._max_vectors, op)
 
     def _write(self, kind: str, vectors: Sequence[Vector], op: str) -> Mutation:
-        records = self._unique(check.check_vectors(vectors, self.state.dimensions, op, self._max_batch), kind == "insert")
+        records = self._unique(
+            check.check_vectors(vectors, self.state.dimensions, op, self._max_batch), kind == "insert"
+        )
         self.process_due()
         self._check_capacity(records, op)
         return self._enqueue(kind, records)
@@ -215,7 +222,9 @@ class QueuedIndex:
         namespace: str | None = None,
     ) -> QueryResult:
         self.process_due()
-        options = check.check_query(top_k, filter, return_values, return_metadata, namespace, self.state.metadata_indexes)
+        options = check.check_query(
+            top_k, filter, return_values, return_metadata, namespace, self.state.metadata_indexes
+        )
         values = check.check_values(vector, self.state.dimensions, "VECTOR_QUERY")
         return self._answer(self.store.search(values, options), options)
 
@@ -230,7 +239,9 @@ class QueuedIndex:
     ) -> QueryResult:
         self.process_due()
         check.check_id(id, "VECTOR_QUERY")
-        options = check.check_query(top_k, filter, return_values, return_metadata, namespace, self.state.metadata_indexes)
+        options = check.check_query(
+            top_k, filter, return_values, return_metadata, namespace, self.state.metadata_indexes
+        )
         found = self.store.get([id])
         if not found:  # an unknown id answers no matches (UNCONFIRMED: production may raise instead)
             return QueryResult(0, [])
@@ -239,7 +250,10 @@ class QueuedIndex:
     def _answer(self, hits: list[tuple[str, float]], options: QueryOptions) -> QueryResult:
         if not options.return_values and options.return_metadata == "none":  # the common query: skip decoding records
             spaces = self.store.namespaces([h[0] for h in hits])
-            return QueryResult(len(hits), [Match(vid, float(score), None, None, ns) for (vid, score), ns in zip(hits, spaces)])
+            return QueryResult(
+                len(hits),
+                [Match(vid, float(score), None, None, ns) for (vid, score), ns in zip(hits, spaces, strict=True)],
+            )
         rows = {s.record.id: s for s in self.store.get([h[0] for h in hits])}
         matches = [self._match(vid, score, rows[vid], options) for vid, score in hits]
         return QueryResult(len(matches), matches)
@@ -263,7 +277,9 @@ class QueuedIndex:
     def describe(self) -> IndexInfo:
         self.process_due()
         at = self.state.processed_at
-        return IndexInfo(self.state.dimensions, self.store.count(), None if at is None else iso(at), self.state.processed_mutation)
+        return IndexInfo(
+            self.state.dimensions, self.store.count(), None if at is None else iso(at), self.state.processed_mutation
+        )
 
     # --- management -------------------------------------------------------------------------------------------
     def _projected_indexes(self) -> dict[str, MetadataIndexType]:
@@ -277,7 +293,9 @@ class QueuedIndex:
 
     def create_metadata_index(self, property_name: str, index_type: MetadataIndexType) -> Mutation:
         self.process_due()
-        return self._enqueue("metadata-create", check.check_metadata_index(property_name, index_type, self._projected_indexes()))
+        return self._enqueue(
+            "metadata-create", check.check_metadata_index(property_name, index_type, self._projected_indexes())
+        )
 
     def list_metadata_indexes(self) -> list[MetadataIndex]:
         self.process_due()
@@ -285,7 +303,9 @@ class QueuedIndex:
 
     def delete_metadata_index(self, property_name: str) -> Mutation:
         self.process_due()
-        return self._enqueue("metadata-delete", check.check_metadata_index_delete(property_name, self._projected_indexes()))
+        return self._enqueue(
+            "metadata-delete", check.check_metadata_index_delete(property_name, self._projected_indexes())
+        )
 
     def list_vectors(self, count: int = limits.VECTORIZE_LIST_DEFAULT_COUNT, cursor: str | None = None) -> VectorIdPage:
         # Differs from Cloudflare: pages are not snapshot-consistent and cursors never expire.

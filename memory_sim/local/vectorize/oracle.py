@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -79,7 +79,8 @@ class OracleIndex:
         return [
             s
             for s in self.rows.values()
-            if (options.namespace is None or s.record.namespace == options.namespace) and matches(options.conditions, s.indexed)
+            if (options.namespace is None or s.record.namespace == options.namespace)
+            and matches(options.conditions, s.indexed)
         ]
 
     def search(self, query: np.ndarray, options: QueryOptions) -> list[tuple[str, float]]:

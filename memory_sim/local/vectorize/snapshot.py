@@ -1,13 +1,13 @@
-"""A numpy snapshot of one index's arrays (vectorize_arrays.py), kept beside embedded Chroma so reopening an
-index reads one file instead of paging every embedding out of Chroma (~1.8 s per 5,000 rows).
+"""A numpy snapshot of one index's arrays (arrays.py), kept beside embedded Chroma so reopening an index reads
+one file instead of paging every embedding out of Chroma (~1.8 s per 5,000 rows).
 
 The snapshot is a cache, never the truth: it carries a tag (the last processed mutation id and the row count)
 and is used only when its mutation id equals the one Chroma's stored state records (the row count is checked
-against the arrays; asking Chroma for its count would load Chroma's segments: 0.5 s and ~200 MB at 100k); anything else (stale, truncated, corrupt, another
-format) answers None and the caller rebuilds from Chroma. One file: a magic, a JSON header (tag, layout, a
-64-bit checksum per array) and the raw arrays, read with one `np.fromfile` and used as views (a zip's CRC-32
-alone cost 0.2 s at 100k x 384). Written to a temporary name and renamed, so a crash leaves the old file or
-the new one, never half of one.
+against the arrays; asking Chroma for its count would load Chroma's segments: 0.5 s and ~200 MB at 100k);
+anything else (stale, truncated, corrupt, another format) answers None and the caller rebuilds from Chroma.
+One file: a magic, a JSON header (tag, layout, a 64-bit checksum per array) and the raw arrays, read with one
+`np.fromfile` and used as views (a zip's CRC-32 alone cost 0.2 s at 100k x 384). Written to a temporary name
+and renamed, so a crash leaves the old file or the new one, never half of one.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def _pack(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
 def _unpack(blob: np.ndarray, ends: np.ndarray) -> list[str]:
     text = blob.tobytes().decode("utf-8", "surrogatepass")
     starts = np.concatenate(([0], ends[:-1])) if ends.shape[0] else ends
-    return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist())]
+    return [text[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
 
 
 def _checksum(raw: np.ndarray) -> int:
@@ -68,11 +68,21 @@ def save(table: ArrayTable, path: Path, tag: dict[str, Any]) -> None:
     arrays["md_blob"], arrays["md_end"] = _pack([m or "" for m in md])
     for i, prop in enumerate(props):
         column = table.columns[prop]
-        arrays[f"c{i}_kind"], arrays[f"c{i}_num"], arrays[f"c{i}_code"] = column.kind[:n], column.num[:n], column.code[:n]
+        arrays[f"c{i}_kind"], arrays[f"c{i}_num"], arrays[f"c{i}_code"] = (
+            column.kind[:n],
+            column.num[:n],
+            column.code[:n],
+        )
     layout, offset, parts = {}, 0, []
     for name, array in arrays.items():
         raw = _padded(array)
-        layout[name] = {"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset, "size": raw.shape[0], "sum": _checksum(raw)}
+        layout[name] = {
+            "dtype": array.dtype.str,
+            "shape": list(array.shape),
+            "offset": offset,
+            "size": raw.shape[0],
+            "sum": _checksum(raw),
+        }
         parts.append(raw)
         offset += raw.shape[0]
     header = {
@@ -139,14 +149,20 @@ def _table(data: Any, header: dict[str, Any], dimensions: int, metric: Metric) -
     ids = _unpack(data["ids_blob"], data["ids_end"])
     texts = _unpack(data["md_blob"], data["md_end"])
     md_none = data["md_none"]
-    if matrix.shape != (n, dimensions) or len(ids) != n or len(texts) != n or md_none.shape[0] != n or n != header["tag"]["count"]:
+    if (
+        matrix.shape != (n, dimensions)
+        or len(ids) != n
+        or len(texts) != n
+        or md_none.shape[0] != n
+        or n != header["tag"]["count"]
+    ):
         return None
     table = ArrayTable(dimensions, metric, capacity=0)
     table.n, table.matrix, table.norms, table.ns_code = n, matrix, data["norms"], data["ns_code"]
     table.ns_names = list(header["ns_names"])
     table.ns_vocab = {name: i for i, name in enumerate(table.ns_names)}
     table.ids, table.row_of = ids, {vid: i for i, vid in enumerate(ids)}
-    table.metadata_json = [None if none else text for text, none in zip(texts, md_none.tolist())]
+    table.metadata_json = [None if none else text for text, none in zip(texts, md_none.tolist(), strict=True)]
     for i, (prop, words) in enumerate(header["columns"].items()):
         table.columns[prop] = _column(data, i, words, n)
     if table.norms.shape[0] != n or table.ns_code.shape[0] != n:

@@ -12,13 +12,13 @@ by their SQL text as SQLite names them. Statement-level rewrites live in stateme
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
+from memory_sim.bindings.d1_sql import Token, placeholders, tokenize
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import functions as fn
 from memory_sim.local.d1.dialect.like import like_calls
-from memory_sim.bindings.d1_sql import Token, placeholders, tokenize
 
 _versions = itertools.count(1)
 # Words DuckDB reserves that SQLite does not know at all: in SQLite text they can only be names, so quote them.
@@ -173,7 +173,9 @@ def _renamed(target: str) -> Callable[[Emitter, list[Token], int, int], str]:
 
 
 def _cast(em: Emitter, toks: list[Token], open_i: int, close_i: int) -> str | None:
-    as_i = next((i for i in range(open_i + 1, close_i) if toks[i].is_word("AS") and depth_at(toks, open_i, i) == 1), None)
+    as_i = next(
+        (i for i in range(open_i + 1, close_i) if toks[i].is_word("AS") and depth_at(toks, open_i, i) == 1), None
+    )
     if as_i is None:
         return None
     type_words = " ".join(t.upper for t in toks[as_i + 1 : close_i] if not t.trivia)

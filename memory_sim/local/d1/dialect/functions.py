@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 # Functions whose answers are delegated to sqlite3; the DuckDB name is __sq_<name>_<arity>.
 DELEGATED = ("datetime", "date", "time", "strftime", "julianday", "unixepoch", "json_extract", "->>")
@@ -27,7 +28,9 @@ NOW_CALLS = {
     "unixepoch": f"CAST(epoch({_UTC}::TIMESTAMP) AS BIGINT)",
 }
 
-_INTEGER_TYPES = "'BIGINT','INTEGER','HUGEINT','SMALLINT','TINYINT','UBIGINT','UINTEGER','USMALLINT','UTINYINT','BOOLEAN'"
+_INTEGER_TYPES = (
+    "'BIGINT','INTEGER','HUGEINT','SMALLINT','TINYINT','UBIGINT','UINTEGER','USMALLINT','UTINYINT','BOOLEAN'"
+)
 _VARIANT_INTEGER = "'INT8','INT16','INT32','INT64','UINT8','UINT16','UINT32','UINT64','BOOL_TRUE','BOOL_FALSE'"
 
 def _fold(x: str) -> str:
@@ -48,29 +51,34 @@ MACROS = (
         WHEN typeof(x) = 'BLOB' THEN 'blob'
         WHEN typeof(x) = 'VARIANT' THEN CASE
             WHEN variant_typeof(x::VARIANT) IN ({_VARIANT_INTEGER}) THEN 'integer'
-            WHEN variant_typeof(x::VARIANT) IN ('DOUBLE','FLOAT') OR variant_typeof(x::VARIANT) LIKE 'DECIMAL%' THEN 'real'
+            WHEN variant_typeof(x::VARIANT) IN ('DOUBLE','FLOAT')
+                OR variant_typeof(x::VARIANT) LIKE 'DECIMAL%' THEN 'real'
             WHEN variant_typeof(x::VARIANT) = 'BLOB' THEN 'blob'
             ELSE 'text' END
         ELSE 'text' END""",
     # SQLite's multi-argument max/min: NULL when any argument is NULL (DuckDB's greatest skips NULLs).
-    """CREATE OR REPLACE TEMP MACRO __sq_max(a, b) AS CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE greatest(a, b) END,
+    """CREATE OR REPLACE TEMP MACRO __sq_max(a, b) AS CASE WHEN a IS NULL OR b IS NULL THEN NULL
+            ELSE greatest(a, b) END,
         (a, b, c) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL THEN NULL ELSE greatest(a, b, c) END,
-        (a, b, c, d) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL OR d IS NULL THEN NULL ELSE greatest(a, b, c, d) END""",
+        (a, b, c, d) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL OR d IS NULL THEN NULL
+            ELSE greatest(a, b, c, d) END""",
     """CREATE OR REPLACE TEMP MACRO __sq_min(a, b) AS CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE least(a, b) END,
         (a, b, c) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL THEN NULL ELSE least(a, b, c) END,
-        (a, b, c, d) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL OR d IS NULL THEN NULL ELSE least(a, b, c, d) END""",
-    # LIKE folding ASCII case only, as SQLite does (DuckDB's ILIKE folds all of Unicode); see sqlite_like.
+        (a, b, c, d) AS CASE WHEN a IS NULL OR b IS NULL OR c IS NULL OR d IS NULL THEN NULL
+            ELSE least(a, b, c, d) END""",
+    # LIKE folding ASCII case only, as SQLite does (DuckDB's ILIKE folds all of Unicode); see like.py.
     # ILIKE is exact on ASCII text and a superset elsewhere, so the slow translate() check runs only on the
     # non-ASCII rows ILIKE lets through (strlen counts bytes, length characters).
     f"""CREATE OR REPLACE TEMP MACRO __sq_like(x, p) AS CAST(x AS VARCHAR) ILIKE p
-            AND ({_ascii('x')} AND {_ascii('p')} OR {_fold('x')} LIKE {_fold('p')}),
+            AND ({_ascii("x")} AND {_ascii("p")} OR {_fold("x")} LIKE {_fold("p")}),
         (x, p, e) AS ilike_escape(CAST(x AS VARCHAR), p, e)
-            AND ({_ascii('x')} AND {_ascii('p')} OR like_escape({_fold('x')}, {_fold('p')}, {_fold('e')}))""",
+            AND ({_ascii("x")} AND {_ascii("p")} OR like_escape({_fold("x")}, {_fold("p")}, {_fold("e")}))""",
     # total(): like sum() but 0.0 on no rows and always real.
     "CREATE OR REPLACE TEMP MACRO __sq_total(x) AS coalesce(CAST(sum(x) AS DOUBLE), 0.0)",
     # CAST(x AS INTEGER) truncates toward zero in SQLite; DuckDB rounds. Non-numeric text gives 0.
     """CREATE OR REPLACE TEMP MACRO __sq_int(x) AS CASE WHEN x IS NULL THEN NULL
-        WHEN TRY_CAST(x AS BIGINT) IS NOT NULL AND TRY_CAST(x AS DOUBLE) = trunc(TRY_CAST(x AS DOUBLE)) THEN TRY_CAST(x AS BIGINT)
+        WHEN TRY_CAST(x AS BIGINT) IS NOT NULL AND TRY_CAST(x AS DOUBLE) = trunc(TRY_CAST(x AS DOUBLE))
+            THEN TRY_CAST(x AS BIGINT)
         ELSE coalesce(CAST(trunc(TRY_CAST(x AS DOUBLE)) AS BIGINT), 0) END""",
 )
 

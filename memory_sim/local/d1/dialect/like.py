@@ -6,8 +6,8 @@ Operands are found by SQLite's precedence: LIKE binds looser than ||, arithmetic
 
 from __future__ import annotations
 
-from memory_sim.errors import D1Unsupported
 from memory_sim.bindings.d1_sql import Token
+from memory_sim.errors import D1Unsupported
 
 _LEFT_STOPS = {"AND", "OR", "NOT", "WHERE", "SELECT", "ON", "WHEN", "THEN", "ELSE", "CASE", "HAVING", "BY", "IS",
                "IN", "BETWEEN", "RETURNING", "SET", "DISTINCT", "ALL", "LIKE", "GLOB", "ESCAPE", "CHECK", "IF"}

@@ -10,9 +10,17 @@ later staged row replaces (SQLite inserts row by row) -> insert the survivors ->
 
 from __future__ import annotations
 
-from memory_sim.errors import D1Unsupported
-from memory_sim.local.d1.dialect.expressions import Emitter, TableInfo, Translation, match_paren, next_significant, source_end, split_args
 from memory_sim.bindings.d1_sql import Token
+from memory_sim.errors import D1Unsupported
+from memory_sim.local.d1.dialect.expressions import (
+    Emitter,
+    TableInfo,
+    Translation,
+    match_paren,
+    next_significant,
+    source_end,
+    split_args,
+)
 
 STAGE = "__sq_in"
 
@@ -45,7 +53,9 @@ def replace_plan(em: Emitter, body: list[Token], table: TableInfo, user_returnin
         f"SELECT count(*) FROM {STAGE}",
     ]
     if keys:
-        steps.append(f"DELETE FROM {name} WHERE EXISTS (SELECT 1 FROM {STAGE} AS __i WHERE {_match(keys, '__i', name)})")
+        steps.append(
+            f"DELETE FROM {name} WHERE EXISTS (SELECT 1 FROM {STAGE} AS __i WHERE {_match(keys, '__i', name)})"
+        )
         steps.append(
             f"DELETE FROM {STAGE} AS __a WHERE EXISTS (SELECT 1 FROM {STAGE} AS __b "
             f"WHERE __b.__n > __a.__n AND ({_match(keys, '__b', '__a')}))"

@@ -9,9 +9,9 @@ naming the alternative: an INTEGER PRIMARY KEY column.
 
 from __future__ import annotations
 
+from memory_sim.bindings.d1_sql import Token
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, next_significant
-from memory_sim.bindings.d1_sql import Token
 
 ROWID_WORDS = frozenset({"ROWID", "_ROWID_", "OID"})
 # Words that may follow a table reference and so are not its alias.

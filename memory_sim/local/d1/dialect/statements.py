@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from memory_sim.bindings.d1_sql import Token
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect.expressions import (
     Emitter,
@@ -26,7 +27,6 @@ from memory_sim.local.d1.dialect.expressions import (
 )
 from memory_sim.local.d1.dialect.replace import replace_plan
 from memory_sim.local.d1.dialect.rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
-from memory_sim.bindings.d1_sql import Token
 
 # Construct -> the SQLite-side alternative, for the refusal message.
 _REFUSED_WORDS = {
@@ -211,15 +211,22 @@ def _nullable_key(part: list[Token], integer_columns: set[str]) -> list[Token]:
     """A rowid table's PRIMARY KEY other than INTEGER PRIMARY KEY admits NULLs in SQLite (a legacy quirk: it is
     only a UNIQUE index); DuckDB's PRIMARY KEY implies NOT NULL, so such keys become UNIQUE here."""
     sig = [i for i, t in enumerate(part) if not t.trivia]
-    at = next((k for k, i in enumerate(sig[:-1]) if part[i].is_word("PRIMARY") and part[sig[k + 1]].is_word("KEY")), None)
+    at = next(
+        (k for k, i in enumerate(sig[:-1]) if part[i].is_word("PRIMARY") and part[sig[k + 1]].is_word("KEY")), None
+    )
     if at is None:
         return part
     first = part[sig[0]]
     if first.upper in _TABLE_CONSTRAINTS:
         key_open = next((i for i in sig[at + 2 :] if part[i].text == "("), None)
-        names = [] if key_open is None else [
-            next(t for t in part[lo:hi] if not t.trivia).name.lower() for lo, hi in split_args(part, key_open, match_paren(part, key_open))
-        ]
+        names = (
+            []
+            if key_open is None
+            else [
+                next(t for t in part[lo:hi] if not t.trivia).name.lower()
+                for lo, hi in split_args(part, key_open, match_paren(part, key_open))
+            ]
+        )
         if len(names) == 1 and names[0] in integer_columns:
             return part
     elif first.name.lower() in integer_columns:
@@ -252,12 +259,12 @@ def _column_or_constraint(em: Emitter, item: list[Token]) -> str:
 
 def _check_references(sig: list[Token]) -> None:
     for i, tok in enumerate(sig):
-        if tok.is_word("ON") and i + 1 < len(sig) and sig[i + 1].is_word("DELETE", "UPDATE"):
-            if any(t.is_word("REFERENCES") for t in sig[:i]):
-                raise D1Unsupported(
-                    "foreign key actions (ON DELETE/ON UPDATE ...) are not available on DuckDB; "
-                    "delete or update the child rows in the same batch()"
-                )
+        action = tok.is_word("ON") and i + 1 < len(sig) and sig[i + 1].is_word("DELETE", "UPDATE")
+        if action and any(t.is_word("REFERENCES") for t in sig[:i]):
+            raise D1Unsupported(
+                "foreign key actions (ON DELETE/ON UPDATE ...) are not available on DuckDB; "
+                "delete or update the child rows in the same batch()"
+            )
 
 
 def _alter(em: Emitter, toks: list[Token]) -> str:
@@ -334,7 +341,9 @@ def _with_ids(em: Emitter, body: list[Token], table: TableInfo) -> str:
     end = source_end(body, src)
     cols = ", ".join(quote_name(c) for c in [rowid, *listed])
     select = em.emit(body, src, end)
-    return f"{head} ({cols}) SELECT {base} + row_number() OVER (), __src.* FROM ({select}) AS __src " + em.emit(body, end)
+    return f"{head} ({cols}) SELECT {base} + row_number() OVER (), __src.* FROM ({select}) AS __src " + em.emit(
+        body, end
+    )
 
 
 def _values_with_ids(
