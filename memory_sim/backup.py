@@ -235,7 +235,7 @@ def _index_differences(folder: Path, manifest: Manifest) -> list[str]:
     from memory_sim.errors import MemorySimError
 
     try:
-        account: Any = local_vectorize_account(folder / "vectorize")  # Chroma's: also its own stored_count
+        account = local_vectorize_account(folder / "vectorize")
     except MemorySimError as exc:
         return [f"the index does not open ({exc})"]
     try:

@@ -217,9 +217,9 @@ def guard_env(env: Env) -> threading.RLock:
     """From now on every call into the Env's Vectorize bindings holds the returned lock, as the served account's
     routes do (memory_sim/server/env_account.py). D1 locks itself; the embedder's cache too."""
     lock = threading.RLock()
-    env.VECTORIZE = Guarded(env.VECTORIZE, lock)  # type: ignore[assignment]
+    env.VECTORIZE = Guarded(env.VECTORIZE, lock)
     if env.vectorize_account is not None:
-        env.vectorize_account = GuardedAccount(env.vectorize_account, lock)  # type: ignore[assignment]
+        env.vectorize_account = GuardedAccount(env.vectorize_account, lock)
     return lock
 
 

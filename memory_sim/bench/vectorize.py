@@ -187,7 +187,8 @@ def compare_queries(
 ) -> dict[str, Any]:
     npc = np.array([int(m["npcId"][3:]) for m in meta])
     day, importance = np.array([m["day"] for m in meta]), np.array([m["importance"] for m in meta])
-    cases = {
+    Case = Callable[[int], Any]  # an NPC number -> our filter, numpy's rows, Chroma's where
+    cases: dict[str, tuple[Case, Case, Case]] = {
         "npcId": (
             lambda p: {"npcId": f"npc{p:03d}"},
             lambda p: np.flatnonzero(npc == p),

@@ -264,7 +264,7 @@ def normalise_return_metadata(value: Any, op: str = "VECTOR_QUERY") -> ReturnMet
     if value is False:
         return "none"
     if value in ("none", "indexed", "all"):
-        return value  # type: ignore[return-value]
+        return value
     raise VectorizeInputError(
         op, f"Invalid returnMetadata option: {value!r} (expected none, indexed, all or a boolean)", CODE_TOP_K
     )

@@ -37,6 +37,8 @@ from memory_sim.settings import HASHING_MODEL, Settings
 
 if TYPE_CHECKING:
     from memory_sim.bindings.d1 import D1Database
+    from memory_sim.local.d1.account import D1Account
+    from memory_sim.local.vectorize.chroma import ChromaAccount
 
 BeforeRebuild = Callable[["D1Database"], object]
 
@@ -81,7 +83,7 @@ def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) 
     return local_vectorize_account(Path(settings.data_dir) / "vectorize", **options)
 
 
-def local_vectorize_account(folder: str | Path, **options: Any) -> VectorizeAccount:
+def local_vectorize_account(folder: str | Path, **options: Any) -> ChromaAccount:
     """Embedded Chroma in `folder` (`options`: visibility_lag_s, max_batch, ...), with its arrays beside it."""
     from memory_sim.local.vectorize.chroma import ChromaAccount
 
@@ -97,7 +99,7 @@ def open_d1_account(settings: Settings) -> Any:
     return local_d1_account(settings.data_dir, settings.d1_engine)
 
 
-def local_d1_account(folder: str | Path, engine: str) -> Any:
+def local_d1_account(folder: str | Path, engine: str) -> D1Account:
     """The D1 databases kept in `<folder>/d1/`, one file each, on `engine` ('duckdb' or 'sqlite')."""
     from memory_sim.local.d1.account import D1Account
 
@@ -310,8 +312,9 @@ def model_to_open(setting: str, index_description: str | None) -> str:
 def _embedder_for_index(
     settings: Settings, account: VectorizeAccount, ai: Ai, *, shared_cache: bool = True
 ) -> Embedder:
-    from memory_sim.builder.models import canonical, load_embedder
+    from memory_sim.builder.models import load_embedder
     from memory_sim.embedding.index_model import parse_description
+    from memory_sim.local.ai.models import canonical
 
     cache = Path(settings.data_dir) / "embeddings.sqlite" if shared_cache else None
     described = {d.name: d.description for d in account.list_indexes()}.get(settings.index_name)

@@ -114,7 +114,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from memory_sim.builder import build_local_env
     from memory_sim.errors import ConfigError
-    from memory_sim.memory.models import HOURS_PER_DAY
+    from memory_sim.memory.rules import HOURS_PER_DAY
     from memory_sim.sim.clock import SimClock
     from memory_sim.sim.driver import run_village
     from memory_sim.sim.world import Village

@@ -11,6 +11,7 @@ The SDK's own retries are off: our `Retrier` retries 429, 5xx, timeouts and conn
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 from memory_sim.bindings.limits import OPENAI_MAX_INPUTS, OPENAI_MAX_TOKENS_PER_INPUT, OPENAI_MAX_TOKENS_PER_REQUEST
@@ -51,7 +52,7 @@ class OpenAiAi:
         texts = _texts(inputs)
         data: list[list[float]] = []
         for request in split_requests(texts):
-            data.extend(self.retrier.call(lambda request=request: self._embed(model, request)))
+            data.extend(self.retrier.call(partial(self._embed, model, request)))
         width = len(data[0]) if data else 0
         return {"shape": [len(data), width], "data": data, "pooling": inputs.get("pooling", "mean")}
 

@@ -68,8 +68,8 @@ def create_app(
     if fast_query:  # outermost of the app's own layers; middleware added later still sees every query
         app.add_middleware(QueryRoute, answer=QueryAnswerer(accounts, allowed))
     app.add_exception_handler(Exception, handle_error)
-    app.add_exception_handler(ApiError, handle_error)  # type: ignore[arg-type]
-    app.add_exception_handler(MemorySimError, handle_error)  # type: ignore[arg-type]
+    app.add_exception_handler(ApiError, handle_error)
+    app.add_exception_handler(MemorySimError, handle_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
     app.add_api_route("/health", lambda: ok({"status": "ok"}), methods=["GET"], tags=["meta"])
     return app

@@ -57,7 +57,7 @@ class EnvAccount(Account):
         super().__init__(settings.data_dir, d1_factory, _unused_factory, lock)
         self.database_name = settings.database_name
         self.database_id = database_id_for(settings.database_name)
-        self._vectorize = _ServedVectorize(vectorize_account, settings.index_name)  # type: ignore[assignment]
+        self._vectorize = _ServedVectorize(vectorize_account, settings.index_name)
         self._open_dbs[self.database_id] = env.DB
 
     def catalogue(self) -> dict[str, dict[str, Any]]:

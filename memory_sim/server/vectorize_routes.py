@@ -116,7 +116,8 @@ def ndjson_of(content_type: str, body: bytes) -> bytes:
     message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
     for part in message.iter_parts():
         if part.get_param("name", header="content-disposition") == "vectors":
-            return part.get_payload(decode=True) or b""
+            payload = part.get_payload(decode=True)  # bytes, or None for an empty part
+            return payload if isinstance(payload, bytes) else b""
     raise VectorizeInputError("VECTOR_INSERT", "the multipart body has no part named 'vectors'", CODE_BAD_VECTOR)
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.memory import store
-from memory_sim.memory.models import HOURS_PER_DAY, JobReport, WorldTime
+from memory_sim.memory.models import JobReport, WorldTime
+from memory_sim.memory.rules import HOURS_PER_DAY
 from memory_sim.memory.system import MemorySystem
 from memory_sim.scheduling import SimScheduler
 from memory_sim.sim.clock import SimClock

@@ -58,7 +58,7 @@ def pick_npcs(count: int) -> list[Npc]:
     if not 2 <= count <= len(rows):
         raise ValueError(f"the village has between 2 and {len(rows)} NPCs, got {count}")
     return [
-        Npc(r["id"], r["name"], r["role"], r["work"], tuple(r["descriptors"]), tuple(r["pronouns"]))  # type: ignore[arg-type]
+        Npc(r["id"], r["name"], r["role"], r["work"], tuple(r["descriptors"]), tuple(r["pronouns"]))
         for r in rows[:count]
     ]
 

@@ -16,6 +16,7 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from memory_sim.bindings.ai import BGE_BASE, DEFAULT_MODEL, Pooling
 from memory_sim.errors import ConfigError
@@ -121,7 +122,7 @@ def read_folder(name: str, folder: Path) -> LocalModel:
     return LocalModel(name, folder, pooling, int(dims) if dims else None, int(max_len) if max_len else None)
 
 
-def _json(path: Path) -> dict:
+def _json(path: Path) -> dict[str, Any]:
     try:
         return json.loads(path.read_text()) if path.is_file() else {}
     except (OSError, ValueError) as exc:

@@ -43,7 +43,7 @@ def load_sentence_transformer(folder: Path, device: str) -> Any:
     from sentence_transformers import SentenceTransformer
     from transformers.utils import logging as hf_logging
 
-    hf_logging.disable_progress_bar()  # no "Loading weights" bars in CLI output
+    hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]  # no "Loading weights" bars in CLI output
 
     try:
         model = SentenceTransformer(str(folder), device=device, local_files_only=True)

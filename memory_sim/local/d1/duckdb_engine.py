@@ -30,7 +30,7 @@ from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_t
 from memory_sim.local.d1.sqlite_engine import sqlite_error
 from memory_sim.local.d1.sqlite_sandbox import READ, SCHEMA, Sandbox
 
-_CONFIG = {
+_CONFIG: dict[str, str | bool] = {
     "integer_division": True,  # SQLite: 7/2 = 3
     "error_on_division_by_zero": False,  # SQLite: x/0 is NULL
     "default_null_order": "nulls_first_on_asc_last_on_desc",  # SQLite: NULL sorts as the smallest value

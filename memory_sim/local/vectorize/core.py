@@ -32,6 +32,7 @@ from memory_sim.bindings.vectorize import (
     VectorIdPage,
 )
 from memory_sim.bindings.vectorize_validation import QueryOptions, Record
+from memory_sim.errors import VectorizeInputError
 
 Clock = Callable[[], float]
 
@@ -332,7 +333,7 @@ def _decode_cursor(cursor: str) -> str:
     try:
         return base64.urlsafe_b64decode(cursor.encode("ascii")).decode("utf-8")
     except (ValueError, UnicodeError):
-        raise check.VectorizeInputError("VECTOR_LIST", f"invalid cursor {cursor!r}", check.CODE_LIST) from None
+        raise VectorizeInputError("VECTOR_LIST", f"invalid cursor {cursor!r}", check.CODE_LIST) from None
 
 
 def new_state(name: str, dimensions: int, metric: Metric, description: str, clock: Clock) -> IndexState:

@@ -97,7 +97,7 @@ def save(table: ArrayTable, path: Path, tag: dict[str, Any]) -> None:
             out.write(MAGIC + head.shape[0].to_bytes(8, "little"))
             out.write(head.tobytes())
             for raw in parts:
-                out.write(memoryview(raw))
+                out.write(raw.data)  # the array's own buffer, no copy
             out.flush()
             os.fsync(out.fileno())
         os.replace(temporary, path)

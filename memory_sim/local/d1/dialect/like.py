@@ -29,7 +29,7 @@ def like_calls(toks: list[Token]) -> list[Token]:
 def _rewrite(toks: list[Token], at: int) -> list[Token]:
     before = _prev(toks, at - 1)
     negated = before is not None and toks[before].is_word("NOT")
-    left_end = before if negated else at
+    left_end = before if before is not None and negated else at
     lo = _left_start(toks, left_end - 1)
     hi, stop = _right_end(toks, at + 1)
     args = [toks[lo:left_end], toks[at + 1 : hi]]
