@@ -1,8 +1,8 @@
-"""D1 on DuckDB with SQLite's semantics. Statements go through the SQLite dialect layer (sqlite_dialect);
+"""D1 on DuckDB with SQLite's semantics. Statements go through the SQLite dialect layer (dialect/);
 DDL is also applied to a small in-memory sqlite3 "schema mirror", which answers PRAGMA and sqlite_master
 exactly as SQLite does and tells the INSERT rewrite which tables have INTEGER PRIMARY KEY rowids. The DDL is
 kept in the DuckDB file (table __sq_ddl), so the mirror is rebuilt on open. User SQL never reaches that ledger
-(duckdb_sandbox), and the mirror runs under SQLite's authorizer (sqlite_sandbox): replaying the ledger can only
+(duckdb_sandbox.py), and the mirror runs under SQLite's authorizer (sqlite_sandbox.py): replaying the ledger can only
 change the mirror's schema, whatever the ledger holds.
 
 One process owns a DuckDB file: a second process gets DataInUseError and should go through `memory-sim serve`.
@@ -155,7 +155,7 @@ class DuckDBEngine:
         return self._written(translation, columns, rows)
 
     def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
-        """A run of one INSERT bound many times, as one statement (d1_bulk); None: run them one by one."""
+        """A run of one INSERT bound many times, as one statement (bulk.py); None: run them one by one."""
         import duckdb
 
         self._translate(sql)  # what the bulk statement is made of passes the sandbox
@@ -242,7 +242,7 @@ class DuckDBEngine:
         return exc if isinstance(exc, D1Error) else D1Error(_cause(exc))
 
     def _translate(self, sql: str) -> Translation:
-        """The statement in DuckDB's SQL, once both views of it pass the sandbox (duckdb_sandbox); all cached."""
+        """The statement in DuckDB's SQL, once both views of it pass the sandbox (duckdb_sandbox.py); all cached."""
         check_sqlite_text(sql)
         translation = translate(sql, self._schema)
         if translation.kind != "mirror":
@@ -268,7 +268,7 @@ class DuckDBEngine:
         return Outcome(columns, rows, len(rows), self._last_rowid, bool(rows))
 
     def _replace(self, translation: Translation, values: list[Any]) -> Outcome:
-        """Run an INSERT OR REPLACE plan (sqlite_replace) atomically; `changes` counts every new row."""
+        """Run an INSERT OR REPLACE plan (dialect/replace.py) atomically; `changes` counts every new row."""
         import duckdb
 
         own = not self._in_transaction

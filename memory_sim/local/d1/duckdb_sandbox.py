@@ -1,8 +1,8 @@
 """What the DuckDB engine lets D1 SQL ask of DuckDB. DuckDB has no authorizer (its configuration already keeps
-it off the filesystem: d1_duckdb._CONFIG), so the engine's own objects are kept out of reach by checking each
+it off the filesystem: duckdb_engine._CONFIG), so the engine's own objects are kept out of reach by checking each
 statement twice, and refusing it in SQLite's words:
 
-1. The user's SQL as SQLite reads it (sqlite_tokens): a statement SQLite knows, no name of the engine's own
+1. The user's SQL as SQLite reads it (bindings/d1_sql.py): a statement SQLite knows, no name of the engine's own
    objects (`__sq_*`: the DDL ledger, the AUTOINCREMENT sequences, the helper macros), no character SQLite
    cannot read. Checked before anything runs, the schema mirror included.
 2. The DuckDB SQL the dialect layer made of it, as DuckDB itself reads it (`duckdb.extract_statements`,
@@ -88,7 +88,7 @@ def check_sqlite_text(sql: str) -> None:
 
 def replayable(statement: object) -> bool:
     """May the schema mirror replay this DDL ledger entry? Only DDL naming none of the engine's own objects: the
-    ledger is a table in a user's file (sqlite_sandbox's SCHEMA mode then checks what the statement does)."""
+    ledger is a table in a user's file (sqlite_sandbox.py's SCHEMA mode then checks what the statement does)."""
     if not isinstance(statement, str) or first_keyword(statement) not in ("CREATE", "ALTER", "DROP"):
         return False
     try:

@@ -1,5 +1,5 @@
 """Vectorize on Chroma: durable storage in Chroma (embedded `PersistentClient` or a server over `HttpClient`),
-answers planned over numpy arrays kept beside it (vectorize_arrays.py).
+answers planned over numpy arrays kept beside it (arrays.py).
 
 Query plan: a filter or a namespace leaves a set of rows, scored exactly with numpy (exact is cheap: 100k x 384
 takes ~3 ms); only an unfiltered query over more than `exact_scan_limit` floats goes to Chroma's HNSW index,

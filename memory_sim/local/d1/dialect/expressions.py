@@ -66,7 +66,7 @@ class Translation:
     target: TableInfo | None = None  # rowid table whose ids this INSERT generates
     returning_injected: bool = False  # we appended RETURNING <rowid column> to learn last_row_id
     upsert: bool = False  # ON CONFLICT DO UPDATE: RETURNING also lists updated rows, which are not inserted
-    steps: tuple[str, ...] = ()  # kind "replace": statements run before `sql` (sqlite_replace)
+    steps: tuple[str, ...] = ()  # kind "replace": statements run before `sql` (replace.py)
 
 
 @dataclass(slots=True)

@@ -1,6 +1,6 @@
 """SQLite's LIKE on DuckDB: case-insensitive for ASCII letters only (SQLite without ICU), where DuckDB's ILIKE
 folds all of Unicode. `x [NOT] LIKE p [ESCAPE e]` becomes `[NOT] __sq_like(x, p[, e])`, a macro that lowers only
-A-Z on both sides with DuckDB's translate() before a case-sensitive LIKE (see sqlite_functions.MACROS).
+A-Z on both sides with DuckDB's translate() before a case-sensitive LIKE (see functions.MACROS).
 Operands are found by SQLite's precedence: LIKE binds looser than ||, arithmetic and < >, tighter than AND/OR.
 """
 

@@ -76,7 +76,7 @@ def translate_statement(sql: str, schema: Schema) -> Translation:
 
 
 def _with_rowids(toks: list[Token], head: str, schema: Schema) -> list[Token]:
-    """rowid as SQLite means it (sqlite_rowid); DDL keeps its own words (WITHOUT ROWID, column names)."""
+    """rowid as SQLite means it (rowid.py); DDL keeps its own words (WITHOUT ROWID, column names)."""
     if head in ("CREATE", "DROP", "ALTER"):
         if any(t.is_word("VIEW") for t in toks):
             raise D1Unsupported("rowid in a view on the DuckDB engine; select an INTEGER PRIMARY KEY column")
