@@ -162,7 +162,9 @@ def compare(env: Env, *, compare_metadata_fields: bool = True) -> DriftReport:
     report = DriftReport(memories=len(states), due=len(due), pending=len(queued), vectors=len(present))
     report.missing = sorted(due - present)
     report.unknown = sorted(present - set(states))
-    report.disowned = sorted(i for i in present if states.get(i) in ("none", "unindexed"))
+    # a deliberately forgotten memory is drift only while its vector is still there ('forgetting': the forget
+    # under way or cut short deletes it, and retry finishes it)
+    report.disowned = sorted(i for i in present if states.get(i) in ("none", "unindexed", "forgotten"))
     report.duplicated = sorted(i for i, n in counts.items() if n > 1)
     report.stranded = sorted(i for i, s in states.items() if s == "pending" and i not in queued)
     if compare_metadata_fields:

@@ -44,6 +44,10 @@ class InvalidInput(MemorySimError, ValueError):
     a bad command-line argument); the message says which. Nothing was stored."""
 
 
+class NotFound(InvalidInput, LookupError):
+    """The caller named something that does not exist (an unregistered NPC, an unknown memory id)."""
+
+
 class DataInUseError(MemorySimError):
     """The data folder is owned by another process, or by another open Env of this one."""
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.bindings.vectorize import MetadataIndexType
 from memory_sim.errors import VectorizeInputError
 
@@ -31,7 +32,7 @@ SET_OPS = ("$in", "$nin")
 LOWER_OPS = ("$gt", "$gte")
 UPPER_OPS = ("$lt", "$lte")
 OPERATORS = EQUALITY_OPS + SET_OPS + LOWER_OPS + UPPER_OPS
-FILTER_ERROR_CODE = 40008  # this project's code; Cloudflare's is unpublished
+FILTER_ERROR_CODE = codes.FILTER  # this project's code; production's is not known
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +162,18 @@ def indexed_values(
         )
         if value is not None:
             out[prop] = value
+    return out
+
+
+def indexed_as_written(indexed: Mapping[str, IndexedValue], metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What `returnMetadata: 'indexed'` answers: the indexed values, a number with the type it was written with
+    (the index holds float64, but a 2 written comes back as 2, not 2.0; strings stay cut to 64 bytes)."""
+    out: dict[str, Any] = dict(indexed)
+    for key, value in indexed.items():
+        if type(value) is float:
+            written = lookup(metadata, key)
+            if type(written) is int:
+                out[key] = written
     return out
 
 

@@ -24,6 +24,7 @@ GROUPS = (
     "memory_sim.cli.d1",
     "memory_sim.cli.ai",
     "memory_sim.cli.memory",
+    "memory_sim.cli.records",
     "memory_sim.cli.server",
     "memory_sim.cli.transfer",
     "memory_sim.cli.check",

@@ -71,6 +71,23 @@ importance = checked("importance", float, rules.importance, "a number in 0..1")
 day = checked("day", int, rules.day, "a whole number of days")
 hour = checked("hour", int, rules.hour, "a whole hour, 0..23")
 top_k = checked("top_k", int, rules.top_k, "a whole number")
+registered_npc_id = checked("npc_id", _same, lambda v: _npcs().registered_id(v), "an NPC id")
+reason = checked("reason", _same, lambda v: rules.text("reason", v), "a reason")
+memory_id = checked("memory_id", _same, lambda v: rules.text("memory id", v), "a memory id")
+cursor = checked("cursor", int, lambda v: str(rules.day(v, "cursor")), "a cursor a previous page printed")
+
+
+def label(name: str) -> Convert:
+    """A name, role, alias, trait or reason: short text."""
+    return checked(name, _same, lambda v: _npcs().label(name, v), "text")
+
+
+def _npcs() -> Any:
+    from memory_sim.memory import npcs
+
+    return npcs
+
+
 about = checked("about", lambda text: tuple(a for a in text.split(",") if a), rules.about, "NPC ids")
 
 

@@ -1,6 +1,7 @@
 """`memory-sim vectorize ...`: wrangler's Vectorize verbs over the local Chroma backend in `<data>/vectorize/`.
 
-One verb, one library call. `--json` prints Cloudflare's JSON shape. Writes go through the REST limits
+One verb, one library call. `--json` prints what wrangler prints: the API's result, and for insert and upsert
+`{"index": NAME, "count": N}`. Writes go through the REST limits
 (5,000 vectors per request); bigger NDJSON files are sent in several requests, as wrangler does.
 """
 
@@ -99,9 +100,11 @@ def _writer(kind: str) -> Callable[[Any, argparse.Namespace], int]:
 
         index, data = account.index(args.name), _read_ndjson(args.file)
         step = limits.VECTORIZE_MAX_BATCH_REST
-        mutations = [getattr(index, kind)(data[i : i + step]).to_json() for i in range(0, len(data), step)]
-        payload = mutations[-1] if len(mutations) == 1 else {"mutations": mutations}
-        return _emit(args, payload, f"{kind.capitalize()}ed {len(data)} vectors into '{args.name}'")
+        mutations = [getattr(index, kind)(data[i : i + step]).mutation_id for i in range(0, len(data), step)]
+        text = f"{kind.capitalize()}ed {len(data)} vectors into '{args.name}' (mutation {', '.join(mutations)})"
+        return _emit(
+            args, {"index": args.name, "count": len(data)}, text
+        )  # wrangler's --json: vectors sent, no mutation id
 
     return write
 

@@ -155,6 +155,11 @@ class CloudflareD1Account:
     def list(self) -> list[str]:
         return sorted(self._databases())
 
+    def describe(self) -> Sequence[dict[str, Any]]:
+        """Every database as the API describes it (uuid, name, created_at, ...), for `d1 list --json`."""
+        pages = self.client.call(lambda sdk: list(sdk.d1.database.list(account_id=self.client.account_id)), to_d1_error)
+        return sorted((d.to_dict(mode="json") for d in pages), key=lambda d: str(d.get("name")))
+
     def create(self, name: str) -> CloudflareD1Database:
         made = self.client.call(
             lambda sdk: sdk.d1.database.create(account_id=self.client.account_id, name=name), to_d1_error

@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import quote
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.bindings.vectorize import (
     IndexDescription,
     IndexInfo,
@@ -28,6 +29,7 @@ from memory_sim.bindings.vectorize import (
     Vector,
     VectorIdPage,
 )
+from memory_sim.bindings.vectorize_wire import query_body
 from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
 from memory_sim.errors import VectorizeError, VectorizeInputError, VectorizeUnavailable
 
@@ -63,7 +65,7 @@ def to_ndjson(vectors: Sequence[Vector | dict[str, Any]], op: str) -> bytes:
         try:
             lines.append(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
         except (TypeError, ValueError) as exc:
-            raise VectorizeInputError(op, f"vector is not JSON-serialisable: {exc}", 40001) from None
+            raise VectorizeInputError(op, f"vector is not JSON-serialisable: {exc}", codes.BAD_VECTOR) from None
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
@@ -109,7 +111,7 @@ class CloudflareVectorizeIndex:
     def _write(self, kind: str, vectors: Sequence[Vector]) -> Mutation:
         op = "VECTOR_INSERT" if kind == "insert" else "VECTOR_UPSERT"
         if not vectors:
-            raise VectorizeInputError(op, "no vectors to write", 40005)
+            raise VectorizeInputError(op, "no vectors to write", codes.BATCH)
         # Sent as the multipart part `vectors`, as wrangler does (contract §2), through the SDK's raw `post`:
         # SDK 5.9's typed insert/upsert send the bytes labelled application/json and warn that it is deprecated.
         path = f"{self._path}/{kind}"
@@ -147,15 +149,6 @@ class CloudflareVectorizeIndex:
         ]
         return QueryResult(int(result["count"]), matches)
 
-    @staticmethod
-    def _options(top_k: Any, filter: Any, return_values: Any, return_metadata: Any, namespace: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"topK": top_k, "returnValues": return_values, "returnMetadata": return_metadata}
-        if filter is not None:
-            body["filter"] = filter
-        if namespace is not None:
-            body["namespace"] = namespace
-        return body
-
     def query(
         self,
         vector: Sequence[float],
@@ -168,10 +161,12 @@ class CloudflareVectorizeIndex:
         try:
             values = [float(v) for v in vector]
         except (TypeError, ValueError):
-            raise VectorizeInputError("VECTOR_QUERY", "vector values must be an array of numbers", 40001) from None
-        return self._query(
-            {"vector": values, **self._options(top_k, filter, return_values, return_metadata, namespace)}
-        )
+            raise VectorizeInputError(
+                "VECTOR_QUERY", "vector values must be an array of numbers", codes.BAD_VECTOR
+            ) from None
+        # The body workerd's binding sends: `true` for returnMetadata becomes 'all', `false` is sent as it is
+        # (and refused by the service), never both `vector` and `vectorId` (bindings/vectorize_wire.py).
+        return self._query(query_body({"vector": values}, top_k, filter, return_values, return_metadata, namespace))
 
     def query_by_id(
         self,
@@ -182,7 +177,7 @@ class CloudflareVectorizeIndex:
         return_metadata: ReturnMetadata | bool = "none",
         namespace: str | None = None,
     ) -> QueryResult:
-        return self._query({"vectorId": id, **self._options(top_k, filter, return_values, return_metadata, namespace)})
+        return self._query(query_body({"vectorId": id}, top_k, filter, return_values, return_metadata, namespace))
 
     def get_by_ids(self, ids: Sequence[str]) -> list[Vector]:
         found = self._call(

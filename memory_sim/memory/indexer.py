@@ -103,8 +103,8 @@ def postpone(
 
 
 def is_index_full(error: VectorizeError) -> bool:
-    """The index refused a write for want of room. Production also answers 40012 for a vector of the wrong
-    dimension ("invalid vector for id=..."), which pruning would not help: the message must say "full" too."""
+    """The index refused a write for want of room (the project's own code, bindings/vectorize_codes.py); the
+    message must say "full" too, so no other refusal ever makes the memory system prune."""
     return error.code == CODE_FULL and "full" in error.detail.lower()
 
 

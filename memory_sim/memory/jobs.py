@@ -1,6 +1,6 @@
 """The periodic jobs: consolidate, decay and prune, retry pending embeddings.
 
-Each reads D1, makes a plan with pure functions (scoring.py, summarise.py), then applies it. All are
+Each reads D1, makes a plan with pure functions (scoring.py, condense.py), then applies it. All are
 idempotent for a given `now` (seconds of world time): a second run in the same period finds nothing to do,
 which is what lets the schedulers re-run them safely after a restart. One NPC's failure holds back only that
 NPC (isolation.py): the report counts it (`failed`) and says why (`errors`).
@@ -13,77 +13,69 @@ from typing import TYPE_CHECKING, Any
 
 from memory_sim.errors import AiError
 from memory_sim.memory import indexer, store
+from memory_sim.memory.condense import DayPlan, plan_day
 from memory_sim.memory.isolation import by_npc, each_npc, note_failure
-from memory_sim.memory.models import JobReport, ShortTermMemory, WorldTime, summary_id
+from memory_sim.memory.models import JobReport, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, plan_decay
-from memory_sim.memory.summarise import Sentence, split_sentences
+from memory_sim.memory.summarise import Sentence
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
-_ECHO_IMPORTANCE = 0.3  # a diary's "it brought back..." line matters less than the day itself
-
-
-def diary_sentences(text: str, importance_of: dict[str, float]) -> list[Sentence]:
-    """The diary's sentences with the importance of the memory each came from."""
-    return [(s, importance_of.get(s, _ECHO_IMPORTANCE)) for s in split_sentences(text)]
-
-
-def summary_memory(npc_id: str, day: int, text: str, importances: list[float]) -> ShortTermMemory:
-    top = sorted(importances, reverse=True)[:3] or [0.5]
-    return ShortTermMemory(
-        npc_id=npc_id,
-        content=text,
-        importance=round(sum(top) / len(top), 4),
-        world_time=WorldTime(day, 23),
-        type="event",
-        id=summary_id(npc_id, day),
-        kind="summary",
-    )
-
-
-def _summaries_of(system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]]) -> list[ShortTermMemory]:
+def _plans_of(system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]]) -> list[DayPlan]:
     db, config = system.env.DB, system.config
-    out = []
+
+    def summarise(sentences: list[Sentence]) -> str:
+        return system.summariser.summarise(sentences, config.summary_sentences)
+
+    plans = []
     for row in diaries:
         day = int(row["day"])
-        importance_of = {m.content: m.importance for m in store.memories_of(db, npc_id, day)}
-        sentences = diary_sentences(row["text"], importance_of)
         try:
-            text = system.summariser.summarise(sentences, config.summary_sentences)
+            plans.append(plan_day(npc_id, day, store.memories_of(db, npc_id, day), summarise))
         except AiError:
-            continue  # an LLM summariser that fails is retried at the next run: the diary stays unconsolidated
-        if text:
-            out.append(summary_memory(npc_id, day, text, [i for _, i in sentences]))
-    return out
+            continue  # a summariser that fails (with no fallback) is retried at the next run: the diary waits
+    return plans
 
 
-def _save_summaries(system: MemorySystem, summaries: Sequence[ShortTermMemory]) -> None:
+def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> None:
+    """The summaries (indexed regardless of importance), then in one batch their lineage, the diaries' links, and
+    the outbox rows of linked memories not yet in the index: a linked memory is the day's long-term memory, so
+    it is indexed as its summary would have been."""
     db = system.env.DB
+    summaries = [p.summary for p in plans if p.summary is not None]
     system.remember_many(summaries, index_all=True)
-    marks = [store.mark_consolidated(db, m.npc_id, m.day, m.id) for m in summaries]
-    db.batch(marks + [store.bump(db, "consolidations", len(summaries))])
+    linked = store.memories_by_ids(db, [p.link for p in plans if p.summary is None and p.link])
+    to_index = sorted(i for i, m in linked.items() if m.index_state == "none")
+    lineage = [s for p in plans if p.summary is not None for s in store.put_sources(db, p.summary.id, p.sources)]
+    marks = [store.mark_consolidated(db, p.npc_id, p.day, p.link) for p in plans]
+    queued = store.set_state(db, to_index, "pending") + store.enqueue_many(db, to_index, now) if to_index else []
+    db.batch(lineage + marks + queued + [store.bump(db, "consolidations", len(summaries))])
+    system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
 
 
 def consolidate(system: MemorySystem, now: float) -> JobReport:
-    """Condenses each diary at least `consolidate_after_days` old into 1-2 sentences, indexed once. An NPC whose
-    diaries cannot be condensed or saved is reported in `errors` and the others are consolidated."""
+    """Condenses each diary's day at least `consolidate_after_days` old into 1-2 of its memories' sentences, a
+    summary indexed once with its lineage; a day of one memory is linked to it (memory/condense.py). An NPC whose
+    days cannot be condensed or saved is reported in `errors` and the others are consolidated."""
     up_to = WorldTime.from_seconds(now).day - system.config.consolidate_after_days
     diaries = by_npc(store.diaries_to_consolidate(system.env.DB, up_to), lambda row: str(row["npc_id"]))
     failed: dict[str, str] = {}
-    summaries: list[ShortTermMemory] = []
+    plans: list[DayPlan] = []
     for npc_id, rows in diaries.items():
         try:
-            summaries += _summaries_of(system, npc_id, rows)
+            plans += _plans_of(system, npc_id, rows)
         except Exception as exc:  # noqa: BLE001 - one NPC's diaries never stop the others'
             note_failure("consolidate", npc_id, exc, failed)
-    outcome = each_npc("consolidate", summaries, lambda m: m.npc_id, lambda group: _save_summaries(system, group))
+    outcome = each_npc("consolidate", plans, lambda p: p.npc_id, lambda group: _save_plans(system, group, now))
     failed.update(outcome.failed)
+    made = [p.summary.id for p in outcome.done if p.summary is not None]
     return JobReport(
         "consolidate",
-        consolidated=len(outcome.done),
+        consolidated=len(made),
+        linked=sum(1 for p in outcome.done if p.summary is None and p.link),
         failed=sum(len(diaries[npc_id]) for npc_id in failed),
-        details=[m.id for m in outcome.done],
+        details=made,
         errors=failed,
     )
 

@@ -62,6 +62,27 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS short_term_memories_npc_seq ON short_term_memories (npc_id, seq)",
         ),
     ),
+    (
+        4,
+        "lineage: the memories each consolidated summary was made from (memory_sources)",
+        (
+            "CREATE TABLE IF NOT EXISTS memory_sources ("
+            " summary_id TEXT NOT NULL, source_id TEXT NOT NULL, PRIMARY KEY (summary_id, source_id))",
+            "CREATE INDEX IF NOT EXISTS memory_sources_source ON memory_sources (source_id)",
+        ),
+    ),
+    (
+        5,
+        "registered NPCs' aliases and traits (npc_state); deliberate forgets and their reasons (forgotten)",
+        (
+            # nullable: DuckDB's SQLite layer refuses ADD COLUMN ... NOT NULL (readers treat NULL as '')
+            "ALTER TABLE npc_state ADD COLUMN aliases TEXT DEFAULT ''",
+            "ALTER TABLE npc_state ADD COLUMN traits TEXT DEFAULT ''",
+            "CREATE TABLE IF NOT EXISTS forgotten ("
+            " memory_id TEXT NOT NULL PRIMARY KEY, npc_id TEXT NOT NULL, reason TEXT NOT NULL,"
+            " forgotten_at REAL NOT NULL)",
+        ),
+    ),
 )
 MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 
@@ -77,6 +98,8 @@ TABLES = (
     "counters",
     "meta",
     "sequences",
+    "memory_sources",
+    "forgotten",
     "schema_version",
 )
 

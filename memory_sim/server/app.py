@@ -17,13 +17,22 @@ from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
 
 from memory_sim.bindings.ai import Ai
 from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_routes, vectorize_routes
 from memory_sim.server.accounts import Accounts, D1Factory, VectorizeFactory
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
-from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, InternalErrors, fail, handle_error, ok
+from memory_sim.server.envelope import (
+    CODE_BAD_REQUEST,
+    ApiError,
+    InternalErrors,
+    fail,
+    handle_error,
+    handle_http_error,
+    ok,
+)
 from memory_sim.server.fast_query import QueryAnswerer, QueryRoute
 
 __all__ = ["create_app", "parse_tokens"]
@@ -71,5 +80,6 @@ def create_app(
     app.add_exception_handler(ApiError, handle_error)
     app.add_exception_handler(MemorySimError, handle_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, handle_http_error)  # type: ignore[arg-type]  # no route, wrong method
     app.add_api_route("/health", lambda: ok({"status": "ok"}), methods=["GET"], tags=["meta"])
     return app

@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import VectorizeIndex
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
@@ -70,7 +71,7 @@ def create_index(request: Request, account_id: str, body: Json = OBJECT) -> JSON
         )
     if "preset" in config:
         raise VectorizeInputError(
-            "INDEX_CREATE", "presets are not supported locally; give dimensions and metric", 40010
+            "INDEX_CREATE", "presets are not supported locally; give dimensions and metric", codes.INDEX_CONFIG
         )
     wanted = (body.get("name"), config.get("dimensions"), config.get("metric"), body.get("description", ""))
     check.check_index_config(*wanted)
@@ -136,7 +137,9 @@ def parse_ndjson(payload: bytes, op: str, discard_unparsable: bool) -> list[Json
         if not isinstance(parsed, dict):
             if discard_unparsable:
                 continue
-            raise VectorizeInputError(op, f"line {number} {why} (unparsable-behavior=error)", CODE_BAD_VECTOR)
+            kind = "insert" if op == "VECTOR_INSERT" else "upsert"  # production's words, then which line and why
+            raise VectorizeInputError(op, f"failed to parse {kind} vectors request in json format: line {number} {why} "
+                                      "(unparsable-behavior=error)", codes.UNPARSABLE_VECTORS)
         vectors.append(parsed)
     return vectors
 
@@ -152,7 +155,7 @@ async def _write(request: Request, account_id: str, name: str, kind: str) -> JSO
     vectors = parse_ndjson(payload, op, behaviour == "discard")
     if len(vectors) > limits.VECTORIZE_MAX_BATCH_REST:
         raise VectorizeInputError(
-            op, f"too many vectors: {len(vectors)} > {limits.VECTORIZE_MAX_BATCH_REST} per request", 40005
+            op, f"too many vectors: {len(vectors)} > {limits.VECTORIZE_MAX_BATCH_REST} per request", codes.BATCH
         )
     write = (lambda index: index.insert(vectors)) if kind == "insert" else (lambda index: index.upsert(vectors))
     mutation = await run_in_threadpool(_on_index, request, account_id, name, write)

@@ -28,15 +28,10 @@ class RunSummary:
 
 
 def save_npcs(db: D1Database, village: Village) -> None:
-    db.batch(
-        [
-            db.prepare(
-                "INSERT INTO npc_state (npc_id, name, role, description) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (npc_id) DO NOTHING"
-            ).bind(n.id, n.name, n.role, ", ".join(n.descriptors))
-            for n in village.npcs
-        ]
-    )
+    """Registers the village's NPCs (memory/npcs.py, as MemorySystem.register_npc does); existing rows stay."""
+    from memory_sim.memory import npcs
+
+    npcs.register_many(db, [npcs.make(n.id, n.name, n.role, (), n.descriptors) for n in village.npcs])
 
 
 def save_tick(db: D1Database, tick: Tick) -> None:
@@ -87,9 +82,11 @@ def run_village(
     clock: SimClock,
     days: int,
     on_hour: Callable[[WorldTime], None] | None = None,
+    scheduler: SimScheduler | None = None,
 ) -> RunSummary:
-    """Runs `days` whole days from the clock's current hour; jobs run as their periods come."""
-    db, scheduler = system.env.DB, SimScheduler(system)
+    """Runs `days` whole days from the clock's current hour; jobs run as their periods come (`scheduler`'s
+    jobs: all of the memory system's by default)."""
+    db, scheduler = system.env.DB, scheduler or SimScheduler(system)
     save_npcs(db, village)
     summary, places = RunSummary(days), {}
     start = clock.now.hours

@@ -31,11 +31,11 @@ def test_contracts_are_implemented(server: ServerForTests) -> None:
 
 def test_errors_keep_the_bindings_wording(server: ServerForTests) -> None:
     account = CloudflareVectorizeAccount(server.client())
-    with pytest.raises(VectorizeInputError, match=r"^INDEX_GET_ERROR \(code = 40013\): vectorize.index.not_found") as missing:
+    with pytest.raises(VectorizeInputError, match=r'^INDEX_GET_ERROR \(code = 3000\): vectorize.index.not_found - Index name "nope"$') as missing:
         account.index("nope")
     assert missing.value.status == 404
     account.create_index("mem", 3, "cosine")
-    with pytest.raises(VectorizeInputError, match=r"^VECTOR_QUERY_ERROR \(code = 40006\): expected 3 dimensions, got 2$"):
+    with pytest.raises(VectorizeInputError, match=r"^VECTOR_QUERY_ERROR \(code = 40006\): invalid query vector, expected 3 dimensions, and got 2 dimensions$"):
         account.index("mem").query([1.0, 0.0])
     db = server.new_database()
     with pytest.raises(D1Error, match="^D1_ERROR: no such table: nowhere"):

@@ -176,7 +176,7 @@ def test_one_npc_that_cannot_be_indexed_is_postponed_alone_by_decay_and_reembed(
     report = v.system.decay_and_prune()
     assert report.reembedded == 1 and report.failed == 1 and set(report.errors) == {"rose"}
     row = outbox_row(v, legacy)
-    assert row is not None and row["attempts"] == 1 and "longer than 64 bytes" in row["last_error"]
+    assert row is not None and row["attempts"] == 1 and "id too long; max is 64 bytes" in row["last_error"]
     assert state(v, legacy) == "pending"
 
     assert reembed(v.system) == 1  # margaret's is written; rose's backs off further, alone

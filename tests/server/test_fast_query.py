@@ -23,7 +23,8 @@ from memory_sim.testing import TEST_TOKEN
 
 BODY = {"vector": [1, 0, 0], "topK": 2, "returnMetadata": "all"}
 ROWS = b'{"id":"a","values":[1,0,0],"metadata":{"k":1}}\n{"id":"b","values":[0,1,0]}\n'
-BODIES: list[Any] = [BODY, {"vectorId": "b", "topK": 1}, {"vector": [1, 0]}, [1, 2], {"vector": [1, 0, 0], "filter": {"k": 1}}]
+BODIES: list[Any] = [BODY, {"vectorId": "b", "topK": 1}, {"vector": [1, 0]}, [1, 2], {"vector": [1, 0, 0], "filter": {"k": 1}},
+                     {"vector": [1, 0, 0], "vectorId": "b"}, {"vector": [1, 0, 0], "returnMetadata": True}]
 AUTH = {"Authorization": f"Bearer {TEST_TOKEN}"}
 INDEXES = "/client/v4/accounts/acc/vectorize/v2/indexes"
 
@@ -71,10 +72,10 @@ def test_fast_path_answers_as_the_fastapi_route(served: tuple[Any, str], tmp_pat
         routed = _replies(client)
     routed_app.state.accounts.close()
     assert routed == fast
-    assert [status for status, _ in fast] == [200, 200, 400, 400, 400, 401, 403, 404, 200]
+    assert [status for status, _ in fast] == [200, 200, 400, 400, 400, 400, 400, 401, 403, 404, 200]
     assert [m["id"] for m in fast[0][1]["result"]["matches"]] == ["a", "b"] and fast[0][1]["result"]["matches"][0]["metadata"] == {"k": 1}
-    assert [body["errors"][0]["code"] for _, body in fast[5:8]] == [10000, 9109, 40013]
-    assert all(body["success"] is False and body["result"] is None for _, body in fast[2:8])
+    assert [body["errors"][0]["code"] for _, body in fast[5:10]] == [40020, 40026, 10000, 9109, 3000]
+    assert all(body["success"] is False and body["result"] is None for _, body in fast[2:10])
 
 
 def test_middleware_added_later_sees_queries(tmp_path: Path) -> None:
@@ -193,7 +194,7 @@ def test_typed_sdk_query_and_openapi(sdk: cloudflare.Cloudflare, account_id: str
     assert found is not None and found.count == 1 and found.matches[0].id == "b"
     with pytest.raises(cloudflare.NotFoundError) as missing:
         sdk.vectorize.indexes.query("nothere", account_id=account_id, vector=[1, 0, 0])
-    assert missing.value.body["errors"][0]["code"] == 40013 and missing.value.body["success"] is False
+    assert missing.value.body["errors"][0]["code"] == 3000 and missing.value.body["success"] is False
     spec = httpx.get(f"{sdk.base_url}".replace("/client/v4/", "/openapi.json")).json()
     assert any(QUERY_PATH.match(path.replace("{account_id}", "x").replace("{name}", "y")) for path in spec["paths"])
     assert QUERY_PATH.match("/client/v4/accounts/a/vectorize/v2/indexes/mem/query")

@@ -18,7 +18,7 @@ import numpy as np
 
 from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_validation as check
-from memory_sim.bindings.filters import IndexedValue, indexed_values
+from memory_sim.bindings.filters import IndexedValue, indexed_as_written, indexed_values
 from memory_sim.bindings.vectorize import (
     IndexDescription,
     IndexInfo,
@@ -224,7 +224,7 @@ class QueuedIndex:
     ) -> QueryResult:
         self.process_due()
         options = check.check_query(
-            top_k, filter, return_values, return_metadata, namespace, self.state.metadata_indexes
+            top_k, filter, return_values, return_metadata, namespace, self.state.metadata_indexes, {"vector": vector}
         )
         values = check.check_values(vector, self.state.dimensions, "VECTOR_QUERY")
         return self._answer(self.store.search(values, options), options)
@@ -241,7 +241,7 @@ class QueuedIndex:
         self.process_due()
         check.check_id(id, "VECTOR_QUERY")
         options = check.check_query(
-            top_k, filter, return_values, return_metadata, namespace, self.state.metadata_indexes
+            top_k, filter, return_values, return_metadata, namespace, self.state.metadata_indexes, {"vectorId": id}
         )
         found = self.store.get([id])
         if not found:  # an unknown id answers no matches (UNCONFIRMED: production may raise instead)
@@ -267,7 +267,7 @@ class QueuedIndex:
         if options.return_metadata == "all":
             metadata = record.to_vector().metadata or {}
         elif options.return_metadata == "indexed":
-            metadata = dict(stored.indexed)
+            metadata = indexed_as_written(stored.indexed, record.metadata)
         return Match(vid, float(score), values, metadata, record.namespace)
 
     def get_by_ids(self, ids: Sequence[str]) -> list[Vector]:
