@@ -14,13 +14,12 @@ by `retry_pending` for pending rows and by `repair` for the rest; docs/reliabili
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from memory_sim.bindings.ai import Embedder
 from memory_sim.bindings.limits import VECTORIZE_LIST_MAX_COUNT, VECTORIZE_MAX_BATCH_BINDING
-from memory_sim.bindings.vectorize import Vector, VectorizeIndex
+from memory_sim.bindings.vectorize import VectorizeIndex
 from memory_sim.env import Env
 
 # Metadata recall filters or shows; `decayFactor` is left out on purpose: the decay job updates D1 daily and
@@ -184,7 +183,11 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     drop = sorted(set(report.unknown) | set(report.disowned) | set(report.duplicated))
     for chunk in _batches(drop):
         env.VECTORIZE.delete_by_ids(list(chunk))
-    rewrite = sorted((set(report.missing) | {m.id for m in report.metadata} | set(report.duplicated)) - set(report.disowned) - set(report.unknown))
+    rewrite = sorted(
+        (set(report.missing) | {m.id for m in report.metadata} | set(report.duplicated))
+        - set(report.disowned)
+        - set(report.unknown)
+    )
     rows = list(store.memories_by_ids(env.DB, rewrite).values())
     rows = [r for r in rows if r.index_state == DUE]
     indexing.embed_and_upsert(env, rows)

@@ -17,6 +17,7 @@ at the boundary where they are raised, so callers catch these and nothing else.
     │   ├── D1ColumnNotFound        "D1_COLUMN_NOTFOUND: Column not found (<col>)"
     │   ├── D1ExecError             "D1_EXEC_ERROR: Error in line N: <line>: <msg>"
     │   ├── D1Unsupported           a SQLite construct the DuckDB dialect cannot honour; names the alternative
+    │   ├── D1StatementError        one statement of several failed: the same words, and its position (`index`)
     │   └── D1Damaged               (see DamagedDataError)
     └── AiError                     Workers AI's wording for bad input
         └── EmbeddingUnavailable    the model or provider failed (rate limit, 5xx, timeout); retry later
@@ -126,6 +127,16 @@ class D1ExecError(D1Error):
 
 class D1Unsupported(D1Error):
     """A SQLite construct that DuckDB cannot run with SQLite's meaning; the message names the alternative."""
+
+
+class D1StatementError(D1Error):
+    """A statement of several run together failed: the same prefix and text as its own error (`error`), plus the
+    failing statement's position (`index`, from 0) so a caller can name it (REST's `source.pointer`)."""
+
+    def __init__(self, error: D1Error, index: int) -> None:
+        self.prefix = error.prefix
+        super().__init__(error.cause)
+        self.error, self.index = error, index
 
 
 class AiError(MemorySimError):

@@ -28,8 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memory_sim.bench.d1 import STATEMENTS, batch_insert, day_ordered_read, filled, overhead  # noqa: E402
-from memory_sim.local import d1_core  # noqa: E402
-from memory_sim.local.d1_duckdb import DuckDBDatabase  # noqa: E402
+from memory_sim.local.d1 import core as d1_core  # noqa: E402
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase  # noqa: E402
 
 ROW_SIZES = (1, 20, 100, 1_000, 10_000)
 ROW_TABLE = "CREATE TABLE t (a INTEGER, b TEXT, c DOUBLE, d BIGINT, e TEXT)"

@@ -32,9 +32,9 @@ sys.path.insert(0, str(ROOT / "tests" / "embedding"))  # build_bge_shaped_model 
 
 from memory_sim.bench.embed import cache_check, import_times, sentences, throughput  # noqa: E402
 from memory_sim.bindings.ai import BGE_BASE  # noqa: E402
-from memory_sim.local.ai import LocalAi  # noqa: E402
-from memory_sim.local.torch_encoder import Encoder  # noqa: E402
-from memory_sim.local.models import MINILM  # noqa: E402
+from memory_sim.local.ai.local_ai import LocalAi  # noqa: E402
+from memory_sim.local.ai.torch_encoder import Encoder  # noqa: E402
+from memory_sim.local.ai.models import MINILM  # noqa: E402
 
 
 BATCHES = (1, 2, 8, 32)
@@ -44,7 +44,7 @@ LONG = "the miller counted sacks of grain by the river before the storm came " *
 def ready_seconds(model: str, cache: Path, runtime: str, repeats: int) -> tuple[float, float]:
     """Median wall and CPU seconds from importing memory_sim's LocalAi to the model loaded, in fresh processes."""
     code = (
-        "import time; wall, cpu = time.perf_counter(), time.process_time(); from memory_sim.local.ai import LocalAi; "
+        "import time; wall, cpu = time.perf_counter(), time.process_time(); from memory_sim.local.ai.local_ai import LocalAi; "
         f"LocalAi(runtime={runtime!r}).load({model!r}); print(time.perf_counter() - wall, time.process_time() - cpu)"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMORY_SIM_ONNX_CACHE": str(cache)}

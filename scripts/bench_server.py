@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memory_sim.bindings.vectorize import Vector  # noqa: E402
-from memory_sim.local.vectorize_chroma import ChromaAccount  # noqa: E402
+from memory_sim.local.vectorize.chroma import ChromaAccount  # noqa: E402
 from memory_sim.server.loopback import free_port  # noqa: E402
 
 DIMS = 384

@@ -5,18 +5,21 @@ scripts/bench_d1.py writes it on its own): per-statement overhead, batch inserts
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from memory_sim.bindings.d1 import D1Value
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
-from memory_sim.local.sqlite_dialect import translate
+from memory_sim.local.d1.dialect.statements import translate
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 TABLE = (
     "CREATE TABLE short_term_memories (id TEXT PRIMARY KEY, npc_id TEXT NOT NULL, content TEXT, importance REAL,"
     " day INTEGER, hour INTEGER, type TEXT, about TEXT, created_at TEXT DEFAULT CURRENT_TIMESTAMP)"
 )
-INSERT = "INSERT INTO short_term_memories (id, npc_id, content, importance, day, hour, type) VALUES (?, ?, ?, ?, ?, ?, ?)"
+INSERT = (
+    "INSERT INTO short_term_memories (id, npc_id, content, importance, day, hour, type) VALUES (?, ?, ?, ?, ?, ?, ?)"
+)
 READ = "SELECT id, content, importance, day, hour FROM short_term_memories WHERE npc_id = ? ORDER BY day, hour"
 STATEMENTS: list[tuple[str, tuple[D1Value, ...]]] = [
     ("SELECT count(*) FROM short_term_memories WHERE npc_id = ?", ("npc3",)),
@@ -29,7 +32,10 @@ STATEMENTS: list[tuple[str, tuple[D1Value, ...]]] = [
 
 
 def rows(n: int, npcs: int) -> list[tuple[Any, ...]]:
-    return [(f"m{i}", f"npc{i % npcs}", f"memory about the fence {i}", (i % 100) / 100, i // 50, i % 24, "obs") for i in range(n)]
+    return [
+        (f"m{i}", f"npc{i % npcs}", f"memory about the fence {i}", (i % 100) / 100, i // 50, i % 24, "obs")
+        for i in range(n)
+    ]
 
 
 def best(fn: Callable[[], object], repeat: int) -> float:
@@ -67,8 +73,10 @@ def overhead(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
     ours = raws = 0.0
     for sql, params in STATEMENTS:
         translated = translate(sql, schema).sql
-        mine, theirs = paired(
-            lambda: db.prepare(sql).bind(*params).all(), lambda: raw.execute(translated, list(params)).fetchall(), repeat
+        mine, theirs = paired(  # the lambdas run inside paired(), in this iteration
+            lambda: db.prepare(sql).bind(*params).all(),  # noqa: B023
+            lambda: raw.execute(translated, list(params)).fetchall(),  # noqa: B023
+            repeat,
         )
         ours, raws = ours + mine, raws + theirs
     n = len(STATEMENTS)
@@ -96,6 +104,8 @@ def batch_insert(n: int, repeat: int = 3) -> dict[str, float]:
 def day_ordered_read(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
     raw = db._engine._conn  # type: ignore[attr-defined]
     translated = translate(READ, db._engine._schema).sql  # type: ignore[attr-defined]
-    ours, raws = paired(lambda: db.prepare(READ).bind("npc3").all(), lambda: raw.execute(translated, ["npc3"]).fetchall(), repeat)
+    ours, raws = paired(
+        lambda: db.prepare(READ).bind("npc3").all(), lambda: raw.execute(translated, ["npc3"]).fetchall(), repeat
+    )
     count = len(db.prepare(READ).bind("npc3").all().results)
     return {"rows": count, "d1_ms": ours * 1000, "raw_ms": raws * 1000, "ratio": ours / raws}

@@ -19,7 +19,6 @@ from typing import Any
 
 from memory_sim.embedding.cache import EmbeddingCache
 from memory_sim.embedding.embedder import AiEmbedder
-from memory_sim.local.ai import LocalAi
 
 WORDS = (
     "the a miller smith guard margaret tom harbour grain market ship storm lied trusted saw heard remembered "
@@ -41,14 +40,14 @@ def raw_forward(encoder: Any, texts: list[str], batch_size: int, pooling: str) -
     return time.perf_counter() - started
 
 
-def project_path(ai: LocalAi, model: str, texts: list[str], batch_size: int, pooling: str) -> tuple[float, AiEmbedder]:
+def project_path(ai: Any, model: str, texts: list[str], batch_size: int, pooling: str) -> tuple[float, AiEmbedder]:
     embedder = AiEmbedder(ai, model, pooling=pooling, cache=EmbeddingCache(), batch_size=batch_size)  # type: ignore[arg-type]
     started = time.perf_counter()
     embedder.embed(texts)
     return time.perf_counter() - started, embedder
 
 
-def throughput(ai: LocalAi, model: str, texts: list[str], batch_size: int, pooling: str, rounds: int) -> dict[str, Any]:
+def throughput(ai: Any, model: str, texts: list[str], batch_size: int, pooling: str, rounds: int) -> dict[str, Any]:
     """Raw and project runs alternate for `rounds`; the best round of each counts (the 2 cores are shared)."""
     loaded = ai.load(model)
     loaded.embed(texts[:batch_size], pooling)  # warm-up
@@ -79,7 +78,7 @@ class CountingHashAi:
         self.calls = 0
 
     def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
-        from memory_sim.embedding.contract import output, parse_inputs
+        from memory_sim.bindings.ai_validation import output, parse_inputs
 
         texts, pooling = parse_inputs(inputs)
         self.calls += 1

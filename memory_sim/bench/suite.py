@@ -42,14 +42,13 @@ def index_section(sizes: Sequence[int], quick: bool, progress: Progress) -> list
 
 def embed_section(quick: bool, progress: Progress) -> dict[str, Any]:
     from memory_sim.bench import embed
-    from memory_sim.local.ai import LocalAi
-    from memory_sim.local.models import MINILM
+    from memory_sim.builder.models import MINILM, local_ai
 
     progress("embeddings: project path vs raw forward, cache")
     n, rounds = (128, 1) if quick else (512, 3)
     with tempfile.TemporaryDirectory() as tmp:
         return {
-            "throughput": embed.throughput(LocalAi(), MINILM, embed.sentences(n, 1), 32, "mean", rounds),
+            "throughput": embed.throughput(local_ai(), MINILM, embed.sentences(n, 1), 32, "mean", rounds),
             "cache": embed.cache_check(embed.sentences(1000 if quick else 10_000, 3), Path(tmp) / "cache.sqlite"),
         }
 
@@ -61,7 +60,11 @@ def d1_section(quick: bool, progress: Progress) -> dict[str, Any]:
     rows, repeat = (20_000, 5) if quick else (100_000, 15)
     db = d1.filled(rows, 10)
     try:
-        return {"table_rows": rows, "overhead": d1.overhead(db, repeat), "day_ordered_read": d1.day_ordered_read(db, repeat)}
+        return {
+            "table_rows": rows,
+            "overhead": d1.overhead(db, repeat),
+            "day_ordered_read": d1.day_ordered_read(db, repeat),
+        }
     finally:
         db.close()
 
@@ -85,7 +88,10 @@ def end_to_end_section(quick: bool, model_per_s: float, progress: Progress) -> d
 
     npcs, per_npc, ticks = (100, 2, 1) if quick else (100, 5, 3)
     progress(f"end to end: {ticks} tick(s) of {npcs} NPCs x {per_npc} memories, then recall")
-    with tempfile.TemporaryDirectory() as tmp, Env.local(tmp, embed_model="sentence-transformers/all-MiniLM-L6-v2") as env:
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        Env.local(tmp, embed_model="sentence-transformers/all-MiniLM-L6-v2") as env,
+    ):
         system = MemorySystem(env, clock=SimClock())
         system.remember_many(tick_memories(npcs, 1, 999))  # warm-up: model load, index creation
         remembered, seconds = 0, 0.0
@@ -147,11 +153,17 @@ def markdown(report: dict[str, Any]) -> str:
     for r in report["index"]:
         for name in FILTERS:
             q = r["queries"][name]
-            lines.append(f"| {r['n']:,} | {name} | {q['ours_p50_ms']} / {q['ours_p95_ms']} | {q['numpy_exact_p50_ms']} / "
-                         f"{q['numpy_exact_p95_ms']} | {q['raw_chroma_p50_ms']} / {q['raw_chroma_p95_ms']} | "
-                         f"{q['ours_recall@10']} | {q['raw_chroma_recall@10']} | {q['ours_over_numpy_p50']}x |")
-    lines += ["", "| vectors | upsert ours / raw Chroma per s (ratio) | reopen from snapshot / rebuilt s | index RSS MB "
-              "(x raw vectors) | bench process RSS MB | section s |", "|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {r['n']:,} | {name} | {q['ours_p50_ms']} / {q['ours_p95_ms']} | {q['numpy_exact_p50_ms']} / "
+                f"{q['numpy_exact_p95_ms']} | {q['raw_chroma_p50_ms']} / {q['raw_chroma_p95_ms']} | "
+                f"{q['ours_recall@10']} | {q['raw_chroma_recall@10']} | {q['ours_over_numpy_p50']}x |"
+            )
+    lines += [
+        "",
+        "| vectors | upsert ours / raw Chroma per s (ratio) | reopen from snapshot / rebuilt s | index RSS MB "
+        "(x raw vectors) | bench process RSS MB | section s |",
+        "|---|---|---|---|---|---|",
+    ]
     for r in report["index"]:
         u, ro = r["upsert_per_s"], r["reopen"]
         lines.append(f"| {r['n']:,} | {u['ours']:,} / {u['raw_chroma_add']:,} ({u['ratio']}) | "
@@ -205,7 +217,7 @@ def plot(report: dict[str, Any], out: Path, prefix: str = "bench") -> list[Path]
         xs = [r["queries"][f][f"{key}_p50_ms"] for r in runs for f in FILTERS]
         ys = [r["queries"][f][f"{key}_recall@10"] for r in runs for f in FILTERS]
         ax.scatter(xs, ys, marker=marker, label=label)
-        for x, y, text in zip(xs, ys, [f"{r['n'] // 1000}k {f}" for r in runs for f in FILTERS]):
+        for x, y, text in zip(xs, ys, [f"{r['n'] // 1000}k {f}" for r in runs for f in FILTERS], strict=True):
             ax.annotate(text, (x, y), fontsize=6)
     ax.set(xscale="log", xlabel="query p50 (ms)", ylabel="recall@10 vs numpy exact", ylim=(0, 1.05),
            title="Recall against latency")

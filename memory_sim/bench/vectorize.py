@@ -16,13 +16,14 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 import numpy as np
 
 from memory_sim.bindings.vectorize import Vector
-from memory_sim.local.vectorize_chroma import ChromaAccount
+from memory_sim.builder import local_vectorize_account
 
 DIMS = 384
 NPCS = 100
@@ -44,8 +45,11 @@ def clustered(n: int, rng: np.random.Generator) -> np.ndarray:
 
 def seed_metadata(i: int, rng: np.random.Generator) -> dict[str, Any]:
     return {
-        "npcId": f"npc{i % NPCS:03d}", "type": ["observation", "dialogue", "diary"][i % 3], "day": int(rng.integers(1, 31)),
-        "importance": round(float(rng.random()), 3), "decayFactor": round(float(rng.random() * 0.2), 3),
+        "npcId": f"npc{i % NPCS:03d}",
+        "type": ["observation", "dialogue", "diary"][i % 3],
+        "day": int(rng.integers(1, 31)),
+        "importance": round(float(rng.random()), 3),
+        "decayFactor": round(float(rng.random() * 0.2), 3),
         "textPreview": f"memory number {i} about the village"[:200],
     }
 
@@ -79,7 +83,7 @@ def run(n: int, queries: int, raw_queries: int) -> dict[str, Any]:
     work = Path(tempfile.mkdtemp(prefix="bench-vectorize-"))
     report: dict[str, Any] = {"n": n, "dims": DIMS, "npcs": NPCS, "machine": machine()}
     try:
-        account = ChromaAccount(work / "ours")
+        account = local_vectorize_account(work / "ours")
         account.create_index("memories", DIMS, "cosine")
         index = account.index("memories")
         for prop, kind in METADATA_INDEXES:
@@ -93,12 +97,19 @@ def run(n: int, queries: int, raw_queries: int) -> dict[str, Any]:
             middle = time.perf_counter()
             raw.add(ids=ids[s : s + BATCH], embeddings=matrix[s : s + BATCH], metadatas=meta[s : s + BATCH])
             ours_s, raw_s = ours_s + middle - start, raw_s + time.perf_counter() - middle
-        report["upsert_per_s"] = {"ours": round(n / ours_s), "raw_chroma_add": round(n / raw_s), "ratio": round(raw_s / ours_s, 3)}
+        report["upsert_per_s"] = {
+            "ours": round(n / ours_s),
+            "raw_chroma_add": round(n / raw_s),
+            "ratio": round(raw_s / ours_s, 3),
+        }
         report["queries"] = compare_queries(index, raw, matrix, meta, rng, queries, raw_queries)
         import psutil
 
         process = psutil.Process(os.getpid())
-        report["memory"] = {"rss_mb": round(process.memory_info().rss / 2**20, 1), "raw_vector_mb": round(matrix.nbytes / 2**20, 1)}
+        report["memory"] = {
+            "rss_mb": round(process.memory_info().rss / 2**20, 1),
+            "raw_vector_mb": round(matrix.nbytes / 2**20, 1),
+        }
         start = time.perf_counter()
         account.close()  # writes the snapshot beside Chroma
         report["close_with_snapshot_s"] = round(time.perf_counter() - start, 3)
@@ -139,14 +150,22 @@ def run_probe(folder: str) -> None:
     process = psutil.Process(os.getpid())
     before = process.memory_info().rss
     start = time.perf_counter()
-    account = ChromaAccount(folder)
+    account = local_vectorize_account(folder)
     client = process.memory_info().rss
     index = account.index("memories")
     index.query([1.0] * DIMS, top_k=10, filter={"npcId": "npc000"})
     elapsed = time.perf_counter() - start
     after = process.memory_info().rss
-    print(json.dumps({"to_first_query_s": round(elapsed, 3), "rss_delta_mb": round((after - client) / 2**20, 1),
-                      "chroma_client_rss_mb": round((client - before) / 2**20, 1), "used_snapshot": getattr(index.store, "loaded_from_snapshot", None)}))
+    print(
+        json.dumps(
+            {
+                "to_first_query_s": round(elapsed, 3),
+                "rss_delta_mb": round((after - client) / 2**20, 1),
+                "chroma_client_rss_mb": round((client - before) / 2**20, 1),
+                "used_snapshot": getattr(index.store, "loaded_from_snapshot", None),
+            }
+        )
+    )
 
 
 def raw_collection(path: Path) -> Any:
@@ -157,26 +176,50 @@ def raw_collection(path: Path) -> Any:
     return client.create_collection("raw", embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
 
 
-def compare_queries(index: Any, raw: Any, matrix: np.ndarray, meta: list[dict[str, Any]], rng: np.random.Generator, queries: int, raw_queries: int) -> dict[str, Any]:
+def compare_queries(
+    index: Any,
+    raw: Any,
+    matrix: np.ndarray,
+    meta: list[dict[str, Any]],
+    rng: np.random.Generator,
+    queries: int,
+    raw_queries: int,
+) -> dict[str, Any]:
     npc = np.array([int(m["npcId"][3:]) for m in meta])
     day, importance = np.array([m["day"] for m in meta]), np.array([m["importance"] for m in meta])
-    cases = {
-        "npcId": (lambda p: {"npcId": f"npc{p:03d}"}, lambda p: np.flatnonzero(npc == p), lambda p: {"npcId": f"npc{p:03d}"}),
+    Case = Callable[[int], Any]  # an NPC number -> our filter, numpy's rows, Chroma's where
+    cases: dict[str, tuple[Case, Case, Case]] = {
+        "npcId": (
+            lambda p: {"npcId": f"npc{p:03d}"},
+            lambda p: np.flatnonzero(npc == p),
+            lambda p: {"npcId": f"npc{p:03d}"},
+        ),
         "compound": (
             lambda p: {"npcId": f"npc{p:03d}", "day": {"$gte": 3, "$lte": 9}, "importance": {"$gte": 0.5}},
             lambda p: np.flatnonzero((npc == p) & (day >= 3) & (day <= 9) & (importance >= 0.5)),
-            lambda p: {"$and": [{"npcId": f"npc{p:03d}"}, {"day": {"$gte": 3}}, {"day": {"$lte": 9}}, {"importance": {"$gte": 0.5}}]},
+            lambda p: {
+                "$and": [
+                    {"npcId": f"npc{p:03d}"},
+                    {"day": {"$gte": 3}},
+                    {"day": {"$lte": 9}},
+                    {"importance": {"$gte": 0.5}},
+                ]
+            },
         ),
         "none": (lambda p: None, lambda p: None, lambda p: None),
     }
     out = {}
     for name, (vfilter, rows_of, where) in cases.items():
         picks = [(int(rng.integers(0, NPCS)), clustered(1, rng)[0]) for _ in range(queries)]
-        ours_t, ours_r = timed_each(lambda p, q: index.query(q, top_k=10, filter=vfilter(p)), picks)
+        # The lambdas below run inside timed_each(), in this iteration (B023 is about calls made later).
+        ours_t, ours_r = timed_each(lambda p, q: index.query(q, top_k=10, filter=vfilter(p)), picks)  # noqa: B023
         rows = [rows_of(p) for p, _ in picks]  # numpy's slices are precomputed, as an ideal planner's would be
         slices = iter(rows)
-        exact_t, exact_r = timed_each(lambda p, q: exact_top(matrix, next(slices), q), picks)
-        raw_t, raw_r = timed_each(lambda p, q: raw.query(query_embeddings=[q], n_results=10, where=where(p), include=["distances"]), picks[:raw_queries])
+        exact_t, exact_r = timed_each(lambda p, q: exact_top(matrix, next(slices), q), picks)  # noqa: B023
+        raw_t, raw_r = timed_each(
+            lambda p, q: raw.query(query_embeddings=[q], n_results=10, where=where(p), include=["distances"]),  # noqa: B023
+            picks[:raw_queries],
+        )
         truth = [{f"m{i}" for i in r} for r in exact_r]
         out[name] = {
             "ours_p50_ms": pct(ours_t, 50), "ours_p95_ms": pct(ours_t, 95),
@@ -189,7 +232,9 @@ def compare_queries(index: Any, raw: Any, matrix: np.ndarray, meta: list[dict[st
     return out
 
 
-def timed_each(fn: Callable[[int, np.ndarray], Any], picks: list[tuple[int, np.ndarray]]) -> tuple[list[float], list[Any]]:
+def timed_each(
+    fn: Callable[[int, np.ndarray], Any], picks: list[tuple[int, np.ndarray]]
+) -> tuple[list[float], list[Any]]:
     times, results = [], []
     for p, q in picks:
         start = time.perf_counter()
@@ -199,32 +244,50 @@ def timed_each(fn: Callable[[int, np.ndarray], Any], picks: list[tuple[int, np.n
 
 
 def recall(got: list[set[str]], truth: list[set[str]]) -> float:
-    hits = sum(len(g & t) for g, t in zip(got, truth))
+    hits = sum(len(g & t) for g, t in zip(got, truth, strict=True))
     return round(hits / max(1, sum(len(t) for t in truth)), 4)
 
 
 def machine() -> str:
-    return f"{platform.machine()}, {os.cpu_count()} logical cores ({len(os.sched_getaffinity(0))} usable), {platform.python_version()}"
+    usable = len(os.sched_getaffinity(0))
+    return f"{platform.machine()}, {os.cpu_count()} logical cores ({usable} usable), {platform.python_version()}"
 
 
 def markdown(report: dict[str, Any]) -> str:
-    lines = [f"# Vectorize benchmark: {report['n']:,} x {report['dims']}, {report['npcs']} npcIds", "", f"Machine: {report['machine']}", ""]
-    lines += ["| query | ours p50 / p95 (ms) | numpy exact p50 / p95 | raw Chroma p50 / p95 | ours recall@10 | raw Chroma recall@10 | ours / numpy p50 |",
-              "|---|---|---|---|---|---|---|"]
+    lines = [
+        f"# Vectorize benchmark: {report['n']:,} x {report['dims']}, {report['npcs']} npcIds",
+        "",
+        f"Machine: {report['machine']}",
+        "",
+    ]
+    lines += [
+        "| query | ours p50 / p95 (ms) | numpy exact p50 / p95 | raw Chroma p50 / p95 | ours recall@10 "
+        "| raw Chroma recall@10 | ours / numpy p50 |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for name, q in report["queries"].items():
-        lines.append(f"| {name} | {q['ours_p50_ms']} / {q['ours_p95_ms']} | {q['numpy_exact_p50_ms']} / {q['numpy_exact_p95_ms']} | "
-                     f"{q['raw_chroma_p50_ms']} / {q['raw_chroma_p95_ms']} | {q['ours_recall@10']} | {q['raw_chroma_recall@10']} | {q['ours_over_numpy_p50']}x |")
+        lines.append(
+            f"| {name} | {q['ours_p50_ms']} / {q['ours_p95_ms']} "
+            f"| {q['numpy_exact_p50_ms']} / {q['numpy_exact_p95_ms']} "
+            f"| {q['raw_chroma_p50_ms']} / {q['raw_chroma_p95_ms']} | {q['ours_recall@10']} "
+            f"| {q['raw_chroma_recall@10']} | {q['ours_over_numpy_p50']}x |"
+        )
     u, m, r = report["upsert_per_s"], report["memory"], report["reopen"]
     snap, rebuilt = r["from_snapshot"], r["rebuilt_from_chroma"]
-    lines += ["", f"Upsert (batches of {BATCH}, ours and raw Chroma interleaved batch by batch): ours {u['ours']:,}/s, "
-              f"raw Chroma add {u['raw_chroma_add']:,}/s, ratio {u['ratio']}",
-              f"Reopen to first answered query (fresh process): {snap['to_first_query_s']} s from the snapshot "
-              f"(used: {snap['used_snapshot']}), {rebuilt['to_first_query_s']} s rebuilt from Chroma ({r['speedup']}x); "
-              f"close() with the snapshot write: {report['close_with_snapshot_s']} s",
-              f"Resident memory of the opened index alone (RSS delta around `index()` + first query in a fresh process): "
-              f"{snap['rss_delta_mb']} MB from the snapshot, {rebuilt['rss_delta_mb']} MB rebuilt; raw vector bytes "
-              f"{m['raw_vector_mb']} MB ({r['index_rss_over_raw_vectors']}x); the Chroma client itself adds "
-              f"{snap['chroma_client_rss_mb']} MB",
-              f"Whole bench process (ours + raw Chroma + the generated data): {m['rss_mb']} MB",
-              "", f"Note: {report['note']}", ""]
+    lines += [
+        "",
+        f"Upsert (batches of {BATCH}, ours and raw Chroma interleaved batch by batch): ours {u['ours']:,}/s, "
+        f"raw Chroma add {u['raw_chroma_add']:,}/s, ratio {u['ratio']}",
+        f"Reopen to first answered query (fresh process): {snap['to_first_query_s']} s from the snapshot "
+        f"(used: {snap['used_snapshot']}), {rebuilt['to_first_query_s']} s rebuilt from Chroma ({r['speedup']}x); "
+        f"close() with the snapshot write: {report['close_with_snapshot_s']} s",
+        f"Resident memory of the opened index alone (RSS delta around `index()` + first query in a fresh process): "
+        f"{snap['rss_delta_mb']} MB from the snapshot, {rebuilt['rss_delta_mb']} MB rebuilt; raw vector bytes "
+        f"{m['raw_vector_mb']} MB ({r['index_rss_over_raw_vectors']}x); the Chroma client itself adds "
+        f"{snap['chroma_client_rss_mb']} MB",
+        f"Whole bench process (ours + raw Chroma + the generated data): {m['rss_mb']} MB",
+        "",
+        f"Note: {report['note']}",
+        "",
+    ]
     return "\n".join(lines)

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_codes as codes
@@ -97,7 +98,9 @@ def _check_combination(op_name: str, key: str, ops: list[str]) -> None:
     lower = [o for o in ops if o in LOWER_OPS]
     upper = [o for o in ops if o in UPPER_OPS]
     if len(ops) != 2 or len(lower) != 1 or len(upper) != 1:
-        raise _reject(op_name, f"'{key}' combines {', '.join(ops)}; only one of $gt/$gte with one of $lt/$lte may be combined")
+        raise _reject(
+            op_name, f"'{key}' combines {', '.join(ops)}; only one of $gt/$gte with one of $lt/$lte may be combined"
+        )
 
 
 def _condition(op_name: str, key: str, value: Any) -> Condition:
@@ -148,11 +151,15 @@ def index_value(value: Any, index_type: MetadataIndexType) -> IndexedValue | Non
     return None
 
 
-def indexed_values(metadata: Mapping[str, Any] | None, indexes: Mapping[str, MetadataIndexType]) -> dict[str, IndexedValue]:
+def indexed_values(
+    metadata: Mapping[str, Any] | None, indexes: Mapping[str, MetadataIndexType]
+) -> dict[str, IndexedValue]:
     """The values a record's metadata contributes to the given metadata indexes, at write time."""
     out: dict[str, IndexedValue] = {}
     for prop, kind in indexes.items():
-        value = index_value(metadata.get(prop) if "." not in prop and type(metadata) is dict else lookup(metadata, prop), kind)
+        value = index_value(
+            metadata.get(prop) if "." not in prop and type(metadata) is dict else lookup(metadata, prop), kind
+        )
         if value is not None:
             out[prop] = value
     return out

@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -73,7 +74,11 @@ def _utf8_len(text: str) -> int:
 
 # --- indexes ------------------------------------------------------------------------------------------------
 def check_index_name(name: Any, op: str = "INDEX_GET") -> str:
-    if not isinstance(name, str) or not INDEX_NAME.fullmatch(name) or _utf8_len(name) > limits.VECTORIZE_MAX_INDEX_NAME_BYTES:
+    if (
+        not isinstance(name, str)
+        or not INDEX_NAME.fullmatch(name)
+        or _utf8_len(name) > limits.VECTORIZE_MAX_INDEX_NAME_BYTES
+    ):
         raise VectorizeInputError(
             op,
             f"invalid index name {name!r}: lowercase letters, digits and dashes, starting with a letter, "
@@ -86,9 +91,15 @@ def check_index_name(name: Any, op: str = "INDEX_GET") -> str:
 def check_index_config(name: Any, dimensions: Any, metric: Any, description: Any) -> tuple[str, int, Metric, str]:
     op = "INDEX_CREATE"
     check_index_name(name, op)
-    if isinstance(dimensions, bool) or not isinstance(dimensions, int) or not 1 <= dimensions <= limits.VECTORIZE_MAX_DIMENSIONS:
+    if (
+        isinstance(dimensions, bool)
+        or not isinstance(dimensions, int)
+        or not 1 <= dimensions <= limits.VECTORIZE_MAX_DIMENSIONS
+    ):
         raise VectorizeInputError(
-            op, f"dimensions must be an integer from 1 to {limits.VECTORIZE_MAX_DIMENSIONS}, got {dimensions!r}", CODE_INDEX_CONFIG
+            op,
+            f"dimensions must be an integer from 1 to {limits.VECTORIZE_MAX_DIMENSIONS}, got {dimensions!r}",
+            CODE_INDEX_CONFIG,
         )
     if metric not in METRICS:
         raise VectorizeInputError(op, f"metric must be one of {', '.join(METRICS)}, got {metric!r}", CODE_INDEX_CONFIG)
@@ -102,7 +113,9 @@ def index_not_found(name: str, op: str = "INDEX_GET") -> VectorizeInputError:
 
 
 def index_exists(name: str) -> VectorizeInputError:
-    return VectorizeInputError("INDEX_CREATE", f'vectorize.index.duplicate_name - Index name "{name}"', codes.INDEX_DUPLICATE, 409)
+    return VectorizeInputError(
+        "INDEX_CREATE", f'vectorize.index.duplicate_name - Index name "{name}"', codes.INDEX_DUPLICATE, 409
+    )
 
 
 # --- vectors ------------------------------------------------------------------------------------------------
@@ -111,7 +124,9 @@ def check_id(value: Any, op: str) -> str:
         raise VectorizeInputError(op, f"vector id must be a non-empty string, got {value!r}", CODE_BAD_ID)
     size = _utf8_len(value)
     if size > limits.VECTORIZE_MAX_ID_BYTES:
-        raise VectorizeInputError(op, f"id too long; max is {limits.VECTORIZE_MAX_ID_BYTES} bytes, got {size} bytes", codes.ID_TOO_LONG)
+        raise VectorizeInputError(
+            op, f"id too long; max is {limits.VECTORIZE_MAX_ID_BYTES} bytes, got {size} bytes", codes.ID_TOO_LONG
+        )
     return value
 
 
@@ -164,14 +179,18 @@ def _check_metadata_value(op: str, key: str, value: Any, depth: int) -> None:
         _check_metadata_keys(op, value, depth + 1)
         return
     raise VectorizeInputError(
-        op, f"metadata '{key}': values are strings, numbers, booleans, string arrays or one nested object", CODE_BAD_METADATA
+        op,
+        f"metadata '{key}': values are strings, numbers, booleans, string arrays or one nested object",
+        CODE_BAD_METADATA,
     )
 
 
 def _check_metadata_keys(op: str, metadata: Mapping[str, Any], depth: int = 0) -> None:
     for key, value in metadata.items():
         if not isinstance(key, str) or not key or key.startswith("$") or "." in key or '"' in key:
-            raise VectorizeInputError(op, f"invalid metadata key {key!r}: non-empty, no '.', no '\"', no leading '$'", CODE_BAD_METADATA)
+            raise VectorizeInputError(
+                op, f"invalid metadata key {key!r}: non-empty, no '.', no '\"', no leading '$'", CODE_BAD_METADATA
+            )
         _check_metadata_value(op, key, value, depth)
 
 
@@ -190,7 +209,9 @@ def _metadata_and_json(metadata: Any, op: str) -> tuple[Metadata | None, str | N
     size = len(compact) if compact.isascii() else _utf8_len(compact)
     if size > limits.VECTORIZE_MAX_METADATA_BYTES:
         raise VectorizeInputError(
-            op, f"metadata too large: {size} bytes > {limits.VECTORIZE_MAX_METADATA_BYTES} bytes per vector", CODE_BAD_METADATA
+            op,
+            f"metadata too large: {size} bytes > {limits.VECTORIZE_MAX_METADATA_BYTES} bytes per vector",
+            CODE_BAD_METADATA,
         )
     return json.loads(compact), compact  # the private copy, from the one serialisation the size check needed
 
@@ -200,12 +221,16 @@ def check_namespace(namespace: Any, op: str) -> str | None:
         return None
     if not isinstance(namespace, str) or not namespace or _utf8_len(namespace) > limits.VECTORIZE_MAX_NAMESPACE_BYTES:
         raise VectorizeInputError(
-            op, f"namespace must be a non-empty string of at most {limits.VECTORIZE_MAX_NAMESPACE_BYTES} bytes", CODE_BAD_NAMESPACE
+            op,
+            f"namespace must be a non-empty string of at most {limits.VECTORIZE_MAX_NAMESPACE_BYTES} bytes",
+            CODE_BAD_NAMESPACE,
         )
     return namespace
 
 
-def check_vectors(vectors: Any, dimensions: int, op: str, max_batch: int = limits.VECTORIZE_MAX_BATCH_BINDING) -> list[Record]:
+def check_vectors(
+    vectors: Any, dimensions: int, op: str, max_batch: int = limits.VECTORIZE_MAX_BATCH_BINDING
+) -> list[Record]:
     """Validate a write batch; `max_batch` is 1000 through the binding, 5000 through REST."""
     if isinstance(vectors, (str, bytes, dict)) or not isinstance(vectors, Sequence):
         raise VectorizeInputError(op, "vectors must be an array", CODE_BAD_VECTOR)
@@ -225,12 +250,23 @@ def _record(vector: Any, dimensions: int, op: str) -> Record:
         raise VectorizeInputError(op, "each vector must be a Vector or an object with id and values", CODE_BAD_VECTOR)
     vector_id = check_id(vector.id, op)
     metadata, compact = _metadata_and_json(vector.metadata, op)
-    return Record(vector_id, check_values(vector.values, dimensions, op, vector_id), metadata, check_namespace(vector.namespace, op), compact)
+    return Record(
+        vector_id,
+        check_values(vector.values, dimensions, op, vector_id),
+        metadata,
+        check_namespace(vector.namespace, op),
+        compact,
+    )
 
 
 # --- queries ------------------------------------------------------------------------------------------------
 def check_query(
-    top_k: Any, filter: Any, return_values: Any, return_metadata: Any, namespace: Any, indexes: Mapping[str, MetadataIndexType],
+    top_k: Any,
+    filter: Any,
+    return_values: Any,
+    return_metadata: Any,
+    namespace: Any,
+    indexes: Mapping[str, MetadataIndexType],
     source: Mapping[str, Any] | None = None,
 ) -> QueryOptions:
     """The options of a binding call: converted as workerd's binding converts them (`true` is 'all', other values
@@ -242,7 +278,11 @@ def check_query(
     metadata_mode = wire.service_return_metadata(sent, body)
     values = wire.service_return_values(return_values, body)
     k = wire.service_top_k(top_k, limits.VECTORIZE_DEFAULT_TOP_K, body)
-    cap = limits.VECTORIZE_MAX_TOP_K_WITH_VALUES_OR_METADATA if values or metadata_mode == "all" else limits.VECTORIZE_MAX_TOP_K
+    cap = (
+        limits.VECTORIZE_MAX_TOP_K_WITH_VALUES_OR_METADATA
+        if values or metadata_mode == "all"
+        else limits.VECTORIZE_MAX_TOP_K
+    )
     if k > cap:  # production's words; a cap of 50 applies with returnValues or returnMetadata 'all'
         raise VectorizeInputError(op, f"max top K is {cap}, but got {k}", codes.TOP_K)
     if k < 1:
@@ -273,14 +313,18 @@ def check_filter_indexed(conditions: tuple[Condition, ...], indexes: Mapping[str
 
 
 # --- metadata indexes and listing ----------------------------------------------------------------------------
-def check_metadata_index(property_name: Any, index_type: Any, existing: Mapping[str, MetadataIndexType]) -> tuple[str, MetadataIndexType]:
+def check_metadata_index(
+    property_name: Any, index_type: Any, existing: Mapping[str, MetadataIndexType]
+) -> tuple[str, MetadataIndexType]:
     op = "METADATA_INDEX_CREATE"
     if not isinstance(property_name, str) or not property_name or property_name.startswith("$") or '"' in property_name:
         raise VectorizeInputError(op, f"invalid propertyName {property_name!r}", CODE_METADATA_INDEX)
     if _utf8_len(property_name) > limits.VECTORIZE_MAX_FILTER_KEY_CHARS:
         raise VectorizeInputError(op, "propertyName too long", CODE_METADATA_INDEX)
     if index_type not in INDEX_TYPES:
-        raise VectorizeInputError(op, f"indexType must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}", CODE_METADATA_INDEX)
+        raise VectorizeInputError(
+            op, f"indexType must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}", CODE_METADATA_INDEX
+        )
     if property_name in existing:
         raise VectorizeInputError(op, f"a metadata index on '{property_name}' already exists", CODE_METADATA_INDEX)
     if len(existing) >= limits.VECTORIZE_MAX_METADATA_INDEXES:
@@ -292,15 +336,21 @@ def check_metadata_index(property_name: Any, index_type: Any, existing: Mapping[
 
 def check_metadata_index_delete(property_name: Any, existing: Mapping[str, MetadataIndexType]) -> str:
     if property_name not in existing:
-        raise VectorizeInputError("METADATA_INDEX_DELETE", f"no metadata index on {property_name!r}", CODE_METADATA_INDEX)
+        raise VectorizeInputError(
+            "METADATA_INDEX_DELETE", f"no metadata index on {property_name!r}", CODE_METADATA_INDEX
+        )
     return property_name
 
 
 def check_list_count(count: Any) -> int:
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= limits.VECTORIZE_LIST_MAX_COUNT:
-        raise VectorizeInputError("VECTOR_LIST", f"count must be an integer from 1 to {limits.VECTORIZE_LIST_MAX_COUNT}", CODE_LIST)
+        raise VectorizeInputError(
+            "VECTOR_LIST", f"count must be an integer from 1 to {limits.VECTORIZE_LIST_MAX_COUNT}", CODE_LIST
+        )
     return count
 
 
 def index_full(count: int, cap: int, op: str) -> VectorizeInputError:
-    return VectorizeInputError(op, f"index is full: {count} vectors would exceed the limit of {cap} vectors per index", CODE_FULL)
+    return VectorizeInputError(
+        op, f"index is full: {count} vectors would exceed the limit of {cap} vectors per index", CODE_FULL
+    )

@@ -15,7 +15,8 @@ What the binding sends is settled from workerd's `src/cloudflare/internal/vector
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.bindings.vectorize import ReturnMetadata
@@ -134,7 +135,7 @@ def service_return_metadata(value: Any, raw: Any = None) -> ReturnMetadata:
     if value is None:
         return "none"
     if isinstance(value, str) and value in LEVELS:
-        return value  # type: ignore[return-value]
+        return value
     if isinstance(value, bool):
         raise unreadable("returnMetadata", "expected value", raw)
     if isinstance(value, str):

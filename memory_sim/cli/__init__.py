@@ -13,7 +13,8 @@ import importlib
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from memory_sim.settings import Settings
@@ -77,7 +78,9 @@ def settings_of(args: argparse.Namespace) -> Settings:
     """The settings of this command: its flags over the environment over memory_sim.toml over the defaults."""
     from memory_sim.settings import Settings
 
-    return Settings.load(data_dir=args.data, backend=args.backend, d1_engine=args.d1_engine, embed_model=args.embed_model)
+    return Settings.load(
+        data_dir=args.data, backend=args.backend, d1_engine=args.d1_engine, embed_model=args.embed_model
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memory_sim.errors import MemorySimError
 from memory_sim.memory import rules
@@ -103,14 +104,15 @@ village_npcs = checked("npcs", int, _village_size, "a whole number")
 
 
 def _model(name: str) -> str:
-    from memory_sim.local.models import canonical, locate
+    from memory_sim.builder.models import find_local_model
     from memory_sim.settings import HASHING_MODEL
 
     if name == HASHING_MODEL:
         return name
-    if locate(canonical(rules.text("model", name))) is None:  # raises ConfigError when known but not here
+    if find_local_model(rules.text("model", name)) is None:  # raises ConfigError when known but not here
         raise argparse.ArgumentTypeError(
-            f"unknown embedding model {name!r}: `memory-sim models` lists them; a sentence-transformers folder works too"
+            f"unknown embedding model {name!r}: `memory-sim models` lists them; "
+            "a sentence-transformers folder works too"
         )
     return name
 
@@ -172,7 +174,7 @@ def _query_top_k(value: int) -> int:
 
 
 def _database_name(name: str) -> str:
-    from memory_sim.local.d1_account import check_database_name
+    from memory_sim.bindings.d1 import check_database_name
 
     return check_database_name(name)
 

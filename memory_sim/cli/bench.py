@@ -21,7 +21,12 @@ def register(sub: Any) -> None:
     bench = sub.add_parser("bench", help="benchmarks side by side: index, embeddings, D1, end to end; plots")
     bench.add_argument("--quick", action="store_true", help="10k vectors only, small samples (about 1-2 minutes)")
     bench.add_argument("--json", action="store_true", help="print the report as JSON")
-    bench.add_argument("--sizes", type=arguments.index_sizes, default=None, help="index sizes, comma-separated (default 10000,100000,300000)")
+    bench.add_argument(
+        "--sizes",
+        type=arguments.index_sizes,
+        default=None,
+        help="index sizes, comma-separated (default 10000,100000,300000)",
+    )
     bench.add_argument("--out", type=arguments.folder, default=DEFAULT_OUT,
                        help=f"output folder (default: ./{DEFAULT_OUT} in the working directory)")
     bench.set_defaults(handler=cmd_bench)
@@ -39,7 +44,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
     out.mkdir(parents=True, exist_ok=True)
     name = "bench-quick" if args.quick else "bench"
     if importlib.util.find_spec("matplotlib") is None:
-        print("memory-sim: plots skipped: matplotlib is not installed (pip install 'memory_sim[bench]')", file=sys.stderr)
+        print(
+            "memory-sim: plots skipped: matplotlib is not installed (pip install 'memory_sim[bench]')", file=sys.stderr
+        )
         report["plots"] = []
     else:
         report["plots"] = [p.name for p in plot(report, out, name)]

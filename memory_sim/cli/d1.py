@@ -27,7 +27,9 @@ def register(subparsers: Any) -> None:
     source = execute.add_mutually_exclusive_group(required=True)
     source.add_argument("--command", type=arguments.sql, help="SQL statements, separated by ';'")
     source.add_argument("--file", type=arguments.input_file, help="a .sql file, statements separated by ';'")
-    execute.add_argument("--json", action="store_true", help="print D1's JSON result shape (and an error as JSON on stdout)")
+    execute.add_argument(
+        "--json", action="store_true", help="print D1's JSON result shape (and an error as JSON on stdout)"
+    )
     where = execute.add_mutually_exclusive_group()  # wrangler's flags, as a per-call --backend
     where.add_argument("--local", dest="backend", action="store_const", const="local", default=argparse.SUPPRESS,
                        help="run on the data folder's database (the default unless the settings choose cloudflare)")
@@ -48,19 +50,17 @@ def register(subparsers: Any) -> None:
 
 def _account(args: argparse.Namespace) -> Any:
     from memory_sim.builder import open_d1_account
+    from memory_sim.owner import settings_through
 
     route = getattr(args, "owner_route", None)
     if route is not None:  # another process owns the folder: its databases through its API
-        from memory_sim.cloudflare.d1 import CloudflareD1Account
-        from memory_sim.owner import rest_client
-
-        return CloudflareD1Account(rest_client(route))
+        return open_d1_account(settings_through(route, args.settings))
     return open_d1_account(args.settings)
 
 
 def _execute(args: argparse.Namespace) -> int:
+    from memory_sim.bindings.d1_sql import split_statements
     from memory_sim.errors import D1Error, MemorySimError
-    from memory_sim.local.sqlite_tokens import split_statements
 
     sql = args.command if args.command is not None else args.file.read_text()
     running = False

@@ -26,8 +26,13 @@ def register(sub: Any) -> None:
     group = sub.add_parser("eval", help="recall quality: LoCoMo evidence recall, the village's ground truth")
     verbs = group.add_subparsers(dest="eval_command", metavar="EVAL", required=True)
     locomo = verbs.add_parser("locomo", help="LoCoMo evidence recall@k per mode through MemorySystem.recall")
-    locomo.add_argument("--dataset", dest="locomo_path", type=arguments.input_file, default="../shared/data/locomo10.json",
-                        help="locomo10.json (default: ../shared/data/locomo10.json)")
+    locomo.add_argument(
+        "--dataset",
+        dest="locomo_path",
+        type=arguments.input_file,
+        default="../shared/data/locomo10.json",
+        help="locomo10.json (default: ../shared/data/locomo10.json)",
+    )
     locomo.add_argument("--modes", default="vector,keyword,hybrid,weighted",
                         help="comma-separated: vector, keyword, hybrid, weighted")
     locomo.add_argument("--conversations", type=arguments.whole("conversations", 1), default=None,

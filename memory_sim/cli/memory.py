@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memory_sim.env import Env
@@ -27,10 +28,10 @@ def _open(
     args: argparse.Namespace,
     clock: Callable[[], float] | None = None,
     *,
-    env: "Env | None" = None,
+    env: Env | None = None,
     resume: bool = False,
     reads: bool = False,
-) -> tuple["Env", "MemorySystem"]:
+) -> tuple[Env, MemorySystem]:
     from memory_sim.env import Env
     from memory_sim.memory import store
     from memory_sim.memory.system import MemorySystem
@@ -61,7 +62,7 @@ def _refuse_missing_folder(settings: Any) -> None:
                           "`memory-sim remember` or `memory-sim demo` creates one")
 
 
-def _known_npc(system: "MemorySystem", npc_id: str) -> None:
+def _known_npc(system: MemorySystem, npc_id: str) -> None:
     """Recall of an NPC with no memories at all is a mistake (a typo, a capital), not an empty answer."""
     from memory_sim.errors import InvalidInput
     from memory_sim.memory import store
@@ -75,7 +76,7 @@ def _known_npc(system: "MemorySystem", npc_id: str) -> None:
     raise InvalidInput(f"no memories of NPC {npc_id!r} in this folder{hint}")
 
 
-def _resume(system: "MemorySystem") -> None:
+def _resume(system: MemorySystem) -> None:
     """Indexes what a dead process left pending before the verb runs; says so on stderr when there was any."""
     import sys
 
@@ -111,7 +112,7 @@ def _refuse_foreign(path: Path) -> list[Path]:
     return entries
 
 
-def _claim_demo_folder(path: Path) -> "FolderLock":
+def _claim_demo_folder(path: Path) -> FolderLock:
     """The demo owns its folder: empty or made by an earlier demo (then it starts afresh), and open nowhere else.
     It deletes only what a demo made, only under the folder's lock; the lock is returned for the demo's Env."""
     import shutil
@@ -140,14 +141,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from memory_sim.builder import build_local_env
     from memory_sim.errors import ConfigError
-    from memory_sim.memory.models import HOURS_PER_DAY
+    from memory_sim.memory.rules import HOURS_PER_DAY
     from memory_sim.sim.clock import SimClock
     from memory_sim.sim.driver import run_village
     from memory_sim.sim.world import Village
 
     started = time.perf_counter()
     if args.settings.backend != "local":
-        raise ConfigError("the demo builds its village in a local data folder; use --backend local (then `memory-sim push`)")
+        raise ConfigError(
+            "the demo builds its village in a local data folder; use --backend local (then `memory-sim push`)"
+        )
     held = _claim_demo_folder(Path(args.data))  # first: a refused folder costs no model load
     if args.threads is not None:
         args.settings = args.settings.replace(embed_threads=args.threads)
@@ -162,7 +165,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _report_demo(system: "MemorySystem", summary: Any, elapsed: float, village: Any, before: float | None) -> None:
+def _report_demo(system: MemorySystem, summary: Any, elapsed: float, village: Any, before: float | None) -> None:
     from memory_sim.cli.verdict import distinct, verdict
 
     day = system.today()
@@ -181,7 +184,8 @@ def _report_demo(system: "MemorySystem", summary: Any, elapsed: float, village: 
         f"\n{summary.days} days, {len(system.env.DB.prepare('SELECT npc_id FROM npc_state').all().results)} NPCs: "
         f"{stats['memories']} memories in D1 ({stats['summaries']} consolidated summaries), "
         f"{stats['vectors']} vectors in the index, {stats.get('consolidations', 0)} consolidations, "
-        f"{stats.get('decay_runs', 0)} decay passes, {stats.get('prunes', 0) + stats.get('cap_prunes', 0)} pruned from the index, "
+        f"{stats.get('decay_runs', 0)} decay passes, "
+        f"{stats.get('prunes', 0) + stats.get('cap_prunes', 0)} pruned from the index, "
         f"{stats.get('reembeds', 0)} re-embedded, {stats.get('retries', 0)} retries, "
         f"{stats['pending']} pending; {summary.diaries} diaries; {elapsed:.1f} s"
     )
@@ -300,7 +304,7 @@ def _wait(stop: Any, for_seconds: float | None) -> None:
             return
 
 
-def _stopped(system: "MemorySystem", now: float) -> str:
+def _stopped(system: MemorySystem, now: float) -> str:
     from memory_sim.scheduling import day_summary
 
     system.clock = lambda: now
@@ -327,7 +331,9 @@ def register(sub: Any) -> None:
     remember.add_argument("text", type=arguments.memory_text)
     remember.add_argument("--importance", type=arguments.importance, default=0.5, help="0..1 (default 0.5)")
     remember.add_argument("--type", default="event", choices=["event", "relationship", "opinion", "place"])
-    remember.add_argument("--about", type=arguments.about, default=(), help="comma-separated NPC ids the memory is about")
+    remember.add_argument(
+        "--about", type=arguments.about, default=(), help="comma-separated NPC ids the memory is about"
+    )
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
     remember.set_defaults(handler=cmd_remember)
@@ -360,5 +366,9 @@ def register(sub: Any) -> None:
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
     run.add_argument("--scale", type=arguments.number("scale", 0.0, above_low=True), default=1.0,
                      help="world seconds per real second")
-    run.add_argument("--for-seconds", type=arguments.number("for_seconds", 0.0), help="stop after this long (default: until Ctrl-C or SIGTERM)")
+    run.add_argument(
+        "--for-seconds",
+        type=arguments.number("for_seconds", 0.0),
+        help="stop after this long (default: until Ctrl-C or SIGTERM)",
+    )
     run.set_defaults(handler=cmd_run)

@@ -17,7 +17,8 @@ def _memory_json(memory: Any) -> dict[str, Any]:
 
 
 def _memory_line(memory: Any) -> str:
-    return f"{memory.id}  day {memory.day} {memory.hour:02d}h  imp {memory.importance:.2f}  [{memory.index_state}] {memory.content}"
+    when = f"day {memory.day} {memory.hour:02d}h"
+    return f"{memory.id}  {when}  imp {memory.importance:.2f}  [{memory.index_state}] {memory.content}"
 
 
 def _recollection_lines(found: list[Any]) -> list[str]:
@@ -42,7 +43,11 @@ def cmd_npc(args: argparse.Namespace) -> int:
     with env:
         if changes:
             known = {n.id for n in system.npcs()}
-            npc = system.update_npc(args.id, **changes) if args.id in known else system.register_npc(args.id, **_new(changes))
+            npc = (
+                system.update_npc(args.id, **changes)
+                if args.id in known
+                else system.register_npc(args.id, **_new(changes))
+            )
         else:
             npc = system.npc(args.id)
         if args.json:
@@ -125,7 +130,9 @@ def cmd_diary(args: argparse.Namespace) -> int:
     with env:
         text = system.write_diary(args.npc, args.day) if args.write else store.diary(env.DB, args.npc, args.day)
         if not text:
-            raise NotFound(f"no diary of {args.npc!r} for day {args.day}" + ("" if args.write else " (--write writes one)"))
+            raise NotFound(
+                f"no diary of {args.npc!r} for day {args.day}" + ("" if args.write else " (--write writes one)")
+            )
         if args.json:
             _print({"npcId": args.npc, "day": args.day, "text": text})
         else:
@@ -158,12 +165,16 @@ def register(sub: Any) -> None:
     memories.add_argument("--type", choices=["event", "relationship", "opinion", "place"])
     memories.add_argument("--kind", choices=["observation", "summary"])
     memories.add_argument("--state", choices=list(forgetting.MEMORY_STATES))
-    memories.add_argument("--limit", type=arguments.whole("limit", 1, forgetting.PAGE_LIMIT), default=forgetting.PAGE_LIMIT)
+    memories.add_argument(
+        "--limit", type=arguments.whole("limit", 1, forgetting.PAGE_LIMIT), default=forgetting.PAGE_LIMIT
+    )
     memories.add_argument("--cursor", type=arguments.cursor, help="the cursor the previous page printed")
 
     forget = verb("forget", "forget memories (D1 and the index), or all of an NPC's with --npc", cmd_forget)
     forget.add_argument("ids", nargs="*", type=arguments.memory_id)
-    forget.add_argument("--npc", type=arguments.npc_to_recall, help="forget the NPC: all its memories and its registration")
+    forget.add_argument(
+        "--npc", type=arguments.npc_to_recall, help="forget the NPC: all its memories and its registration"
+    )
     forget.add_argument("--reason", type=arguments.reason, default="forgotten with memory-sim forget")
 
     context = verb("context", "what an NPC recalls when deciding (decision_context)", cmd_context)

@@ -25,9 +25,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     from memory_sim import owner
     from memory_sim.builder import build_local_env
+    from memory_sim.builder.server import build_server_app
     from memory_sim.errors import ConfigError
     from memory_sim.folder_lock import FolderLock
-    from memory_sim.server.app import create_app, parse_tokens
+    from memory_sim.server.auth import parse_tokens
 
     given = args.token or args.settings.server_tokens or ""
     tokens = parse_tokens(given)
@@ -38,9 +39,11 @@ def _serve(args: argparse.Namespace) -> int:
         settings = args.settings.replace(backend="local")  # the folder's own data, whatever the backend
         with build_local_env(settings, folder_lock=owned, serve=False) as env:  # the folder's own data ...
             own_token = owner.new_token()  # ... for other local processes, besides the users' tokens
-            served = tokens.with_token(own_token, frozenset({owner.LOCAL_ACCOUNT}))  # the owner token opens `local` only
-            app = create_app(Path(args.data), served, d1_engine=settings.d1_engine,
-                             visibility_lag_s=args.visibility_lag, ai=env.AI)
+            served = tokens.with_token(
+                own_token, frozenset({owner.LOCAL_ACCOUNT})
+            )  # the owner token opens `local` only
+            app = build_server_app(Path(args.data), served, d1_engine=settings.d1_engine,
+                                   visibility_lag_s=args.visibility_lag, ai=env.AI)
             owner.serve_env(app, env)  # ... as the account `local`
             owned.publish(address, own_token, **owner.served_fields(settings))
             print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "

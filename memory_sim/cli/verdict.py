@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 NEAR_REPEAT = 0.8  # share of words two memories have in common (Jaccard) above which the second adds nothing

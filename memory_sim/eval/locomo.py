@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from memory_sim.eval.metrics import KS, latency_summary, mean_scores, question_scores
 from memory_sim.locomo import CATEGORY_NAMES, Conversation, Session
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
-from memory_sim.eval.metrics import KS, latency_summary, mean_scores, question_scores
 
 MODES: tuple[str, ...] = ("vector", "keyword", "hybrid", "weighted")
 EVAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"

@@ -1,11 +1,11 @@
 """The village's ground truth: "what does X think of Y?" answered by the memory system, against a naive
 keyword scan of D1 (the seed's claim: semantic recall finds what a diary scan misses).
 
-The questions ship with the package (eval/data/village_questions.json). Each names an NPC and a rule; the expected memories are the
-ones D1 holds that match the rule (the NPC's observations of a `type` whose `about` includes an NPC), found by
-a query after the seeded village has run, never hand-picked ids. Scores per question: precision@k (share of the
-top k that show an expected memory), recall@10 (share of the expected shown in the top 10), hit@1. A recalled
-id shows itself, its same-text twins and, for a summary, its sources (eval/quality.py): the same before and
+The questions ship with the package (eval/data/village_questions.json). Each names an NPC and a rule; the expected
+memories are the ones D1 holds that match the rule (the NPC's observations of a `type` whose `about` includes an
+NPC), found by a query after the seeded village has run, never hand-picked ids. Scores per question: precision@k
+(share of the top k that show an expected memory), recall@10 (share of the expected shown in the top 10), hit@1. A
+recalled id shows itself, its same-text twins and, for a summary, its sources (eval/quality.py): the same before and
 after consolidation, and a ranking is not rewarded for returning one sentence twice.
 
 Consolidation is measured too: the same village runs twice, first with the consolidation job left out, then
@@ -198,7 +198,9 @@ def measure(
     def live(system: MemorySystem, clock: Any, scheduler: SimScheduler | None) -> float:
         progress(f"running the village: {question_set.npcs} NPCs, seed {question_set.seed}, {question_set.days} days")
         started = time.perf_counter()
-        run_village(system, Village(question_set.npcs, question_set.seed), clock, question_set.days, scheduler=scheduler)
+        run_village(
+            system, Village(question_set.npcs, question_set.seed), clock, question_set.days, scheduler=scheduler
+        )
         progress(f"asking {len(question_set.questions)} questions x {len(methods)} methods")
         return time.perf_counter() - started
 
@@ -266,7 +268,9 @@ def consolidation_markdown(quality: dict[str, Any]) -> list[str]:
     for method, before in quality["before"].items():
         after = {k: before[k] + quality["change"][method][k] for k in before}
         cells = " | ".join(f"{before[k]:.3f} -> {after[k]:.3f}" for k in before)
-        lines.append(f"| {method} | {cells} | {quality['repeats_top5_before'][method]} -> {quality['repeats_top5'][method]} |")
+        lines.append(
+            f"| {method} | {cells} | {quality['repeats_top5_before'][method]} -> {quality['repeats_top5'][method]} |"
+        )
     summaries = quality["summaries"]
     lines += [
         "",

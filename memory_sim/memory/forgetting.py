@@ -9,15 +9,18 @@ forgotten memory as deliberate: only its vector still being in the index is drif
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING
-from memory_sim.env import Env
 from memory_sim.errors import InvalidInput, NotFound, VectorizeError
 from memory_sim.memory import rules, store
 from memory_sim.memory.models import StoredMemory
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 MEMORY_STATES = ("none", "pending", "indexed", "unindexed", "forgotten")
 PAGE_LIMIT = 100
@@ -163,7 +166,8 @@ def _record(db: D1Database, memories: Sequence[StoredMemory], reason: str, at: f
         chunk = memories[start : start + 24]
         rows = ", ".join("(?, ?, ?, ?)" for _ in chunk)
         values = [v for m in chunk for v in (m.id, m.npc_id, reason, at)]
-        sql = f"INSERT INTO forgotten (memory_id, npc_id, reason, forgotten_at) VALUES {rows} ON CONFLICT (memory_id) DO NOTHING"
+        sql = (f"INSERT INTO forgotten (memory_id, npc_id, reason, forgotten_at) VALUES {rows}"
+               " ON CONFLICT (memory_id) DO NOTHING")
         statements.append(db.prepare(sql).bind(*values))
     return statements
 

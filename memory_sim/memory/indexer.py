@@ -22,18 +22,21 @@ so they share one set of rules:
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.vectorize import Vector
 from memory_sim.bindings.vectorize_validation import CODE_FULL
-from memory_sim.env import Env
 from memory_sim.errors import VectorizeError, VectorizeInputError
 from memory_sim.memory import indexing, store
 from memory_sim.memory.isolation import OUTAGES, Outcome, each_npc
 from memory_sim.memory.models import MemoryConfig, StoredMemory, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, retry_delay_s
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +147,9 @@ class _Writer:
 # --- room in the index -------------------------------------------------------------------------------------
 
 
-def make_room(env: Env, config: MemoryConfig, rows: Sequence[StoredMemory], now: float, cap: int | None = None) -> list[str]:
+def make_room(
+    env: Env, config: MemoryConfig, rows: Sequence[StoredMemory], now: float, cap: int | None = None
+) -> list[str]:
     """The index's size cap: when writing `rows` would take the index past it (`cap`, else `config.index_cap`),
     the lowest-valued indexed memories are dropped first (they stay in D1), down to `cap_headroom` of the cap.
     Rows not yet in the index are never dropped for their own room; rows already in it compete with the others.

@@ -8,7 +8,8 @@ NPC (isolation.py): the report counts it (`failed`) and says why (`errors`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.errors import AiError
 from memory_sim.memory import indexer, store
@@ -21,7 +22,7 @@ from memory_sim.memory.summarise import Sentence
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
-def _plans_of(system: "MemorySystem", npc_id: str, diaries: list[dict[str, Any]]) -> list[DayPlan]:
+def _plans_of(system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]]) -> list[DayPlan]:
     db, config = system.env.DB, system.config
 
     def summarise(sentences: list[Sentence]) -> str:
@@ -37,7 +38,7 @@ def _plans_of(system: "MemorySystem", npc_id: str, diaries: list[dict[str, Any]]
     return plans
 
 
-def _save_plans(system: "MemorySystem", plans: Sequence[DayPlan], now: float) -> None:
+def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> None:
     """The summaries (indexed regardless of importance), then in one batch their lineage, the diaries' links, and
     the outbox rows of linked memories not yet in the index: a linked memory is the day's long-term memory, so
     it is indexed as its summary would have been."""
@@ -53,7 +54,7 @@ def _save_plans(system: "MemorySystem", plans: Sequence[DayPlan], now: float) ->
     system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
 
 
-def consolidate(system: "MemorySystem", now: float) -> JobReport:
+def consolidate(system: MemorySystem, now: float) -> JobReport:
     """Condenses each diary's day at least `consolidate_after_days` old into 1-2 of its memories' sentences, a
     summary indexed once with its lineage; a day of one memory is linked to it (memory/condense.py). An NPC whose
     days cannot be condensed or saved is reported in `errors` and the others are consolidated."""
@@ -79,7 +80,7 @@ def consolidate(system: "MemorySystem", now: float) -> JobReport:
     )
 
 
-def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
+def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     """Grows decay factors to today; re-embeds important memories past the threshold, drops the rest from
     the index (they stay in D1); then prunes harder if the index is over its cap."""
     db, config = system.env.DB, system.config
@@ -101,7 +102,7 @@ def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
     )
 
 
-def retry_pending(system: "MemorySystem", now: float) -> JobReport:
+def retry_pending(system: MemorySystem, now: float) -> JobReport:
     """Indexes what failed before, once its backoff has passed (and what a dead process left unattempted);
     failures back off further (an NPC whose rows cannot be indexed backs off alone)."""
     due = store.due_outbox(system.env.DB, now, system.config.retry_max_attempts)

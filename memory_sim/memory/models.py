@@ -47,12 +47,12 @@ class WorldTime:
         return float(self.hours * SECONDS_PER_HOUR)
 
     @staticmethod
-    def from_hours(hours: int) -> "WorldTime":
+    def from_hours(hours: int) -> WorldTime:
         day, hour = divmod(int(hours), HOURS_PER_DAY)
         return WorldTime(day, hour)
 
     @staticmethod
-    def from_seconds(seconds: float) -> "WorldTime":
+    def from_seconds(seconds: float) -> WorldTime:
         return WorldTime.from_hours(int(seconds // SECONDS_PER_HOUR))
 
     def __str__(self) -> str:
@@ -112,7 +112,9 @@ class ShortTermMemory:
         if not self.id:
             object.__setattr__(self, "id", memory_id(self.npc_id, self.world_time, self.content))
         if rules.utf8_size("id", rules.text("id", self.id)) > VECTORIZE_MAX_ID_BYTES:
-            raise InvalidInput(f"id must be at most {VECTORIZE_MAX_ID_BYTES} bytes in UTF-8, got {rules.shown(self.id)}")
+            raise InvalidInput(
+                f"id must be at most {VECTORIZE_MAX_ID_BYTES} bytes in UTF-8, got {rules.shown(self.id)}"
+            )
 
     @property
     def day(self) -> int:

@@ -9,8 +9,9 @@ registration, and an id that is not registered but matches one in another case i
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.errors import InvalidInput, NotFound
@@ -37,7 +38,9 @@ def registered_id(value: Any) -> str:
     """An id an NPC may be registered under: an NPC id (rules.npc_id) without commas."""
     rules.npc_id(value)
     if "," in value:
-        raise InvalidInput(f"npc_id must not hold commas (memories list the NPCs they are about comma-separated): {rules.shown(value)}")
+        raise InvalidInput(
+            f"npc_id must not hold commas (memories list the NPCs they are about comma-separated): {rules.shown(value)}"
+        )
     return str(value)
 
 
@@ -70,7 +73,9 @@ def from_row(row: dict[str, Any]) -> Npc:
 
 def make(npc_id: Any, name: Any, role: Any = None, aliases: Iterable[Any] = (), traits: Iterable[Any] = ()) -> Npc:
     role_text = "" if role is None else label("role", role)
-    return Npc(registered_id(npc_id), label("name", name), role_text, _labels("aliases", aliases), _labels("traits", traits))
+    return Npc(
+        registered_id(npc_id), label("name", name), role_text, _labels("aliases", aliases), _labels("traits", traits)
+    )
 
 
 def _case_twin(db: D1Database, npc_id: str) -> str | None:
@@ -85,7 +90,10 @@ def _case_twin(db: D1Database, npc_id: str) -> str | None:
 def register(db: D1Database, npc: Npc, *, replace: bool = True) -> Npc:
     twin = _case_twin(db, npc.id)
     if twin is not None:
-        raise InvalidInput(f"npc_id {npc.id!r} differs from the registered NPC {twin!r} only in case; NPC ids are case-sensitive: use {twin!r}")
+        raise InvalidInput(
+            f"npc_id {npc.id!r} differs from the registered NPC {twin!r} only in case; "
+            f"NPC ids are case-sensitive: use {twin!r}"
+        )
     store.put_npc(db, _row(npc), replace=replace).run()
     return get(db, npc.id)
 

@@ -1,10 +1,10 @@
 """Rebuilding the vector index from D1, the source of truth (`memory-sim reembed`).
 
 After a change of model, `queue_for_reindex(db)`, then open the data folder with
-`Env.from_settings(settings, rebuild_index=True, before_rebuild=queue_for_reindex)` (the index is dropped and recreated for the new embedder instead
-of refused), then `reembed(system)`. Queueing first is what makes a crash harmless: every memory the old index
-held is `pending` in D1 with an outbox row before the index is dropped, so the next open retries whatever the
-dead process had not rebuilt.
+`Env.from_settings(settings, rebuild_index=True, before_rebuild=queue_for_reindex)` (the index is dropped and
+recreated for the new embedder instead of refused), then `reembed(system)`. Queueing first is what makes a crash
+harmless: every memory the old index held is `pending` in D1 with an outbox row before the index is dropped, so
+the next open retries whatever the dead process had not rebuilt.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ def queue_for_reindex(db: D1Database) -> int:
     return len(ids)
 
 
-def recreate_index(system: "MemorySystem") -> None:
+def recreate_index(system: MemorySystem) -> None:
     """Drops and recreates the index for the current embedder (dimensions and model in its description)."""
     from memory_sim.memory.provision import recreate_index as recreate
 
@@ -41,7 +41,7 @@ def recreate_index(system: "MemorySystem") -> None:
     env.VECTORIZE = recreate(account, env.VECTORIZE.name, env.embedder)
 
 
-def reembed(system: "MemorySystem", recreate: bool = False, batch: int = 256) -> int:
+def reembed(system: MemorySystem, recreate: bool = False, batch: int = 256) -> int:
     """Embeds every memory D1 says belongs in the index (indexed or pending) and upserts it, `batch` at a time,
     through memory/indexer.py: written ones leave the outbox; a row that fails is postponed there (the retry job
     finishes it). An outage stops the rebuild: the batch it hit is postponed, the rest stay as they were (still

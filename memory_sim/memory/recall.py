@@ -11,18 +11,22 @@ Three sources, merged by id:
 
 from __future__ import annotations
 
+import contextlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
-from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
-from memory_sim.memory.recall_cache import NpcView, RecallCache
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, MemoryConfig, RecallMode, Recollection, Source, StoredMemory
+from memory_sim.memory.recall_cache import NpcView, RecallCache
+from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 _WORD = re.compile(r"[a-z0-9']+")
 _RECENT_LIMIT = 32
@@ -117,7 +121,7 @@ def not_yet_visible(
         return []
     vectors = env.embedder.embed([m.content for m in rows])
     scores = vectors @ query_vector.astype(np.float32)
-    return [to_recollection(m, float(s), "short_term") for m, s in zip(rows, scores)]
+    return [to_recollection(m, float(s), "short_term") for m, s in zip(rows, scores, strict=True)]
 
 
 def short_term_fallback(env: Env, npc_id: str, query: str, config: MemoryConfig) -> list[Recollection]:
@@ -201,10 +205,8 @@ def gather(
     except VectorizeUnavailable:
         return Candidates(short_term_fallback(env, npc_id, query, config), True)
     found = from_index(env, npc_id, matches)
-    try:
+    with contextlib.suppress(EmbeddingUnavailable):  # the recent rows stay for the fallback below
         found += not_yet_visible(env, npc_id, query_vector, now, config, {r.id for r in found})
-    except EmbeddingUnavailable:
-        pass  # the recent rows stay for the fallback below
     if found:
         return Candidates(found, False)
     return Candidates(short_term_fallback(env, npc_id, query, config), True)

@@ -9,7 +9,7 @@ rebuilt from `short_term_memories` (`memory-sim reembed`).
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 
@@ -30,7 +30,8 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             " PRIMARY KEY (npc_id, day))",
             "CREATE TABLE IF NOT EXISTS npc_state ("
             " npc_id TEXT NOT NULL PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL DEFAULT '',"
-            " description TEXT NOT NULL DEFAULT '', place TEXT NOT NULL DEFAULT '', updated_day INTEGER NOT NULL DEFAULT 0)",
+            " description TEXT NOT NULL DEFAULT '', place TEXT NOT NULL DEFAULT '',"
+            " updated_day INTEGER NOT NULL DEFAULT 0)",
             "CREATE TABLE IF NOT EXISTS relationships ("
             " npc_id TEXT NOT NULL, other_id TEXT NOT NULL, affinity REAL NOT NULL, updated_day INTEGER NOT NULL,"
             " PRIMARY KEY (npc_id, other_id))",
@@ -78,7 +79,8 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "ALTER TABLE npc_state ADD COLUMN aliases TEXT DEFAULT ''",
             "ALTER TABLE npc_state ADD COLUMN traits TEXT DEFAULT ''",
             "CREATE TABLE IF NOT EXISTS forgotten ("
-            " memory_id TEXT NOT NULL PRIMARY KEY, npc_id TEXT NOT NULL, reason TEXT NOT NULL, forgotten_at REAL NOT NULL)",
+            " memory_id TEXT NOT NULL PRIMARY KEY, npc_id TEXT NOT NULL, reason TEXT NOT NULL,"
+            " forgotten_at REAL NOT NULL)",
         ),
     ),
 )

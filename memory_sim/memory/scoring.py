@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from memory_sim.memory.models import MemoryConfig, Recollection, StoredMemory
 
@@ -141,4 +141,4 @@ def generative_agents_scores(
     relevance = _min_max([r.score for r in recollections])
     importance = _min_max([r.importance for r in recollections])
     w_rec, w_rel, w_imp = weights
-    return [w_rec * a + w_rel * b + w_imp * c for a, b, c in zip(recency, relevance, importance)]
+    return [w_rec * a + w_rel * b + w_imp * c for a, b, c in zip(recency, relevance, importance, strict=True)]

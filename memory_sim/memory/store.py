@@ -6,7 +6,8 @@ Lists of ids are chunked under D1's 100-bound-parameter limit.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
@@ -42,7 +43,10 @@ def _stored(row: dict[str, Any]) -> StoredMemory:
     )
 
 
-FORGOTTEN_STATES = ("forgetting", "forgotten")  # forget(): gone for every reader but `memory(id)` and `memories(state=...)`
+FORGOTTEN_STATES = (
+    "forgetting",
+    "forgotten",
+)  # forget(): gone for every reader but `memory(id)` and `memories(state=...)`
 _VISIBLE = "index_state NOT IN ('forgetting', 'forgotten')"
 
 
@@ -287,7 +291,8 @@ def put_sources(db: D1Database, summary_id: str, source_ids: Sequence[str]) -> l
     for chunk in _chunks(list(source_ids), 45):
         rows = ", ".join("(?, ?)" for _ in chunk)
         values = [v for source_id in chunk for v in (summary_id, source_id)]
-        sql = f"INSERT INTO memory_sources (summary_id, source_id) VALUES {rows} ON CONFLICT (summary_id, source_id) DO NOTHING"
+        sql = (f"INSERT INTO memory_sources (summary_id, source_id) VALUES {rows}"
+               " ON CONFLICT (summary_id, source_id) DO NOTHING")
         statements.append(db.prepare(sql).bind(*values))
     return statements
 
@@ -296,7 +301,8 @@ def _pairs(db: D1Database, column: str, ids: Sequence[str]) -> list[tuple[str, s
     found: list[tuple[str, str]] = []
     for chunk in _chunks(sorted(set(ids))):
         marks = ", ".join("?" for _ in chunk)
-        sql = f"SELECT summary_id, source_id FROM memory_sources WHERE {column} IN ({marks}) ORDER BY summary_id, source_id"
+        sql = (f"SELECT summary_id, source_id FROM memory_sources WHERE {column} IN ({marks})"
+               " ORDER BY summary_id, source_id")
         found += [(r["summary_id"], r["source_id"]) for r in db.prepare(sql).bind(*chunk).all().results]
     return found
 
@@ -336,7 +342,9 @@ def mark_consolidated(db: D1Database, npc_id: str, day: int, summary_id: str) ->
 
 def diary_link(db: D1Database, npc_id: str, day: int) -> str | None:
     """What a consolidated day points to: its summary, or its one memory (a day of one memory is linked)."""
-    value = db.prepare("SELECT summary_id FROM diaries WHERE npc_id = ? AND day = ?").bind(npc_id, day).first("summary_id")
+    value = (
+        db.prepare("SELECT summary_id FROM diaries WHERE npc_id = ? AND day = ?").bind(npc_id, day).first("summary_id")
+    )
     return None if value is None else str(value)
 
 

@@ -21,7 +21,8 @@ from memory_sim.errors import AiError, EmbeddingUnavailable
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"[a-z']+")
 _STOP = frozenset(
-    ["a", "an", "the", "and", "or", "but", "of", "to", "in", "on", "at", "for", "with", "by", "from", "is", "was", "were", "be", "been", "it", "its", "this", "that", "i", "me", "my", "we", "our", "he", "she", "him", "her", "his", "they", "them", "their", "you", "your", "as", "so", "not", "no"]
+    "a an the and or but of to in on at for with by from is was were be been it its this that i me my we our "
+    "he she him her his they them their you your as so not no".split()
 )
 
 Sentence = tuple[str, float]  # a passage (consolidation passes each memory's text) and its importance 0..1
@@ -68,7 +69,8 @@ class ExtractiveSummariser:
         texts = [t for t, _ in unique]
         central = centrality(texts)
         scores = [
-            (1 - self.centrality_weight) * imp + self.centrality_weight * c for (_, imp), c in zip(unique, central)
+            (1 - self.centrality_weight) * imp + self.centrality_weight * c
+            for (_, imp), c in zip(unique, central, strict=True)
         ]
         best = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:max_sentences]
         return " ".join(texts[i] for i in sorted(best))
@@ -101,7 +103,9 @@ class ChatSummariser:
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.model, self.max_tokens, self.fallback, self.fallbacks = model, max_tokens, fallback, 0
-        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s, transport=transport)
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s, transport=transport
+        )
 
     def _prompt(self, sentences: Sequence[Sentence], max_sentences: int) -> str:
         lines = "\n".join(f"- ({imp:.2f}) {text}" for text, imp in sentences)

@@ -12,21 +12,37 @@ D1 is written first and is the source of truth; indexing failures leave an outbo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
-from memory_sim.env import Env
 from memory_sim.errors import InvalidInput, VectorizeError
-from memory_sim.memory import forgetting, indexer, npcs as npc_registry, recall as recall_sources, rules, store
-from memory_sim.memory.forgetting import MemoryPage
-from memory_sim.memory.npcs import Npc
+from memory_sim.memory import forgetting, indexer, rules, store
+from memory_sim.memory import npcs as npc_registry
+from memory_sim.memory import recall as recall_sources
 from memory_sim.memory.condense import diary_entries
-from memory_sim.memory.models import DEFAULT_RECALL_MODE, RECALL_MODES, JobReport, Lineage, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory.forgetting import MemoryPage
+from memory_sim.memory.models import (
+    DEFAULT_RECALL_MODE,
+    RECALL_MODES,
+    JobReport,
+    Lineage,
+    MemoryConfig,
+    RecallMode,
+    Recollection,
+    ShortTermMemory,
+    StoredMemory,
+    WorldTime,
+)
+from memory_sim.memory.npcs import Npc
 from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
 from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted, weighted_score
 from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 Clock = Callable[[], float]
 Ranking = Callable[[list[Recollection], int], list[Recollection]]
@@ -91,7 +107,8 @@ class MemorySystem:
     def index_memory(self, memory: ShortTermMemory) -> bool:
         """The indexing step alone, for a memory already in D1 (e.g. after `remember` kept it D1-only)."""
         self.env.DB.batch(
-            store.set_state(self.env.DB, [memory.id], "pending") + store.enqueue_many(self.env.DB, [memory.id], self.clock())
+            store.set_state(self.env.DB, [memory.id], "pending")
+            + store.enqueue_many(self.env.DB, [memory.id], self.clock())
         )
         return memory.id in self.index_memories([memory.id])
 
@@ -109,7 +126,9 @@ class MemorySystem:
     def today(self) -> int:
         return WorldTime.from_seconds(self.clock()).day
 
-    def recall(self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE) -> list[Recollection]:
+    def recall(
+        self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
+    ) -> list[Recollection]:
         """Top-k of this NPC's memories for the query; `score` is the mode's (hybrid: fused vector + BM25 +
         neighbour context; vector: cosine similarity), higher first. No two share a text, and a summary never
         stands beside a memory it was made from (the better-ranked stays)."""
@@ -118,7 +137,12 @@ class MemorySystem:
         return found or self._nothing_for(npc_id)
 
     def weighted_recall(
-        self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
+        self,
+        npc_id: str,
+        query: str,
+        current_day: int | None = None,
+        top_k: int = 5,
+        mode: RecallMode = DEFAULT_RECALL_MODE,
     ) -> list[Recollection]:
         """score * importance / (1 + (current_day - day) * decayFactor), highest first, with each memory's
         current decay factor from D1; repeats collapsed as in `recall`."""
@@ -126,22 +150,31 @@ class MemorySystem:
         day = self.today() if current_day is None else rules.day(current_day, "current_day")
 
         def rank(found: list[Recollection], k: int) -> list[Recollection]:
-            weighted = [replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor)) for r in found]
+            weighted = [
+                replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor))
+                for r in found
+            ]
             return rank_weighted(weighted, k)
 
-        return self._distinct_top(npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank) or self._nothing_for(npc_id)
+        return self._distinct_top(
+            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank
+        ) or self._nothing_for(npc_id)
 
     def _nothing_for(self, npc_id: str) -> list[Recollection]:
         """An empty recall, unless the id is another case of a registered NPC's: that is refused with a hint."""
         npc_registry.refuse_case_twin(self.env.DB, npc_id)
         return []
 
-    def _distinct_top(self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking) -> list[Recollection]:
+    def _distinct_top(
+        self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking
+    ) -> list[Recollection]:
         """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats
         leave it short and more may exist."""
         k = min(VECTORIZE_MAX_TOP_K, k)
         while True:
-            candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache)
+            candidates = recall_sources.gather(
+                self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
+            )
             if candidates.fell_back:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
@@ -262,7 +295,11 @@ class MemorySystem:
     def _echo(self, npc_id: str, day: int, chosen: Sequence[StoredMemory]) -> Recollection | None:
         focus = max(chosen, key=lambda m: (m.importance, -m.hour))
         # an earlier observation, never a summary: a diary (and what is condensed from it) does not nest echoes
-        past = [r for r in self._neighbours(npc_id, focus) if r.day < day and r.source == "vectorize" and r.kind == "observation"]
+        past = [
+            r
+            for r in self._neighbours(npc_id, focus)
+            if r.day < day and r.source == "vectorize" and r.kind == "observation"
+        ]
         return past[0] if past else None
 
     def _neighbours(self, npc_id: str, focus: StoredMemory, k: int = 5) -> list[Recollection]:

@@ -66,7 +66,10 @@ try:  # orjson (the `server` extra) encodes and decodes several times faster: it
 
     loads = orjson.loads
 except ImportError:  # pragma: no cover - the server extra installs orjson
-    dumps, loads = _stdlib_dumps, json.loads
+    dumps = _stdlib_dumps
+
+    def loads(data: bytes | bytearray | memoryview | str) -> Any:
+        return json.loads(bytes(data) if isinstance(data, memoryview) else data)
 
 
 class EnvelopeResponse(JSONResponse):
@@ -87,14 +90,14 @@ def failure(code: int, message: str, pointer: str | None = None) -> dict[str, An
     return {"success": False, "errors": [error], "messages": [], "result": None}
 
 
-def ok(result: Any, status: int = 200, result_info: dict[str, Any] | None = None) -> Response:
+def ok(result: Any, status: int = 200, result_info: dict[str, Any] | None = None) -> EnvelopeResponse:
     body = success(result)
     if result_info is not None:
         body["result_info"] = result_info
     return EnvelopeResponse(body, status_code=status)
 
 
-def fail(status: int, code: int, message: str, pointer: str | None = None) -> Response:
+def fail(status: int, code: int, message: str, pointer: str | None = None) -> EnvelopeResponse:
     return EnvelopeResponse(failure(code, message, pointer), status_code=status)
 
 
@@ -163,6 +166,8 @@ class InternalErrors:
         except Exception as exc:
             if started:  # half an answer is out: only closing the connection can tell the client
                 raise
-            logging.getLogger("memory_sim.server").exception("unexpected error on %s %s", scope["method"], scope["path"])
+            logging.getLogger("memory_sim.server").exception(
+                "unexpected error on %s %s", scope["method"], scope["path"]
+            )
             error = to_api_error(exc)
             await fail(error.status, error.code, error.message, error.pointer)(scope, receive, send)

@@ -12,7 +12,8 @@ checks that both answer alike.
 from __future__ import annotations
 
 import re
-from typing import Any, Awaitable, Callable, MutableMapping, Sequence
+from collections.abc import Awaitable, Callable, MutableMapping, Sequence
+from typing import Any
 
 from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_codes as codes
@@ -40,7 +41,9 @@ def parse_query_body(raw: bytes) -> Json:
     except BadJson as exc:
         raise VectorizeInputError(OP, f"Failed to parse the request body as JSON: {exc}", codes.BAD_BODY) from None
     if not isinstance(body, dict):
-        raise VectorizeInputError(OP, "Failed to parse the request body as JSON: expected a JSON object", codes.BAD_BODY)
+        raise VectorizeInputError(
+            OP, "Failed to parse the request body as JSON: expected a JSON object", codes.BAD_BODY
+        )
     by_vector, by_id = body.get("vector") is not None, body.get("vectorId") is not None
     if by_vector and by_id:
         raise VectorizeInputError(OP, "a query takes `vector` or `vectorId`, not both", codes.QUERY_SOURCE)

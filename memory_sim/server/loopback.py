@@ -39,12 +39,14 @@ class LoopbackServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/client/v4"
 
-    def start(self) -> "LoopbackServer":
+    def start(self) -> LoopbackServer:
         import uvicorn
 
         self._server = uvicorn.Server(uvicorn.Config(self.app, host=self.host, port=self.port, **self._options))
         sockets = None if self._sock is None else [self._sock]
-        self._thread = threading.Thread(target=self._server.run, args=(sockets,), name=f"loopback-{self.port}", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run, args=(sockets,), name=f"loopback-{self.port}", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + self._timeout
         while not self._server.started:
@@ -59,7 +61,7 @@ class LoopbackServer:
         self._server.should_exit = True
         self._thread.join(timeout=10)
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -3,12 +3,13 @@ diaries at the end of each day, and the jobs on schedule (scheduling.SimSchedule
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.memory import store
-from memory_sim.memory.models import HOURS_PER_DAY, JobReport, WorldTime
+from memory_sim.memory.models import JobReport, WorldTime
+from memory_sim.memory.rules import HOURS_PER_DAY
 from memory_sim.memory.system import MemorySystem
 from memory_sim.scheduling import SimScheduler
 from memory_sim.sim.clock import SimClock
@@ -57,7 +58,9 @@ def save_day(db: D1Database, village: Village, places: dict[str, str], day: int)
     )
 
 
-def relationship_rows(db: D1Database, pairs: list[tuple[tuple[str, str], float]], day: int) -> list[D1PreparedStatement]:
+def relationship_rows(
+    db: D1Database, pairs: list[tuple[tuple[str, str], float]], day: int
+) -> list[D1PreparedStatement]:
     statements = []
     for start in range(0, len(pairs), 24):  # 4 parameters a row, under D1's 100
         chunk = pairs[start : start + 24]

@@ -15,11 +15,11 @@ from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeInd
 from memory_sim.cloudflare.client import CloudflareClient
 from memory_sim.cloudflare.d1 import CloudflareD1Database
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-from memory_sim.embedding.retry import Backoff
+from memory_sim.retry import Backoff
 from memory_sim.env import Env, Settings, build_env
 from memory_sim.errors import ConfigError, D1Error, D1ExecError, VectorizeInputError, VectorizeUnavailable
-from memory_sim.local.vectorize_memory import MemoryAccount
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+from memory_sim.local.vectorize.oracle import OracleAccount
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 
 def test_contracts_are_implemented(server: ServerForTests) -> None:
@@ -46,7 +46,7 @@ def test_errors_keep_the_bindings_wording(server: ServerForTests) -> None:
 
 def test_writes_are_batched_to_the_rest_limit(flaky_server) -> None:
     running, watcher = flaky_server
-    local = MemoryAccount(max_batch=5000)
+    local = OracleAccount(max_batch=5000)
     account = running.adopt(local)
     account.create_index("big", 2, "euclidean")
     account.index("big").upsert([Vector(f"v{i}", [i, 1]) for i in range(12_001)])

@@ -14,10 +14,10 @@ from fastapi.responses import JSONResponse
 from memory_sim.bindings.vectorize import Vector
 from memory_sim.cloudflare.client import CloudflareClient
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-from memory_sim.embedding.retry import Backoff
+from memory_sim.retry import Backoff
 from memory_sim.errors import VectorizeInputError, VectorizeUnavailable
 from memory_sim.server.loopback import free_port
-from memory_sim.server.testing import ServerForTests
+from memory_sim.testing import ServerForTests
 
 
 class FlakyQueries:

@@ -10,7 +10,7 @@ from typing import Any, Iterator
 import pytest
 
 from memory_sim.cli import main
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from embedding_fakes import CountingAi, build_bge_shaped_model
 
-from memory_sim.local.onnx_cache import ONNX_CACHE_ENV
+from memory_sim.local.ai.onnx_cache import ONNX_CACHE_ENV
 
 
 @pytest.fixture(scope="session", autouse=True)

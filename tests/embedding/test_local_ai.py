@@ -13,11 +13,12 @@ import numpy as np
 import pytest
 
 from memory_sim.bindings.ai import BGE_BASE
-from memory_sim.embedding.embedder import AiEmbedder, load_embedder
+from memory_sim.builder.models import load_embedder
+from memory_sim.embedding.embedder import AiEmbedder
 from memory_sim.errors import AiError, ConfigError
-from memory_sim.local import models
-from memory_sim.local.ai import LocalAi, load_sentence_transformer
-from memory_sim.local.models import MINILM
+from memory_sim.local.ai import models
+from memory_sim.local.ai.local_ai import LocalAi, load_sentence_transformer
+from memory_sim.local.ai.models import MINILM
 
 
 @pytest.fixture(autouse=True)
@@ -39,7 +40,7 @@ def local_ai(request: pytest.FixtureRequest, shared_local_ai: LocalAi, tmp_path_
     if request.param == "local":
         return shared_local_ai
     from memory_sim.cloudflare.workers_ai import WorkersAi
-    from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+    from memory_sim.testing import TEST_TOKEN, ServerForTests
 
     server = ServerForTests(tmp_path_factory.mktemp("ai-server"), ai=shared_local_ai).start()
     request.addfinalizer(server.stop)
@@ -104,7 +105,7 @@ def test_long_inputs_are_truncated_not_refused(local_ai: LocalAi) -> None:
 
 
 def test_default_falls_back_to_minilm_and_says_so_once(local_ai: LocalAi, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="memory_sim.local.models"):
+    with caplog.at_level(logging.WARNING, logger="memory_sim.local.ai.models"):
         first = load_embedder("default", ai=local_ai)
         load_embedder("default", ai=local_ai)
     assert first.model == MINILM and first.dimensions == 384
@@ -151,8 +152,8 @@ def test_any_model_folder_by_path(bge_folder: Path) -> None:
 
 def test_importing_the_embedding_package_imports_no_model_runtime() -> None:
     code = (
-        "import sys, memory_sim.embedding, memory_sim.embedding.embedder, memory_sim.local.ai, "
-        "memory_sim.local.models; from memory_sim.embedding import HashingEmbedder; HashingEmbedder().embed(['x']); "
+        "import sys, memory_sim.embedding, memory_sim.embedding.embedder, memory_sim.local.ai.local_ai, "
+        "memory_sim.local.ai.models; from memory_sim.embedding import HashingEmbedder; HashingEmbedder().embed(['x']); "
         "print(any(m in sys.modules for m in ('torch', 'onnxruntime', 'tokenizers')))"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}

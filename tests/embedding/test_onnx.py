@@ -18,10 +18,10 @@ import pytest
 from memory_sim.bindings.ai import BGE_BASE
 from memory_sim.env import Env, Settings
 from memory_sim.errors import ConfigError
-from memory_sim.local.ai import LocalAi
-from memory_sim.local.models import MINILM, minilm_dir
-from memory_sim.local.onnx_cache import MODEL_FILE, export_dir
-from memory_sim.local.onnx_encoder import length_groups
+from memory_sim.local.ai.local_ai import LocalAi
+from memory_sim.local.ai.models import MINILM, minilm_dir
+from memory_sim.local.ai.onnx_cache import MODEL_FILE, export_dir
+from memory_sim.local.ai.onnx_encoder import length_groups
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = "the miller counted sacks of grain by the river before the storm came " * 60  # past both windows
@@ -55,7 +55,7 @@ def batch_and_singles(ai: LocalAi, model: str, pooling: str) -> tuple[np.ndarray
 
 
 def exports_logged(caplog: pytest.LogCaptureFixture) -> int:
-    return sum(r.name == "memory_sim.local.onnx_export" and "exporting" in r.getMessage() for r in caplog.records)
+    return sum(r.name == "memory_sim.local.ai.onnx_export" and "exporting" in r.getMessage() for r in caplog.records)
 
 
 def our_warnings(caplog: pytest.LogCaptureFixture) -> list[str]:
@@ -103,7 +103,7 @@ def test_export_is_made_once_per_model_and_kept(
     exports = [export_dir(onnx_cache, MINILM, folder) / MODEL_FILE, export_dir(onnx_cache, BGE_BASE, bge_folder) / MODEL_FILE]
     assert exports[0].parent != exports[1].parent and all(p.is_file() for p in exports)
     before = [(p.stat().st_mtime_ns, p.stat().st_ino) for p in exports]
-    with caplog.at_level(logging.INFO, logger="memory_sim.local.onnx_export"):
+    with caplog.at_level(logging.INFO, logger="memory_sim.local.ai.onnx_export"):
         again = LocalAi(model_dirs={BGE_BASE: bge_folder}, onnx_cache=onnx_cache)
         assert again.load(MINILM).runtime == again.load(BGE_BASE).runtime == "onnx"
     assert exports_logged(caplog) == 0
@@ -113,7 +113,7 @@ def test_export_is_made_once_per_model_and_kept(
 def test_a_model_with_an_export_loads_without_torch(onnx_ai: LocalAi, onnx_cache: Path) -> None:
     onnx_ai.load(MINILM)  # the export exists
     code = (
-        "import sys; from memory_sim.local.ai import LocalAi; ai = LocalAi(runtime='onnx'); "
+        "import sys; from memory_sim.local.ai.local_ai import LocalAi; ai = LocalAi(runtime='onnx'); "
         "print(ai.run('minilm', {'text': ['hello']})['shape'], ai.load('minilm').runtime, "
         "[m for m in ('torch', 'sentence_transformers', 'transformers') if m in sys.modules])"
     )
@@ -131,7 +131,7 @@ def test_same_weights_with_new_mtimes_keep_their_export(
     stamp = export.stat().st_mtime_ns
     for path in bge_folder.rglob("*"):
         os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 1_000_000_000))
-    with caplog.at_level(logging.INFO, logger="memory_sim.local.onnx_export"):
+    with caplog.at_level(logging.INFO, logger="memory_sim.local.ai.onnx_export"):
         assert LocalAi(model_dirs={BGE_BASE: bge_folder}, onnx_cache=onnx_cache).load(BGE_BASE).runtime == "onnx"
     assert exports_logged(caplog) == 0
     assert export.stat().st_mtime_ns == stamp
@@ -144,7 +144,7 @@ def test_changed_weights_are_exported_again(
     cache, folder = tmp_path / "cache", tmp_path / "bge"
     shutil.copytree(bge_folder, folder)  # copy2 keeps mtimes: the session's export is current for the copy
     shutil.copytree(export_dir(onnx_cache, BGE_BASE, bge_folder), export_dir(cache, BGE_BASE, folder))
-    with caplog.at_level(logging.INFO, logger="memory_sim.local.onnx_export"):
+    with caplog.at_level(logging.INFO, logger="memory_sim.local.ai.onnx_export"):
         before = LocalAi(model_dirs={BGE_BASE: folder}, onnx_cache=cache).run(BGE_BASE, {"text": ["the smith"], "pooling": "cls"})
         assert exports_logged(caplog) == 0
         _shift_embedding_norm(folder, 3.0)
@@ -216,14 +216,14 @@ def test_runtime_is_a_setting(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -
 def test_two_processes_exporting_at_once_export_once(tmp_path: Path, bge_folder: Path) -> None:
     code = (
         "import logging, sys; logging.basicConfig(level=logging.INFO, stream=sys.stdout); "
-        "from memory_sim.local.ai import LocalAi; from memory_sim.bindings.ai import BGE_BASE; "
+        "from memory_sim.local.ai.local_ai import LocalAi; from memory_sim.bindings.ai import BGE_BASE; "
         f"print('runtime', LocalAi(model_dirs={{BGE_BASE: {str(bge_folder)!r}}}).load(BGE_BASE).runtime)"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT), "MEMORY_SIM_ONNX_CACHE": str(tmp_path / "cache")}
     runs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True, env=env) for _ in range(2)]
     outputs = [run.communicate(timeout=240)[0] for run in runs]
     assert all("runtime onnx" in out for out in outputs)
-    assert sum(out.count("memory_sim.local.onnx_export:exporting") for out in outputs) == 1, outputs
+    assert sum(out.count("memory_sim.local.ai.onnx_export:exporting") for out in outputs) == 1, outputs
 
 
 def test_texts_run_in_groups_of_similar_length() -> None:

@@ -291,10 +291,10 @@ def test_the_index_full_rule_holds_through_the_cloudflare_rest_adapters(clock: S
     from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
     from memory_sim.builder import build_cloudflare_env
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.local.vectorize.oracle import OracleAccount
     from memory_sim.settings import Settings
 
-    account = cloudflare_server.adopt(MemoryAccount(clock=clock, max_batch=VECTORIZE_MAX_BATCH_REST, max_vectors=3))
+    account = cloudflare_server.adopt(OracleAccount(clock=clock, max_batch=VECTORIZE_MAX_BATCH_REST, max_vectors=3))
     db = cloudflare_server.new_database("memory", account.client.account_id)
     settings = Settings.load(environ={}, backend="cloudflare", account_id=account.client.account_id,
                              api_token=account.client.api_token, database_id=db.database_id, embed_model="fake/hashing")

@@ -16,10 +16,10 @@ import httpx
 import orjson
 import pytest
 
-from memory_sim.server.app import create_app
+from memory_sim.builder.server import build_server_app
 from memory_sim.server.fast_query import QUERY_PATH, QueryRoute
 from memory_sim.server.loopback import LoopbackServer
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 BODY = {"vector": [1, 0, 0], "topK": 2, "returnMetadata": "all"}
 ROWS = b'{"id":"a","values":[1,0,0],"metadata":{"k":1}}\n{"id":"b","values":[0,1,0]}\n'
@@ -30,7 +30,7 @@ INDEXES = "/client/v4/accounts/acc/vectorize/v2/indexes"
 
 
 def _filled_app(folder: Path, *, fast_query: bool = True) -> Any:
-    app = create_app(folder, TEST_TOKEN, d1_engine="sqlite", fast_query=fast_query)
+    app = build_server_app(folder, TEST_TOKEN, d1_engine="sqlite", fast_query=fast_query)
 
     async def fill() -> None:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), headers=AUTH) as client:
@@ -79,10 +79,10 @@ def test_fast_path_answers_as_the_fastapi_route(served: tuple[Any, str], tmp_pat
 
 
 def test_middleware_added_later_sees_queries(tmp_path: Path) -> None:
-    app = create_app(tmp_path, TEST_TOKEN, d1_engine="sqlite")
+    app = build_server_app(tmp_path, TEST_TOKEN, d1_engine="sqlite")
     seen: list[str] = []
 
-    class Recorder:  # what a tracing or fault-injecting middleware added after create_app does
+    class Recorder:  # what a tracing or fault-injecting middleware added after build_server_app does
         def __init__(self, inner: Any) -> None:
             self.inner = inner
 

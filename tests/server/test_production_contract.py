@@ -10,7 +10,7 @@ import httpx
 import orjson
 import pytest
 
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 AUTH = {"Authorization": f"Bearer {TEST_TOKEN}"}
 ROWS = b'{"id":"a","values":[1,0,0],"metadata":{"npcId":"ann","day":2,"weight":0.5}}\n{"id":"b","values":[0,1,0]}\n'

@@ -9,7 +9,7 @@ import httpx
 import pytest
 from server_helpers import vectors_ndjson
 
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 
 def _index(sdk: cloudflare.Cloudflare, account_id: str, name: str = "mem", dims: int = 3) -> None:

@@ -58,7 +58,7 @@ def test_insert_and_upsert_json_is_wranglers(tmp_path: Path, capsys: pytest.Capt
                                              request: pytest.FixtureRequest, backend: str) -> None:
     """`{"index": NAME, "count": N}`: the vectors sent (inserts that keep an earlier write count too), no mutation id."""
     if backend == "cloudflare":  # the settings' account: one of the local Cloudflare API server's
-        from memory_sim.server.testing import TEST_TOKEN
+        from memory_sim.testing import TEST_TOKEN
 
         server = request.getfixturevalue("cloudflare_server")
         for name, value in (("CLOUDFLARE_ACCOUNT_ID", server.fresh_account_id()), ("CLOUDFLARE_API_TOKEN", TEST_TOKEN),

@@ -1,0 +1,348 @@
+"""SQLite's dialect on DuckDB, the expression layer: the `Emitter` that writes a SQLite statement's tokens as
+DuckDB SQL with SQLite's meaning, or refuses a construct (D1Unsupported, naming the SQLite alternative), and the
+token-structure helpers the statement rewrites share. Entry point: `statements.translate`.
+
+Rewrites done here (expressions): `?`/`?NNN` -> `$N`; LIKE -> __sq_like (ASCII-only case folding, as
+SQLite; like.py); CURRENT_TIMESTAMP/DATE/TIME and datetime('now') & co. as SQLite's UTC text;
+date/time and json_extract/->> answered by sqlite3 itself (functions.py); typeof, total, max/min with
+several arguments, CAST(x AS INTEGER) truncating; iif; last_insert_rowid(); unaliased result columns named
+by their SQL text as SQLite names them. Statement-level rewrites live in statements.py.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from memory_sim.bindings.d1_sql import Token, placeholders, tokenize
+from memory_sim.errors import D1Unsupported
+from memory_sim.local.d1.dialect import functions as fn
+from memory_sim.local.d1.dialect.like import like_calls
+
+_versions = itertools.count(1)
+# Words DuckDB reserves that SQLite does not know at all: in SQLite text they can only be names, so quote them.
+_DUCKDB_ONLY_KEYWORDS = frozenset(
+    "AT ASOF ANTI SEMI POSITIONAL PIVOT UNPIVOT PIVOT_LONGER PIVOT_WIDER LAMBDA QUALIFY SUMMARIZE SHOW DESCRIBE "
+    "MAP STRUCT TUPLE UNPACK VARIADIC TRY_CAST COLUMNS SETOF FREEZE TABLESAMPLE".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TableInfo:
+    name: str
+    columns: tuple[str, ...]
+    rowid_column: str | None  # the INTEGER PRIMARY KEY column that aliases the rowid
+    autoincrement: bool = False
+    unique_keys: tuple[tuple[str, ...], ...] = ()  # PRIMARY KEY, UNIQUE constraints and unique indexes
+    defaults: frozenset[str] = frozenset()  # columns with a DEFAULT clause
+    self_referencing: bool = False  # has a foreign key to itself (rows of one INSERT may depend on each other)
+
+
+class Schema:
+    """The tables as the SQLite schema mirror sees them; compared by version so caching stays cheap."""
+
+    def __init__(self, tables: dict[str, TableInfo] | None = None) -> None:
+        self.tables = {k.lower(): v for k, v in (tables or {}).items()}
+        self.version = next(_versions)
+
+    def table(self, name: str) -> TableInfo | None:
+        return self.tables.get(name.lower())
+
+    def __hash__(self) -> int:
+        return self.version
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Schema) and other.version == self.version
+
+
+@dataclass(frozen=True, slots=True)
+class Translation:
+    sql: str
+    kind: str  # "read" (rows), "write" (INSERT/UPDATE/DELETE), "ddl", "mirror" (answered by the schema mirror),
+    # "replace" (INSERT OR REPLACE: a plan of `steps` then `sql`, run in one transaction)
+    returns_rows: bool = True
+    extras: tuple[str, ...] = ()  # engine-supplied values bound after the user's: "id_base", "last_rowid"
+    target: TableInfo | None = None  # rowid table whose ids this INSERT generates
+    returning_injected: bool = False  # we appended RETURNING <rowid column> to learn last_row_id
+    upsert: bool = False  # ON CONFLICT DO UPDATE: RETURNING also lists updated rows, which are not inserted
+    steps: tuple[str, ...] = ()  # kind "replace": statements run before `sql` (replace.py)
+
+
+@dataclass(slots=True)
+class Emitter:
+    """Turns a token range into DuckDB text; collects the engine-supplied parameters it needed."""
+
+    numbers: tuple[int, ...]
+    user_count: int
+    extras: list[str] = field(default_factory=list)
+    _seen: int = 0
+
+    def extra(self, name: str) -> str:
+        if name not in self.extras:
+            self.extras.append(name)
+        return f"${self.user_count + self.extras.index(name) + 1}"
+
+    def emit(self, toks: list[Token], lo: int = 0, hi: int | None = None) -> str:
+        hi = len(toks) if hi is None else hi
+        if any(t.kind == "op" and t.text == "->>" for t in toks[lo:hi]):
+            toks, lo = arrow_calls(toks[lo:hi]), 0
+            hi = len(toks)
+        if any(t.kind == "word" and t.upper == "LIKE" for t in toks[lo:hi]):
+            toks, lo = like_calls(toks[lo:hi]), 0
+            hi = len(toks)
+        out: list[str] = []
+        i = lo
+        while i < hi:
+            tok = toks[i]
+            if tok.kind == "word":
+                nxt = next_significant(toks, i + 1, hi)
+                if nxt is not None and toks[nxt].text == "(":
+                    close = match_paren(toks, nxt)
+                    call = self._call(tok.text.lower(), toks, nxt, close)
+                    if call is not None:
+                        out.append(call)
+                        i = close + 1
+                        continue
+                out.append(self._word(tok))
+            elif tok.kind == "param":
+                out.append(f"${self.numbers[self._seen]}")
+                self._seen += 1
+            else:
+                out.append(_as_duckdb_reads_it(tok, out[-1] if out else ""))
+            i += 1
+        return "".join(out)
+
+    def _word(self, tok: Token) -> str:
+        upper = tok.upper
+        if upper in fn.NOW_TEXT:
+            return fn.NOW_TEXT[upper]
+        if upper in _DUCKDB_ONLY_KEYWORDS:
+            return f'"{tok.text}"'
+        if upper in ("SQLITE_MASTER", "SQLITE_SCHEMA", "SQLITE_SEQUENCE"):
+            raise D1Unsupported(f"{tok.text} joined with data tables; query it on its own")
+        return tok.text
+
+    def _args(self, toks: list[Token], open_i: int, close_i: int) -> list[str]:
+        return [self.emit(toks, lo, hi).strip() for lo, hi in split_args(toks, open_i, close_i)]
+
+    def _call(self, name: str, toks: list[Token], open_i: int, close_i: int) -> str | None:
+        handler = _CALLS.get(name)
+        if handler is not None:
+            return handler(self, toks, open_i, close_i)
+        if name in fn.DELEGATED:
+            args = self._args(toks, open_i, close_i)
+            if name in fn.NOW_CALLS and (not args or (len(args) == 1 and args[0].lower() == "'now'")):
+                return fn.NOW_CALLS[name]
+            if len(args) > fn.MAX_DELEGATED_ARGS:
+                raise D1Unsupported(f"{name}() with more than {fn.MAX_DELEGATED_ARGS} arguments")
+            cast = ", ".join(f"CAST(({a}) AS VARIANT)" for a in args)
+            return f"{fn.delegated_name(name, len(args))}({cast})"
+        return None
+
+
+def _as_duckdb_reads_it(tok: Token, before: str) -> str:
+    """A token's text such that DuckDB's lexer splits it as SQLite's does: a comment is blank (DuckDB ends `--` at
+    a carriage return and nests /* */), a quoted name is double-quoted, and a quote right after a name gets a space
+    (DuckDB reads E'...' as an escape string)."""
+    if tok.kind == "comment":
+        return " "
+    text = quote_name(tok.name) if tok.kind == "qident" else tok.text
+    if tok.kind in ("qident", "string", "blob") and (before[-1:].isalnum() or before[-1:] in ("_", "$", "&")):
+        return " " + text
+    return text
+
+
+def _minmax(name: str) -> Callable[[Emitter, list[Token], int, int], str | None]:
+    def handle(em: Emitter, toks: list[Token], open_i: int, close_i: int) -> str | None:
+        if len(split_args(toks, open_i, close_i)) < 2:
+            return None  # the aggregate
+        args = em._args(toks, open_i, close_i)
+        if len(args) > 4:
+            raise D1Unsupported(f"{name}() with more than 4 arguments; nest {name}() calls")
+        return f"__sq_{name}({', '.join(args)})"
+
+    return handle
+
+
+def _renamed(target: str) -> Callable[[Emitter, list[Token], int, int], str]:
+    def handle(em: Emitter, toks: list[Token], open_i: int, close_i: int) -> str:
+        return f"{target}({', '.join(em._args(toks, open_i, close_i))})"
+
+    return handle
+
+
+def _cast(em: Emitter, toks: list[Token], open_i: int, close_i: int) -> str | None:
+    as_i = next(
+        (i for i in range(open_i + 1, close_i) if toks[i].is_word("AS") and depth_at(toks, open_i, i) == 1), None
+    )
+    if as_i is None:
+        return None
+    type_words = " ".join(t.upper for t in toks[as_i + 1 : close_i] if not t.trivia)
+    inner = em.emit(toks, open_i + 1, as_i).strip()
+    if "INT" in type_words:
+        return f"__sq_int({inner})"
+    return f"CAST({inner} AS {column_type(type_words)})"
+
+
+def _last_rowid(em: Emitter, toks: list[Token], open_i: int, close_i: int) -> str:
+    return em.extra("last_rowid")
+
+
+def _refuse(name: str, alternative: str) -> Callable[[Emitter, list[Token], int, int], str]:
+    def handle(em: Emitter, toks: list[Token], open_i: int, close_i: int) -> str:
+        raise D1Unsupported(f"{name}() is not available on the DuckDB engine; {alternative}")
+
+    return handle
+
+
+_CALLS: dict[str, Callable[[Emitter, list[Token], int, int], str | None]] = {
+    "max": _minmax("max"),
+    "min": _minmax("min"),
+    "typeof": _renamed("__sq_typeof"),
+    "total": _renamed("__sq_total"),
+    "iif": _renamed("if"),
+    "cast": _cast,
+    "last_insert_rowid": _last_rowid,
+    "changes": _refuse("changes", "read meta.changes of the result"),
+    "total_changes": _refuse("total_changes", "read meta.changes of each result"),
+    "random": _refuse("random", "generate random values in the application"),
+    "randomblob": _refuse("randomblob", "generate random values in the application"),
+    "zeroblob": _refuse("zeroblob", "bind a bytes value"),
+}
+
+
+def quote_name(name: str) -> str:
+    """A name as a double-quoted identifier, whatever characters it holds."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def column_type(declared: str) -> str:
+    """SQLite's affinity rules, as DuckDB types (64-bit integers, text for date-like types)."""
+    upper = declared.upper()
+    if "INT" in upper or "BOOL" in upper:
+        return "BIGINT"
+    if any(word in upper for word in ("CHAR", "CLOB", "TEXT", "DATE", "TIME", "JSON", "UUID")):
+        return "VARCHAR"
+    if "BLOB" in upper:
+        return "BLOB"
+    if any(word in upper for word in ("REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL")):
+        return "DOUBLE"  # NUMERIC affinity keeps 5 as an integer; DOUBLE answers 5.0 (equal in JSON)
+    raise D1Unsupported(
+        f"column type '{declared or '(none)'}': SQLite's dynamic typing has no DuckDB equivalent; "
+        "declare INTEGER, REAL, TEXT or BLOB"
+    )
+
+
+# --- token helpers --------------------------------------------------------------------------------------------
+def next_significant(toks: list[Token], i: int, hi: int | None = None) -> int | None:
+    hi = len(toks) if hi is None else hi
+    while i < hi:
+        if not toks[i].trivia:
+            return i
+        i += 1
+    return None
+
+
+def match_paren(toks: list[Token], open_i: int) -> int:
+    depth = 0
+    for i in range(open_i, len(toks)):
+        if toks[i].text == "(" and toks[i].kind == "op":
+            depth += 1
+        elif toks[i].text == ")" and toks[i].kind == "op":
+            depth -= 1
+            if depth == 0:
+                return i
+    raise D1Unsupported("unbalanced parentheses")
+
+
+def depth_at(toks: list[Token], lo: int, at: int) -> int:
+    depth = 0
+    for i in range(lo, at):
+        if toks[i].kind == "op" and toks[i].text == "(":
+            depth += 1
+        elif toks[i].kind == "op" and toks[i].text == ")":
+            depth -= 1
+    return depth
+
+
+def split_args(toks: list[Token], open_i: int, close_i: int) -> list[tuple[int, int]]:
+    """Ranges of the comma-separated items between a pair of parentheses."""
+    ranges: list[tuple[int, int]] = []
+    depth = 0
+    start = open_i + 1
+    for i in range(open_i + 1, close_i):
+        tok = toks[i]
+        if tok.kind == "op" and tok.text == "(":
+            depth += 1
+        elif tok.kind == "op" and tok.text == ")":
+            depth -= 1
+        elif tok.kind == "op" and tok.text == "," and depth == 0:
+            ranges.append((start, i))
+            start = i + 1
+    if any(not t.trivia for t in toks[start:close_i]) or ranges:
+        ranges.append((start, close_i))
+    return ranges
+
+
+def strip_end(sql: str) -> list[Token]:
+    toks = list(tokenize(sql))
+    while toks and (toks[-1].trivia or (toks[-1].kind == "op" and toks[-1].text == ";")):
+        toks.pop()
+    while toks and toks[0].trivia:
+        toks.pop(0)
+    return toks
+
+
+def arrow_calls(toks: list[Token]) -> list[Token]:
+    """`a ->> b` becomes a call the emitter delegates to sqlite3 (DuckDB's ->> always answers text)."""
+    while True:
+        at = next((i for i, t in enumerate(toks) if t.kind == "op" and t.text == "->>"), None)
+        if at is None:
+            return toks
+        lo = _operand_start(toks, at)
+        hi = next_significant(toks, at + 1)
+        if hi is None:
+            raise D1Unsupported("->> without a right operand")
+        call = [Token("word", "->>"), Token("op", "("), *toks[lo:at], Token("op", ","), toks[hi], Token("op", ")")]
+        toks = toks[:lo] + call + toks[hi + 1 :]
+
+
+def _operand_start(toks: list[Token], at: int) -> int:
+    i = at - 1
+    while i >= 0 and toks[i].trivia:
+        i -= 1
+    if toks[i].text == ")":
+        depth = 0
+        while i >= 0:
+            depth += toks[i].text == ")" and toks[i].kind == "op"
+            depth -= toks[i].text == "(" and toks[i].kind == "op"
+            if depth == 0:
+                break
+            i -= 1
+        return i - 1 if i > 0 and toks[i - 1].kind == "word" else i
+    while i >= 2 and toks[i - 1].text == "." and toks[i - 2].kind in ("word", "qident"):
+        i -= 2
+    return i
+
+
+def new_emitter(sql: str) -> Emitter:
+    marks = placeholders(sql)
+    return Emitter(marks.numbers, marks.count)
+
+
+def source_end(body: list[Token], start: int) -> int:
+    """Where the source of an INSERT (VALUES or SELECT, from `start`) ends: at its RETURNING or ON CONFLICT."""
+    depth = 0
+    for i in range(start, len(body)):
+        tok = body[i]
+        if tok.kind == "op" and tok.text in "()":
+            depth += 1 if tok.text == "(" else -1
+        elif depth == 0 and (tok.is_word("RETURNING") or (tok.is_word("ON") and is_conflict(body, i))):
+            return i
+    return len(body)
+
+
+def is_conflict(body: list[Token], i: int) -> bool:
+    nxt = next_significant(body, i + 1)
+    return nxt is not None and body[nxt].is_word("CONFLICT")
