@@ -19,7 +19,7 @@ CASES = [("onnx", 1), ("onnx", 0), ("torch", 1), ("torch", 0)]
 
 CHILD = """
 import json, sys, time
-from memory_sim.local.ai import LocalAi
+from memory_sim.local.ai.local_ai import LocalAi
 runtime, threads, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 ai = LocalAi(runtime=runtime, threads=threads)
 ai.load("minilm")

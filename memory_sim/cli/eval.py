@@ -71,6 +71,14 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _env_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings an evaluation honours (--model, --d1-engine, their variables): its folders are its own."""
+    options: dict[str, Any] = {"d1_engine": args.settings.d1_engine}
+    if args.embed_model is not None or "MEMORY_SIM_MODEL" in os.environ:
+        options["model"] = args.settings.embed_model
+    return options
+
+
 def cmd_locomo(args: argparse.Namespace) -> int:
     from memory_sim.errors import ConfigError
     from memory_sim.eval.locomo import MODES, markdown, run_locomo
@@ -83,7 +91,7 @@ def cmd_locomo(args: argparse.Namespace) -> int:
         raise ConfigError("--conversations must be at least 1")
     conversations = load_locomo(args.locomo_path)[: args.conversations]
     _set_threads(args.threads)
-    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress)
+    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress, **_env_options(args))
     report["meta"]["machine"] = machine()
     return _emit(args, "locomo", report, markdown(report, machine()))
 
@@ -98,7 +106,7 @@ def cmd_village(args: argparse.Namespace) -> int:
         where = args.questions or "shipped with memory_sim"
         raise ConfigError(f"cannot read the village questions ({where}): {exc}") from exc
     _set_threads(args.threads)
-    report = run_village_eval(question_set, progress=_progress)
+    report = run_village_eval(question_set, progress=_progress, **_env_options(args))
     report["meta"]["machine"] = machine()
     return _emit(args, "village_eval", report, markdown(report, machine()))
 

@@ -161,6 +161,7 @@ def run_village_eval(
     work_dir: Path | None = None,
     model: str = "sentence-transformers/all-MiniLM-L6-v2",
     progress: Callable[[str], None] = lambda _: None,
+    d1_engine: str = "duckdb",
 ) -> dict[str, Any]:
     """Runs the seeded village on fresh local Envs (Chroma + DuckDB + the model) and measures it (`measure`)."""
     from memory_sim.env import Env
@@ -171,7 +172,7 @@ def run_village_eval(
         @contextmanager
         def fresh(name: str) -> Iterator[tuple[MemorySystem, SimClock]]:
             clock = SimClock()
-            with Env.local(Path(work_dir or tmp) / name, embed_model=model) as env:
+            with Env.local(Path(work_dir or tmp) / name, embed_model=model, d1_engine=d1_engine) as env:
                 yield MemorySystem(env, clock=clock), clock
 
         report = measure(fresh, question_set, methods, progress)

@@ -8,7 +8,7 @@ import pytest
 
 from memory_sim.bindings.ai import BGE_BASE
 from memory_sim.errors import ConfigError
-from memory_sim.local import models
+from memory_sim.local.ai import models
 
 
 def test_a_minilm_folder_given_as_bge_is_refused_and_listed_as_unavailable(monkeypatch: pytest.MonkeyPatch) -> None:

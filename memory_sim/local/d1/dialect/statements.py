@@ -10,7 +10,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from memory_sim.bindings.d1_sql import Token
-from memory_sim.errors import D1Unsupported
+from memory_sim.errors import D1Error, D1Unsupported
 from memory_sim.local.d1.dialect.expressions import (
     Emitter,
     Schema,
@@ -280,6 +280,8 @@ def _alter(em: Emitter, toks: list[Token]) -> str:
 # --- INSERT -------------------------------------------------------------------------------------------------------
 def _insert(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
     sig = [(i, t) for i, t in enumerate(toks) if not t.trivia]
+    if len(sig) < 3:  # INSERT [OR x] INTO t ... cut short: SQLite's own words
+        raise D1Error("incomplete input: SQLITE_ERROR")
     prefix = "INSERT OR REPLACE"
     k = 1
     if sig[0][1].is_word("INSERT"):
@@ -290,6 +292,8 @@ def _insert(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
                 raise D1Unsupported(f"INSERT OR {action} is not available on DuckDB; use INSERT in a batch()")
             prefix = "INSERT" if action == "ABORT" else f"INSERT OR {action}"
             k = 3
+    if len(sig) < k + 2:
+        raise D1Error("incomplete input: SQLITE_ERROR")
     if not sig[k][1].is_word("INTO"):
         raise D1Unsupported("INSERT without INTO")
     table = schema.table(sig[k + 1][1].name)
