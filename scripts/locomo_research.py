@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from memory_sim.locomo import CATEGORY_NAMES, Conversation, load_locomo  # noqa: E402
 from memory_sim.memory.hybrid import (  # noqa: E402
@@ -41,6 +42,7 @@ from memory_sim.memory.hybrid import (  # noqa: E402
     weighted_fusion,
 )
 from memory_sim.memory.keyword import BM25Index  # noqa: E402
+from bm25_reference import ReferenceBM25  # noqa: E402
 
 DEV_SPLIT = frozenset({"conv-26", "conv-30"})
 KS = (1, 5, 10)
@@ -97,7 +99,7 @@ def conversation_rankers(conv: Conversation, embed: CachedEmbedder, params: Hybr
     ids = [t.id for t in turns]
     texts = [turn_text(t.speaker, t.text) for t in turns]
     similarity = embed([q.text for q in conv.questions]) @ embed(texts).T
-    ours, baseline = BM25Index(), BM25Index(k1=1.5, tokenizer=bm25s_tokens)
+    ours, baseline = BM25Index(), ReferenceBM25(k1=1.5, tokenizer=bm25s_tokens)
     ours.extend(zip(ids, texts))
     baseline.extend(zip(ids, texts))
     timeline = Timeline.of([[t.id for t in s.turns] for s in conv.sessions])
@@ -111,7 +113,7 @@ def conversation_rankers(conv: Conversation, embed: CachedEmbedder, params: Hybr
         best = np.argsort(-similarity[qi], kind="stable")[:n]
         return {ids[j]: float(similarity[qi, j]) for j in best}
 
-    def keyword_ranking(index: BM25Index, qi: int) -> list[str]:
+    def keyword_ranking(index: BM25Index | ReferenceBM25, qi: int) -> list[str]:
         return [doc_id for doc_id, _ in index.search(conv.questions[qi].text, k=len(ids))]
 
     def hybrid(qi: int) -> list[str]:

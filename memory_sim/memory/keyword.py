@@ -1,17 +1,24 @@
-"""Keyword ranking: BM25 (Lucene's idf) over short memory texts, with no third-party dependency.
+"""Keyword ranking: Okapi BM25 (k1 1.2, b 0.75, Lucene's idf) over short memory texts, served by tantivy.
 
-Pure and in-memory: an index is built from (id, text) pairs, grows by `add`, and scores a query against every
-document it holds. The memory system builds one from the texts it keeps in D1 (one NPC's memories are a few
-thousand short rows, so scoring all of them takes well under a millisecond per query term).
+The project's tokeniser decides what a word is (stopwords, possessives, a light stemmer, tuned on LoCoMo:
+docs/recall-quality.md); tantivy, fed those tokens through its whitespace tokenizer, keeps the postings and
+scores them in Rust. Its BM25 is Lucene's, so scores equal the formula's (tests/ranking/test_keyword.py; tantivy
+keeps them in float32). Why tantivy: benchmarks/keyword.md (bm25s cannot add a document without rebuilding,
+SQLite FTS5 uses another idf and is slower at 100,000 memories).
+
+Adds are buffered and committed in one batch at the next search. A removal rebuilds the index from the texts
+kept here at the next search: tantivy counts deleted documents in its statistics until its segments merge, and
+scores must equal a fresh index's (the recall cache is checked against one).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
 
 # A compact English stopword list (function words, auxiliaries, pronouns); question words are stopwords too,
 # since "what"/"when" never name what a memory is about.
@@ -26,6 +33,9 @@ STOPWORDS: frozenset[str] = frozenset(
     yourselves d m o ma also get got yeah oh hey hi""".split()
 )
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_WRITER_HEAP = 15_000_000  # tantivy's smallest arena per writer thread; a writer lives for one batch only
+_MAX_SEGMENTS = 8  # one segment per batch until then; past it, a batch waits for tantivy's merges
+Hits = tuple[np.ndarray, np.ndarray]  # (slots, scores)
 
 
 def stem(word: str) -> str:
@@ -57,63 +67,146 @@ def tokenize(text: str, *, stemming: bool = True, stopwords: frozenset[str] = ST
     return tokens
 
 
-@dataclass
-class BM25Index:
-    """Okapi BM25 with Lucene's non-negative idf; documents are kept as term counts, in insertion order."""
+def _schema() -> Any:
+    import tantivy
 
-    k1: float = 1.2
-    b: float = 0.75
-    stemming: bool = True
-    tokenizer: Callable[[str], list[str]] | None = None  # replaces `tokenize` (e.g. to compare tokenisers)
-    ids: list[str] = field(default_factory=list)
-    _counts: list[Counter[str]] = field(default_factory=list)
-    _lengths: list[int] = field(default_factory=list)
-    _postings: dict[str, list[int]] = field(default_factory=dict)
-    _total_length: int = 0  # sum of _lengths, kept as documents are added (integers: exact in any order)
+    builder = tantivy.SchemaBuilder()
+    builder.add_text_field("body", tokenizer_name="whitespace", index_option="freq")  # tokens are ours
+    builder.add_integer_field("slot", fast=True)
+    return builder.build()
+
+
+class BM25Index:
+    """Documents by id, each with a *slot* (its number here, in insertion order; a removed document's slot
+    stays empty). `scores`/`search` by id; `hits` by slot, as arrays, for memory/hybrid_arrays.py."""
+
+    k1, b = 1.2, 0.75  # tantivy's, Lucene's defaults
+
+    def __init__(self, *, stemming: bool = True, tokenizer: Callable[[str], list[str]] | None = None) -> None:
+        self.stemming = stemming
+        self.tokenizer = tokenizer  # replaces `tokenize` (e.g. to compare tokenisers)
+        self.ids: list[str | None] = []  # slot -> id (None: removed)
+        self._bodies: list[str | None] = []  # slot -> the tokens as tantivy takes them
+        self._slot_of: dict[str, int] = {}
+        self._pending: list[int] = []  # slots added since the last commit
+        self._stale = False  # a removal since the last build: rebuild before searching
+        self._schema = _schema()
+        self._index: Any = None
+        self._searcher: Any = None
+
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._slot_of
+
+    def slot(self, doc_id: str) -> int:
+        return self._slot_of[doc_id]
+
+    def slots(self, doc_ids: Iterable[str]) -> np.ndarray:
+        slot_of = self._slot_of
+        return np.fromiter((slot_of[i] for i in doc_ids), np.int64)
 
     def add(self, doc_id: str, text: str) -> None:
-        self.add_counts(doc_id, Counter(self._tokens(text)))
+        self.add_tokens(doc_id, self._tokens(text))
 
     def add_counts(self, doc_id: str, counts: Counter[str]) -> None:
-        """Adds a document already tokenised (term counts, e.g. kept from an earlier index); not copied."""
-        position = len(self.ids)
-        length = sum(counts.values())
+        """Adds a document already tokenised (term counts; BM25 needs no word order)."""
+        self.add_tokens(doc_id, list(counts.elements()))
+
+    def add_tokens(self, doc_id: str, tokens: list[str]) -> None:
+        """Adds a document already tokenised; an id held already is replaced."""
+        if doc_id in self._slot_of:
+            self.remove([doc_id])
+        slot = len(self.ids)
         self.ids.append(doc_id)
-        self._counts.append(counts)
-        self._lengths.append(length)
-        self._total_length += length
-        for term in counts:
-            self._postings.setdefault(term, []).append(position)
+        self._bodies.append(" ".join(tokens))
+        self._slot_of[doc_id] = slot
+        self._pending.append(slot)
 
     def extend(self, docs: Iterable[tuple[str, str]]) -> None:
         for doc_id, text in docs:
             self.add(doc_id, text)
 
+    def remove(self, doc_ids: Iterable[str]) -> None:
+        """Drops documents (unknown ids are ignored); the index is rebuilt at the next search."""
+        for doc_id in doc_ids:
+            slot = self._slot_of.pop(doc_id, None)
+            if slot is not None:
+                self.ids[slot], self._bodies[slot] = None, None
+                self._stale = True
+
     def _tokens(self, text: str) -> list[str]:
         return self.tokenizer(text) if self.tokenizer else tokenize(text, stemming=self.stemming)
 
+    # --- reading ----------------------------------------------------------------------------------------------
+
     def idf(self, term: str) -> float:
-        df = len(self._postings.get(term, ()))
-        return math.log(1.0 + (len(self.ids) - df + 0.5) / (df + 0.5))
+        import math
+
+        searcher = self._current()
+        if searcher is None:
+            return 0.0
+        df = searcher.doc_freq("body", term)
+        return math.log(1.0 + (searcher.num_docs - df + 0.5) / (df + 0.5))
+
+    def hits(self, query: str) -> Hits:
+        """(slots, BM25 scores) of every document sharing a term with `query`; a term repeated counts again."""
+        import tantivy
+
+        terms = self._tokens(query)
+        searcher = self._current()
+        if searcher is None or not terms:
+            return np.zeros(0, np.int64), np.zeros(0)
+        clauses = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms]
+        found = searcher.search(tantivy.Query.boolean_query(clauses), limit=len(self), count=False).hits
+        slots = searcher.fast_field_values("slot", [address for _, address in found])
+        return np.asarray(slots, np.int64), np.asarray([score for score, _ in found], np.float64)
 
     def scores(self, query: str) -> dict[str, float]:
         """BM25 score of every document sharing a term with `query` (others score 0 and are left out)."""
-        return {self.ids[p]: s for p, s in self._scores_by_position(query).items()}
+        slots, scores = self.hits(query)
+        return {self.ids[s]: v for s, v in zip(slots.tolist(), scores.tolist())}  # type: ignore[misc]
 
     def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
         """The `k` best (id, score) pairs, highest first; ties keep insertion order."""
-        ranked = sorted(self._scores_by_position(query).items(), key=lambda item: (-item[1], item[0]))
-        return [(self.ids[p], s) for p, s in ranked[:k]]
+        slots, scores = self.hits(query)
+        ranked = sorted(zip(scores.tolist(), slots.tolist()), key=lambda item: (-item[0], item[1]))[:k]
+        return [(self.ids[s], v) for v, s in ranked]  # type: ignore[misc]
 
-    def _scores_by_position(self, query: str) -> dict[int, float]:
-        if not self.ids:
-            return {}
-        avg_length = self._total_length / len(self.ids) or 1.0
-        totals: dict[int, float] = {}
-        for term, query_count in Counter(self._tokens(query)).items():
-            idf = self.idf(term)
-            for position in self._postings.get(term, ()):
-                tf = self._counts[position][term]
-                norm = self.k1 * (1.0 - self.b + self.b * self._lengths[position] / avg_length)
-                totals[position] = totals.get(position, 0.0) + query_count * idf * tf * (self.k1 + 1) / (tf + norm)
-        return totals
+    # --- tantivy ----------------------------------------------------------------------------------------------
+
+    def _current(self) -> Any:
+        """A searcher over every document added and none removed (None when empty): commits what is pending."""
+        if not self._slot_of:
+            return None
+        if self._stale or self._index is None:
+            self._build()
+        elif self._pending:
+            self._write(self._pending)
+        return self._searcher
+
+    def _build(self) -> None:
+        import tantivy
+
+        self._index = tantivy.Index(self._schema)
+        self._write([s for s, body in enumerate(self._bodies) if body is not None])
+        self._stale = False
+
+    def _write(self, slots: list[int]) -> None:
+        import tantivy
+
+        writer = self._index.writer(heap_size=_WRITER_HEAP, num_threads=1)
+        for slot in slots:
+            doc = tantivy.Document()
+            doc.add_text("body", self._bodies[slot] or "")  # never a removed slot here
+            doc.add_integer("slot", slot)
+            writer.add_document(doc)
+        writer.commit()
+        self._index.reload()
+        if self._index.searcher().num_segments > _MAX_SEGMENTS:
+            writer.wait_merging_threads()  # merges what the commit found worth merging, then lets the writer go
+            self._index.reload()
+        del writer  # dropped, a writer cancels its merges: each batch costs a commit, not a merge
+        self._searcher = self._index.searcher()
+        self._pending = []
