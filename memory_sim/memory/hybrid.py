@@ -101,8 +101,8 @@ def neighbour_context(
                 if 0 <= j < len(ids) and score > best.get((distance, ids[j]), 0.0):
                     best[(distance, ids[j])] = score
     smoothed = dict(scores)
-    for (distance, doc_id), score in best.items():
-        smoothed[doc_id] = smoothed.get(doc_id, 0.0) + weights[distance - 1] * score
+    for (distance, doc_id), score in sorted(best.items(), key=lambda item: item[0][0]):  # nearest first, so
+        smoothed[doc_id] = smoothed.get(doc_id, 0.0) + weights[distance - 1] * score  # sums round one way
     return smoothed
 
 
