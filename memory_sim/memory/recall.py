@@ -162,17 +162,18 @@ def semantic_memories(env: Env, npc_id: str) -> list[StoredMemory]:
 def hybrid_candidates(
     env: Env, npc_id: str, query: str, query_vector: np.ndarray, k: int, cache: RecallCache | None = None
 ) -> Candidates:
-    """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/hybrid.py); episodes
-    are sim days. Raises VectorizeUnavailable like the vector path. With a `cache` (the MemorySystem's), the
-    NPC's rows, BM25 index and timeline are reused while D1 proves them current; results are the same."""
-    from memory_sim.memory.hybrid import HybridParams, hybrid_rank
+    """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/hybrid.py, computed
+    over arrays by memory/hybrid_arrays.py); episodes are sim days. Raises VectorizeUnavailable like the vector
+    path. With a `cache` (the MemorySystem's), the NPC's rows, keyword index and timeline are reused while D1
+    proves them current; results are the same."""
+    from memory_sim.memory.hybrid import HybridParams
 
     params = HybridParams()
     vector = dict(vector_matches(env, npc_id, query_vector, params.vector_candidates))
     view = (cache.view(npc_id) if cache is not None else None) or NpcView.read(env.DB, npc_id)
     rows, by_id = view.rows, view.by_id
     vector = {i: s for i, s in vector.items() if i in by_id}  # the ledger decides, as above
-    ranked = hybrid_rank(vector, view.index.scores(query), view.timeline(), k, params, view.positions)
+    ranked = view.rank(query, vector, k, params)
     found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
     if not vector:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
         return Candidates(found or short_term_fallback_rows(rows, query), True)

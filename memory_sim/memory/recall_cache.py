@@ -1,12 +1,13 @@
 """Per-NPC state for hybrid recall, kept in the MemorySystem's process and proved current against D1.
 
-Without it, every hybrid recall reads all of the NPC's semantic memories from D1 and rebuilds BM25 from their
-texts: ~0.4 s at 10,000 memories. With it, a recall first reads two numbers from D1 (`store.revisions`):
-- both unchanged: the NPC's rows, BM25 index and timeline are reused as they are;
-- only the remember counter moved: the rows remembered since (`seq` above the counter we saw) are appended, in
+Without it, every hybrid recall reads all of the NPC's semantic memories from D1 and indexes their texts: ~0.7 s
+at 10,000 memories. With it, a recall first reads two numbers from D1 (`store.revisions`):
+- both unchanged: the NPC's rows, keyword index and timeline are reused as they are;
+- only the remember counter moved: the rows remembered since (`seq` above the counter we saw) are added, in
   remember order, exactly as a rebuild would place them;
 - the revision moved (a memory entered or left the indexed/pending set, or decay factors changed): the NPC's
-  rows are read again and the index rebuilt, reusing the token counts of unchanged texts.
+  rows are read again; the keyword index drops the memories that left and adds those that entered, and the
+  timeline is laid anew.
 D1 stays the source of truth: another process writing it moves the same numbers (store.set_state,
 store.set_decay and store.insert_memories move them in the writing batch).
 """
@@ -14,67 +15,80 @@ store.set_decay and store.insert_memories move them in the writing batch).
 from __future__ import annotations
 
 import threading
-from collections import Counter, OrderedDict
-from dataclasses import dataclass, field
+from collections import OrderedDict
+from collections.abc import Mapping
+
+import numpy as np
 
 from memory_sim.bindings.d1 import D1Database
-from memory_sim.memory import store
-from memory_sim.memory.hybrid import Timeline
+from memory_sim.memory import hybrid_arrays, store
+from memory_sim.memory.hybrid import HybridParams
+from memory_sim.memory.hybrid_arrays import TimelineArrays
 from memory_sim.memory.keyword import BM25Index, tokenize
 from memory_sim.memory.models import StoredMemory
 
 _MAX_NPCS = 256  # least recently recalled NPCs are dropped beyond this
 
 
-@dataclass
 class NpcView:
-    """One NPC's semantic memories (indexed or pending) in remember order, with what hybrid recall needs."""
+    """One NPC's semantic memories (indexed or pending) in remember order, with what hybrid recall needs: the
+    keyword index (memory/keyword.py) and the timeline of episodes (sim days, in order of their first memory),
+    both over the index's slots. `lock` guards it while a recall ranks or the cache updates it."""
 
-    revision: int
-    counter: int
-    rows: list[StoredMemory] = field(default_factory=list)
-    by_id: dict[str, StoredMemory] = field(default_factory=dict)
-    index: BM25Index = field(default_factory=BM25Index)
-    days: dict[int, list[str]] = field(default_factory=dict)
-    episode_of: dict[int, int] = field(default_factory=dict)
-    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
-    seen: set[str] = field(default_factory=set)  # every id read, semantic or not (appends never repeat one)
-    tokens: dict[str, tuple[str, Counter[str]]] = field(default_factory=dict)  # id -> (text, its term counts)
-    _timeline: Timeline | None = None
+    def __init__(self, revision: int = 0, counter: int = 0) -> None:
+        self.revision, self.counter = revision, counter
+        self.index = BM25Index()
+        self.rows: list[StoredMemory] = []
+        self.by_id: dict[str, StoredMemory] = {}
+        self.seen: set[str] = set()  # every id read, semantic or not (appends never repeat one)
+        self.lock = threading.RLock()
+        self._episodes: dict[int, list[int]] = {}  # day -> slots in remember order
+        self._timeline: TimelineArrays | None = None
 
     @classmethod
-    def read(
-        cls, db: D1Database, npc_id: str, revision: int = 0, counter: int = 0,
-        reuse: dict[str, tuple[str, Counter[str]]] | None = None,
-    ) -> NpcView:
-        """The NPC's view built from D1 (reusing token counts of unchanged texts from `reuse`)."""
+    def read(cls, db: D1Database, npc_id: str, revision: int = 0, counter: int = 0) -> NpcView:
+        """The NPC's view built from D1."""
         view = cls(revision, counter)
-        view.append(store.remembered_in_order(db, npc_id), reuse or {})
+        view.refresh(store.remembered_in_order(db, npc_id))
         return view
 
-    def timeline(self) -> Timeline:
-        if self._timeline is None:
-            self._timeline = Timeline.of(list(self.days.values()))
-        return self._timeline
+    def refresh(self, memories: list[StoredMemory]) -> None:
+        """Lays the view anew from all the NPC's rows in remember order; the keyword index only changes where
+        a memory left the semantic set, entered it or changed its text."""
+        semantic = {m.id: m for m in memories if m.index_state in store.SEMANTIC_STATES}
+        self.index.remove([i for i, m in self.by_id.items() if i not in semantic or semantic[i].content != m.content])
+        self.rows, self.by_id, self.seen, self._episodes = [], {}, set(), {}
+        self.append(memories)
 
-    def append(self, memories: list[StoredMemory], reuse: dict[str, tuple[str, Counter[str]]]) -> None:
+    def append(self, memories: list[StoredMemory]) -> None:
+        """Adds memories remembered after those the view holds (ids already read are skipped)."""
         for m in memories:
             if m.id in self.seen:
                 continue
             self.seen.add(m.id)
             if m.index_state not in store.SEMANTIC_STATES:
                 continue
-            cached = reuse.get(m.id)
-            counts = cached[1] if cached and cached[0] == m.content else Counter(tokenize(m.content))
-            self.tokens[m.id] = (m.content, counts)
-            self.index.add_counts(m.id, counts)
+            if m.id not in self.index:
+                self.index.add_tokens(m.id, tokenize(m.content))
             self.rows.append(m)
             self.by_id[m.id] = m
-            number = self.episode_of.setdefault(m.day, len(self.episode_of))  # days in order of first memory
-            episode = self.days.setdefault(m.day, [])
-            self.positions[m.id] = (number, len(episode))
-            episode.append(m.id)
+            self._episodes.setdefault(m.day, []).append(self.index.slot(m.id))
             self._timeline = None
+
+    def timeline(self) -> TimelineArrays:
+        if self._timeline is None:
+            self._timeline = TimelineArrays.of(list(self._episodes.values()), len(self.index.ids))
+        return self._timeline
+
+    def rank(self, query: str, vector: Mapping[str, float], k: int, params: HybridParams) -> list[tuple[str, float]]:
+        """hybrid.hybrid_rank over this view: `vector` (id -> score, ids the view holds) fused with BM25 over
+        the view's texts, plus neighbour context; the `k` best (id, score)."""
+        with self.lock:
+            vector_hits = (self.index.slots(vector), np.fromiter(vector.values(), np.float64, len(vector)))
+            ranked = hybrid_arrays.hybrid_rank(
+                vector_hits, self.index.hits(query), self.timeline(), k, self.index.ids, params
+            )
+            return [(self.index.ids[s], score) for s, score in ranked]  # type: ignore[misc]
 
 
 class RecallCache:
@@ -93,14 +107,17 @@ class RecallCache:
             if current is None:
                 return None
             revision, counter = current
-            old = self._views.pop(npc_id, None)
-            if old is not None and old.revision == revision:
-                if old.counter != counter:
-                    old.append(store.remembered_after(self.db, npc_id, old.counter), {})
-                    old.counter = counter
-                view = old
-            else:
-                view = NpcView.read(self.db, npc_id, revision, counter, old.tokens if old else None)
+            view = self._views.pop(npc_id, None)
+            if view is None:
+                view = NpcView.read(self.db, npc_id, revision, counter)
+            elif view.revision != revision:
+                with view.lock:
+                    view.refresh(store.remembered_in_order(self.db, npc_id))
+                    view.revision, view.counter = revision, counter
+            elif view.counter != counter:
+                with view.lock:
+                    view.append(store.remembered_after(self.db, npc_id, view.counter))
+                    view.counter = counter
             self._views[npc_id] = view
             while len(self._views) > _MAX_NPCS:
                 self._views.popitem(last=False)

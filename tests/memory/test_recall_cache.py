@@ -116,3 +116,21 @@ def test_cache_reuses_the_view_and_appends_new_memories() -> None:
     again = system._recall_cache.view("ann")
     assert again is view and [m.id for m in view.rows] == ["a", "b"]  # appended, not rebuilt
     assert [r.id for r in system.recall("ann", "forge", top_k=2)] == [r.id for r in uncached(system, "ann", "forge", 2)]
+
+
+def test_a_forgotten_memory_leaves_the_kept_index_and_the_others_keep_their_slots() -> None:
+    clock = SimClock()
+    env = build_env(clock)
+    system = MemorySystem(env, clock=clock)
+    other = MemorySystem(env, clock=clock)  # another process forgets: only D1's revision tells us
+    system.remember_many([ShortTermMemory("ann", text, 0.9, WorldTime(day=1, hour=h), id=i) for h, (i, text) in
+                          enumerate([("a", "the forge is hot"), ("b", "forge and anvil"), ("c", "bread at the mill")])])
+    system.recall("ann", "forge")
+    view = system._recall_cache.view("ann")
+    assert view is not None and view.index.ids == ["a", "b", "c"]
+    other.unindex(["b"], counter="cap_prunes")
+    assert system._recall_cache.view("ann") is view  # updated in place, not rebuilt
+    assert view.index.ids == ["a", None, "c"] and [m.id for m in view.rows] == ["a", "c"]
+    found = system.recall("ann", "forge anvil", top_k=3)
+    assert "b" not in {r.id for r in found}
+    assert found == uncached(system, "ann", "forge anvil", 3)
