@@ -46,3 +46,18 @@ def test_candidates_equal_the_reference_evaluator(steps: list[Any], filter: dict
     forgotten = set(table.forget("npcId"))
     assert forgotten == {v for v, (ix, _) in model.items() if "npcId" in ix}
     assert table.candidates(parse_filter({"npcId": "anna"}), None).shape[0] == 0
+
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(1, 60), share=st.floats(0.0, 1.0), metric=st.sampled_from(["cosine", "euclidean", "dot-product"]),
+       seed=st.integers(0, 2**16))
+def test_scores_of_some_rows_equal_those_rows_of_all_scores(n: int, share: float, metric: Any, seed: int) -> None:
+    """Many rows are scored in one pass over all of them (no copy); few are gathered first. Same values."""
+    rng = np.random.default_rng(seed)
+    table = ArrayTable(8, metric, capacity=4)
+    table.write([Stored(Record(f"v{i}", rng.normal(size=8).astype(np.float32), None, None), {}) for i in range(n)])
+    rows = np.sort(rng.choice(n, size=int(share * n), replace=False)).astype(np.int64)
+    query = rng.normal(size=8).astype(np.float32)
+    every = table.scores(query, None)
+    assert np.allclose(table.scores(query, rows), every[rows], rtol=1e-5, atol=1e-5)
+    assert [i for i, _ in table.top(query, rows, 5)] == [i for i, _ in table.rescore(query, rows)][:5]
