@@ -3,7 +3,8 @@
 The project's tokeniser decides what a word is (stopwords, possessives, a light stemmer, tuned on LoCoMo:
 docs/recall-quality.md); tantivy, fed those tokens through its whitespace tokenizer, keeps the postings and
 scores them in Rust. Its BM25 is Lucene's, so scores equal the formula's (tests/ranking/test_keyword.py; tantivy
-keeps them in float32). Why tantivy: benchmarks/keyword.md (bm25s cannot add a document without rebuilding,
+keeps them in float32, stores a document's length exactly up to 40 words, and leaves out a word over 65,530
+bytes). Why tantivy: benchmarks/keyword.md (bm25s cannot add a document without rebuilding,
 SQLite FTS5 uses another idf and is slower at 100,000 memories).
 
 Adds are buffered and committed in one batch at the next search. A removal rebuilds the index from the texts
