@@ -99,9 +99,12 @@ def neighbour_context(
             np.concatenate([scores[keep], fused[outside]]))
 
 
+_DEFAULTS = HybridParams()
+
+
 def hybrid_rank(
     vector: Hits, keyword: Hits, timeline: TimelineArrays, k: int, ids: Sequence[str | None],
-    params: HybridParams = HybridParams(),
+    params: HybridParams = _DEFAULTS,
 ) -> list[tuple[int, float]]:
     """hybrid.hybrid_rank over slots: the `k` best (slot, score), highest first, ties by id (`ids[slot]`)."""
     fused = np.zeros(timeline.size)
@@ -122,5 +125,5 @@ def top_slots(slots: np.ndarray, scores: np.ndarray, k: int, ids: Sequence[str |
         kth = -np.partition(-scores, k - 1)[k - 1]
         chosen = scores >= kth  # every slot tied with the k-th stays: the id decides among them
         slots, scores = slots[chosen], scores[chosen]
-    ranked = sorted(zip(scores.tolist(), slots.tolist()), key=lambda item: (-item[0], ids[item[1]]))[:k]
+    ranked = sorted(zip(scores.tolist(), slots.tolist(), strict=True), key=lambda item: (-item[0], ids[item[1]]))[:k]
     return [(s, v) for v, s in ranked]

@@ -167,13 +167,13 @@ class BM25Index:
     def scores(self, query: str) -> dict[str, float]:
         """BM25 score of every document sharing a term with `query` (others score 0 and are left out)."""
         slots, scores = self.hits(query)
-        return {self.ids[s]: v for s, v in zip(slots.tolist(), scores.tolist())}  # type: ignore[misc]
+        return {self.ids[s]: v for s, v in zip(slots.tolist(), scores.tolist(), strict=True)}
 
     def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
         """The `k` best (id, score) pairs, highest first; ties keep insertion order."""
         slots, scores = self.hits(query)
-        ranked = sorted(zip(scores.tolist(), slots.tolist()), key=lambda item: (-item[0], item[1]))[:k]
-        return [(self.ids[s], v) for v, s in ranked]  # type: ignore[misc]
+        ranked = sorted(zip(scores.tolist(), slots.tolist(), strict=True), key=lambda item: (-item[0], item[1]))[:k]
+        return [(self.ids[s], v) for v, s in ranked]
 
     # --- tantivy ----------------------------------------------------------------------------------------------
 
