@@ -176,6 +176,7 @@ def _drop_npc(db: D1Database, npc_id: str) -> list[D1PreparedStatement]:
     """An NPC's registration, diaries and relationships (its memories are forgotten, not deleted)."""
     return [
         db.prepare("DELETE FROM npc_state WHERE npc_id = ?").bind(npc_id),
+        store.bump_npc_revision(db),  # recall's cached profiles
         db.prepare("DELETE FROM diaries WHERE npc_id = ?").bind(npc_id),
         db.prepare("DELETE FROM relationships WHERE npc_id = ? OR other_id = ?").bind(npc_id, npc_id),
     ]

@@ -94,14 +94,14 @@ def register(db: D1Database, npc: Npc, *, replace: bool = True) -> Npc:
             f"npc_id {npc.id!r} differs from the registered NPC {twin!r} only in case; "
             f"NPC ids are case-sensitive: use {twin!r}"
         )
-    store.put_npc(db, _row(npc), replace=replace).run()
+    db.batch([store.put_npc(db, _row(npc), replace=replace), store.bump_npc_revision(db)])  # recall's cache
     return get(db, npc.id)
 
 
 def register_many(db: D1Database, npcs: Sequence[Npc]) -> None:
     """Registers NPCs not yet registered (existing rows are kept): the village's NPCs on every run."""
     if npcs:
-        db.batch([store.put_npc(db, _row(n), replace=False) for n in npcs])
+        db.batch([*(store.put_npc(db, _row(n), replace=False) for n in npcs), store.bump_npc_revision(db)])
 
 
 def all_npcs(db: D1Database) -> list[Npc]:

@@ -160,18 +160,19 @@ def semantic_memories(env: Env, npc_id: str) -> list[StoredMemory]:
 
 
 def hybrid_candidates(
-    env: Env, npc_id: str, query: str, query_vector: np.ndarray, k: int, cache: RecallCache | None = None
+    env: Env, npc_id: str, query: str, query_vector: np.ndarray, k: int, cache: RecallCache | None = None,
+    proof: store.Proof | None = None,
 ) -> Candidates:
     """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/hybrid.py, computed
     over arrays by memory/hybrid_arrays.py); episodes are sim days. Raises VectorizeUnavailable like the vector
     path. With a `cache` (the MemorySystem's), the NPC's rows, keyword index and timeline are reused while D1
-    proves them current; results are the same."""
+    proves them current (`proof`: the cache's proof when the caller read it already); results are the same."""
     from memory_sim.memory.hybrid import HybridParams
 
     params = HybridParams()
     # D1 first: a D1 read right after the index's matrix product waits for BLAS threads still spinning (DuckDB:
     # 1.7 ms against 0.6 ms)
-    view = (cache.view(npc_id) if cache is not None else None) or NpcView.read(env.DB, npc_id)
+    view = (cache.view(npc_id, proof) if cache is not None else None) or NpcView.read(env.DB, npc_id)
     vector = dict(vector_matches(env, npc_id, query_vector, params.vector_candidates))
     rows, by_id = view.rows, view.by_id
     vector = {i: s for i, s in vector.items() if i in by_id}  # the ledger decides, as above
@@ -193,8 +194,10 @@ def gather(
     cache: RecallCache | None = None,
 ) -> Candidates:
     """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
+    # One D1 read proves the cached NPC profiles and the NPC's view current (DuckDB: ~0.5 ms a statement)
+    proof = cache.proof() if cache is not None and (config.expand_npc_names or mode == "hybrid") else None
     if config.expand_npc_names:
-        query = expand_query(query, store.npc_profiles(env.DB))
+        query = expand_query(query, cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB))
     if mode == "keyword":
         return Candidates(keyword_candidates(env, npc_id, query, k), False)
     try:
@@ -203,7 +206,7 @@ def gather(
         return Candidates(short_term_fallback(env, npc_id, query, config), True)
     try:
         if mode == "hybrid":
-            return hybrid_candidates(env, npc_id, query, query_vector, k, cache)
+            return hybrid_candidates(env, npc_id, query, query_vector, k, cache, proof)
         matches = vector_matches(env, npc_id, query_vector, k)
     except VectorizeUnavailable:
         return Candidates(short_term_fallback(env, npc_id, query, config), True)

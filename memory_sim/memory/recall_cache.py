@@ -17,6 +17,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
@@ -92,21 +93,37 @@ class NpcView:
 
 
 class RecallCache:
-    """NPC id -> NpcView, for one D1 database. Thread-safe (the scheduler's thread may recall too)."""
+    """NPC id -> NpcView, and the registered NPCs' profiles, for one D1 database. Thread-safe (the scheduler's
+    thread may recall too). One read of `store.read_proof` per recall proves both current."""
 
     def __init__(self, db: D1Database) -> None:
         self.db = db
         self._views: OrderedDict[str, NpcView] = OrderedDict()
+        self._profiles: tuple[int, list[dict[str, Any]]] | None = None  # (NPC revision, profiles)
         self._lock = threading.Lock()
         store.ensure_revision(db)
 
-    def view(self, npc_id: str) -> NpcView | None:
-        """The NPC's current view, or None when D1 cannot prove one current (the caller reads D1 as before)."""
+    def proof(self) -> store.Proof | None:
+        return store.read_proof(self.db)  # read before the rows: a write in between only costs a re-read
+
+    def profiles(self, proof: store.Proof | None) -> list[dict[str, Any]]:
+        """store.npc_profiles, read again only when a registration was written or dropped since (the list is
+        shared: callers only read it)."""
+        if proof is None or proof.npcs is None:
+            return store.npc_profiles(self.db)
         with self._lock:
-            current = store.revisions(self.db)  # read before the rows: a write in between only costs a rebuild
+            if self._profiles is None or self._profiles[0] != proof.npcs:
+                self._profiles = (proof.npcs, store.npc_profiles(self.db))
+            return self._profiles[1]
+
+    def view(self, npc_id: str, proof: store.Proof | None = None) -> NpcView | None:
+        """The NPC's current view, or None when D1 cannot prove one current (the caller reads D1 as before).
+        `proof`: one the caller read already, before anything it proves."""
+        with self._lock:
+            current = proof or self.proof()
             if current is None:
                 return None
-            revision, counter = current
+            revision, counter = current.revision, current.counter
             view = self._views.pop(npc_id, None)
             if view is None:
                 view = NpcView.read(self.db, npc_id, revision, counter)

@@ -7,7 +7,7 @@ Lists of ids are chunked under D1's 100-bound-parameter limit.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
@@ -206,8 +206,26 @@ def bump_revision(db: D1Database) -> D1PreparedStatement:
     return db.prepare("UPDATE sequences SET value = value + 1 WHERE name = ?").bind(REVISION)
 
 
+NPC_REVISION = "npc_revision"  # a sequences row: bumped in the same batch as any write to a registration
+
+
+class Proof(NamedTuple):
+    """What one read of `sequences` proves: `revision` and `counter` as `revisions` gives them; `npcs` moves
+    with every registration written or dropped (None where its row is missing: registrations cannot be cached)."""
+
+    revision: int
+    counter: int
+    npcs: int | None
+
+
+def bump_npc_revision(db: D1Database) -> D1PreparedStatement:
+    return db.prepare("UPDATE sequences SET value = value + 1 WHERE name = ?").bind(NPC_REVISION)
+
+
 def ensure_revision(db: D1Database) -> None:
-    db.prepare("INSERT INTO sequences (name, value) VALUES (?, 0) ON CONFLICT (name) DO NOTHING").bind(REVISION).run()
+    db.prepare(
+        "INSERT INTO sequences (name, value) VALUES (?, 0), (?, 0) ON CONFLICT (name) DO NOTHING"
+    ).bind(REVISION, NPC_REVISION).run()
 
 
 def _bump_revision_if_set_changes(db: D1Database, ids: Sequence[str], semantic: bool) -> D1PreparedStatement:
@@ -226,11 +244,19 @@ def revisions(db: D1Database) -> tuple[int, int] | None:
     """(memory revision, remember counter): while both stand, no memory's index state or decay factor has
     changed, and no memory was remembered; a new remember only moves the counter (its rows have a higher `seq`).
     None where the revision row is missing (a database no MemorySystem opened): nothing can be proved."""
-    rows = db.prepare("SELECT name, value FROM sequences WHERE name IN (?, ?)").bind(REVISION, MEMORY_SEQUENCE).all()
+    proof = read_proof(db)
+    return None if proof is None else (proof.revision, proof.counter)
+
+
+def read_proof(db: D1Database) -> Proof | None:
+    """The memory revision, remember counter and NPC revision in one read (one D1 statement per recall)."""
+    rows = db.prepare("SELECT name, value FROM sequences WHERE name IN (?, ?, ?)").bind(
+        REVISION, MEMORY_SEQUENCE, NPC_REVISION
+    ).all()
     found = {r["name"]: int(r["value"]) for r in rows.results}
     if REVISION not in found:
         return None
-    return found[REVISION], found.get(MEMORY_SEQUENCE, 0)
+    return Proof(found[REVISION], found.get(MEMORY_SEQUENCE, 0), found.get(NPC_REVISION))
 
 
 def remembered_after(db: D1Database, npc_id: str, seq: int) -> list[StoredMemory]:

@@ -134,3 +134,37 @@ def test_a_forgotten_memory_leaves_the_kept_index_and_the_others_keep_their_slot
     found = system.recall("ann", "forge anvil", top_k=3)
     assert "b" not in {r.id for r in found}
     assert found == uncached(system, "ann", "forge anvil", 3)
+
+
+def test_profiles_are_read_again_when_another_process_registers_or_forgets_an_npc() -> None:
+    clock = SimClock()
+    env = build_env(clock)
+    system = MemorySystem(env, clock=clock)
+    other = MemorySystem(env, clock=clock)  # registers on the same D1: only D1's NPC revision tells us
+    system.remember_many([ShortTermMemory("ann", text, 0.9, WorldTime(day=1, hour=h), id=i) for h, (i, text) in
+                          enumerate([("a", "the blacksmith mended a horseshoe"), ("b", "the baker sold bread")])])
+    query = "what did Tom make?"
+    assert system.recall("ann", query, top_k=2) == uncached(system, "ann", query, 2)  # profiles cached: none
+    other.register_npc("tom", "Tom", role="the blacksmith")
+    found = system.recall("ann", query, top_k=2)
+    assert found == uncached(system, "ann", query, 2) and found[0].id == "a"  # "Tom: the blacksmith" expands
+    other.update_npc("tom", role="the baker")
+    found = system.recall("ann", query, top_k=2)
+    assert found == uncached(system, "ann", query, 2) and found[0].id == "b"
+    other.forget_npc("tom")
+    assert system.recall("ann", query, top_k=2) == uncached(system, "ann", query, 2)  # no expansion again
+
+
+def test_a_warm_hybrid_recall_reads_d1_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The proof of the NPC's view and of the registered NPCs is one statement (each costs ~0.5 ms on DuckDB)."""
+    clock = SimClock()
+    env = build_env(clock)
+    system = MemorySystem(env, clock=clock)
+    system.register_npc("tom", "Tom", role="the blacksmith")
+    system.remember(ShortTermMemory("ann", "the forge is hot", 0.9, WorldTime(day=1, hour=1), id="a"))
+    system.recall("ann", "Tom at the forge")
+    statements: list[str] = []
+    prepare = env.DB.prepare
+    monkeypatch.setattr(env.DB, "prepare", lambda sql: statements.append(sql) or prepare(sql))
+    assert [r.id for r in system.recall("ann", "Tom at the forge")] == ["a"]
+    assert len(statements) == 1 and "sequences" in statements[0]
