@@ -46,7 +46,7 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    npcs: int = Field(default=8, ge=2, le=8, description="villagers (village only)")
+    npcs: int = Field(default=8, ge=2, le=10, description="villagers (village only)")
     days: int = Field(default=14, ge=1, le=3650, description="sim days (village only)")
     model: str = DEFAULT_MODEL
     recall_mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
@@ -151,9 +151,9 @@ def parse_spec(raw: dict[str, Any], text: str = "") -> Spec:
         for seed in seeds:
             runs.append(Run(position, label, seed, config, varied))
             position += 1
-    ids = [r.id for r in runs]
-    if len(set(ids)) < len(ids):
-        raise ConfigError("two variants have the same configuration (each run must differ)")
+    configs = [json.dumps(r.config.flat(), sort_keys=True) for r in runs[:: len(seeds)]]
+    if len(set(configs)) < len(configs):
+        raise ConfigError("two variants have the same configuration (each variant must change something)")
     return Spec(name.strip(), str(raw.get("description", "")), target, tuple(runs), varied, text)
 
 
