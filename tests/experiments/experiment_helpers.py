@@ -1,5 +1,5 @@
-"""Helpers for the experiment tests. Tiny experiments on the real parts (Chroma, DuckDB or sqlite3 D1, the experiment's DuckDB) with the hashing
-embedder: seconds, not minutes, and results that do not depend on a model."""
+"""Helpers for the experiment tests: tiny experiments on the real parts (Chroma, sqlite3 D1, the experiment's
+DuckDB) with the hashing embedder: seconds, not minutes, and results that do not depend on a model."""
 
 from __future__ import annotations
 
