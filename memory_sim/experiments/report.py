@@ -2,6 +2,7 @@
 
 report.md      what was run; a table per metric (rows: variants, columns: sim days, cells: mean +/- spread
                across seeds, the spread being the sample standard deviation); for LoCoMo, recall per category
+summary.png    four headline metrics over sim days (vectors, pruned, plain and weighted precision@5)
 days.png       every metric over sim days, a line per variant (the band: +/- spread)
 vs_<knob>.png  the final day's metrics against each varied knob
 """
@@ -28,6 +29,7 @@ TITLES = {
     "plain_p50_ms": "plain recall p50 (ms)", "weighted_p50_ms": "weighted recall p50 (ms)",
     "d1_bytes": "D1 size (bytes)", "index_bytes": "index size (bytes)",
 }
+SUMMARY = ("vectors", "pruned", "plain_precision_at_5", "weighted_precision_at_5")  # summary.png
 COLUMNS_SHOWN = 5  # sim days per Markdown table
 
 
@@ -152,13 +154,13 @@ def category_markdown(results: Results) -> list[str]:
     return lines
 
 
-def plot_days(results: Results, path: Path) -> None:
+def plot_days(results: Results, path: Path, chosen: Sequence[str] = METRICS) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    metrics = [m for m in METRICS if any(r[m] is not None for r in results.days)]
+    metrics = [m for m in chosen if any(r[m] is not None for r in results.days)]
     cols = 4
     rows = -(-len(metrics) // cols)
     fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 2.8 * rows), squeeze=False)
@@ -177,7 +179,7 @@ def plot_days(results: Results, path: Path) -> None:
         ax.axis("off")
     handles, labels = axes.flat[0].get_legend_handles_labels()
     fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8)
-    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.tight_layout(rect=(0, 0.45 / (2.8 * rows), 1, 1))  # room for the legend: about 0.45 inch
     fig.savefig(path, dpi=80)
     plt.close(fig)
 
@@ -221,8 +223,9 @@ def write_report(folder: Path, to: Path | None = None) -> Path:
     results = load(folder)
     target = to or folder / "report"
     target.mkdir(parents=True, exist_ok=True)
-    plots = ["days.png"]
+    plots = ["summary.png", "days.png"]
     if results.runs and importlib.util.find_spec("matplotlib") is not None:
+        plot_days(results, target / "summary.png", SUMMARY)
         plot_days(results, target / "days.png")
         for knob in varied(results):
             plot_knob(results, knob, target / f"vs_{knob}.png")
