@@ -113,8 +113,7 @@ def _in_processes(db: Any, target: Target, todo: list[Run], out: Path, jobs: int
                     outcome.ran.append(run.id)
                     bar.update(1)
         except BaseException:
-            for future in pending:
-                future.cancel()
+            pool.shutdown(wait=False, cancel_futures=True)  # runs not started stay undone; the next call does them
             raise
 
 
