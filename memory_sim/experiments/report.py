@@ -119,6 +119,7 @@ def markdown(results: Results, plots: Sequence[str] = ()) -> str:
     lines = [
         f"# Experiment: {spec.get('name', '?')}",
         "",
+        *([description(spec), ""] if description(spec) else []),
         f"{len(runs)} runs: {len(results.variants)} variants x seeds {sorted({r['seed'] for r in runs})}; "
         f"varied: {', '.join(knobs) or 'nothing'}. Cells: mean ± spread (sample standard deviation) across seeds.",
         "",
@@ -136,7 +137,17 @@ def markdown(results: Results, plots: Sequence[str] = ()) -> str:
             series = results.series(variant, metric)
             lines.append(f"| {variant} | " + " | ".join(cell(series.get(d, []), metric) for d in days) + " |")
     lines += category_markdown(results)
+    lines += ["", "## The spec", "", "```toml", spec.get("spec", "").strip(), "```"]
     return "\n".join(lines) + "\n"
+
+
+def description(spec: dict[str, str]) -> str:
+    import tomllib
+
+    try:
+        return str(tomllib.loads(spec.get("spec", "")).get("description", ""))
+    except tomllib.TOMLDecodeError:
+        return ""
 
 
 def category_markdown(results: Results) -> list[str]:

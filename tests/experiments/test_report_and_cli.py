@@ -40,7 +40,7 @@ def test_report_has_a_table_per_metric_and_the_plots(village: Path, tmp_path: Pa
     for metric in ("memories", "vectors", "pending", "consolidated", "pruned", "forgotten", "plain_precision_at_5",
                    "weighted_recall_at_10", "plain_p50_ms", "d1_bytes", "index_bytes"):
         assert metric in METRICS
-    assert text.count("\n## ") == len(METRICS)
+    assert text.count("\n## ") == len(METRICS) + 1  # and the spec
     memories = results.series("decay_rate=0.6", "memories")[1]
     mean, sd = spread(memories)
     assert "| decay_rate=0.6 | " in text and f"{mean:,.0f} ± {sd:,.0f}" in text
