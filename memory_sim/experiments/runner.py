@@ -46,7 +46,7 @@ def run_experiment(
         todo = [r for r in spec.runs if r.id not in done]
         for run in todo:
             shutil.rmtree(run_folder(out, run), ignore_errors=True)  # a run cut short starts again cleanly
-        bar = _bar(spec, len(done), progress)
+        bar = _bar(spec, len(outcome.skipped), progress)
         try:
             if jobs <= 1 or len(todo) <= 1:
                 for run in todo:
