@@ -31,6 +31,7 @@ GROUPS = (
     "memory_sim.cli.backup",
     "memory_sim.cli.eval",
     "memory_sim.cli.bench",
+    "memory_sim.cli.experiment",
 )
 
 Handler = Callable[[argparse.Namespace], int]

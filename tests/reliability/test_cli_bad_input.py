@@ -359,10 +359,20 @@ CASES: dict[str, list[Case]] = {
                                              st.integers(max_value=999).map(str)), "10000"),
         (["bench", "--out"], [], st.just(FILE), "{root}/bench-out"),
     ],
+    "experiment": [
+        (["experiment", "run"], [], missing_paths, FILE),
+        (["experiment", "run", FILE, "--jobs"], [], whole_outside(1, 64), "1"),
+        (["experiment", "run", FILE, "--out"], [], st.just(FILE), "{root}/experiment-out"),
+        (["experiment", "report"], [], missing_paths, "{root}"),
+        (["experiment", "export"], [], missing_paths, "{root}"),
+        (["experiment", "export", "{root}", "--format"], [], not_in("parquet", "csv"), "csv"),
+        (["experiment"], [], not_in("run", "report", "export"), "report"),
+    ],
     "top level": [
         (["--data"], ["stats"], st.sampled_from(["", FILE]), DATA),
         ([], [], not_in("vectorize", "d1", "ai", "models", "demo", "remember", "recall", "consolidate", "prune", "retry",
-                        "npcs", "npc", "memories", "forget", "context", "relationship", "diary", "stats", "reembed", "run", "serve", "export", "push", "check", "eval", "bench").filter(
+                        "npcs", "npc", "memories", "forget", "context", "relationship", "diary", "stats", "reembed", "run", "serve", "export", "push", "check", "eval", "bench",
+                        "experiment").filter(
                             lambda t: not t.startswith("-")), "stats"),
     ],
 }

@@ -1,0 +1,66 @@
+"""`memory-sim experiment run|report|export`: parameter sweeps over the memory system (memory_sim/experiments).
+
+    memory-sim experiment run SPEC.toml [--out DIR] [--jobs N]
+    memory-sim experiment report DIR [--to REPORT_DIR]
+    memory-sim experiment export DIR [--format parquet|csv] [--to EXPORT_DIR]
+
+The experiment's folder (default: results/<spec name> beside the spec) holds experiment.duckdb and each run's
+data folder; the global --data folder is not touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+
+def register(sub: Any) -> None:
+    from memory_sim.cli import arguments
+
+    group = sub.add_parser("experiment", help="parameter sweeps: run a spec, report its results, export them")
+    verbs = group.add_subparsers(dest="experiment_command", metavar="EXPERIMENT", required=True)
+    run = verbs.add_parser("run", help="run a spec's runs not finished yet (results in DIR/experiment.duckdb)")
+    run.add_argument("spec", type=arguments.input_file, help="the experiment spec (TOML)")
+    run.add_argument("--out", type=arguments.folder, default=None,
+                     help="the experiment folder (default: results/<spec name> beside the spec)")
+    run.add_argument("--jobs", type=arguments.whole("jobs", 1, 64), default=1, help="runs at once, one process each")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=cmd_run)
+    report = verbs.add_parser("report", help="Markdown tables and PNG plots of an experiment's results")
+    report.add_argument("folder", type=arguments.existing_folder, help="the experiment folder")
+    report.add_argument("--to", type=arguments.folder, default=None, help="where to write (default: DIR/report)")
+    report.set_defaults(handler=cmd_report)
+    export = verbs.add_parser("export", help="the results tables as Parquet or CSV files")
+    export.add_argument("folder", type=arguments.existing_folder, help="the experiment folder")
+    export.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="default parquet")
+    export.add_argument("--to", type=arguments.folder, default=None, help="where to write (default: DIR/export)")
+    export.set_defaults(handler=cmd_export)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from memory_sim.experiments.runner import run_experiment
+    from memory_sim.experiments.spec import load_spec
+
+    spec = load_spec(args.spec)
+    out = args.out or Path(args.spec).parent / "results" / spec.name
+    outcome = run_experiment(spec, out, args.jobs, progress=not args.quiet)
+    print(f"{len(outcome.ran)} runs done, {len(outcome.skipped)} finished before; results in {out}")
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from memory_sim.experiments.report import write_report
+
+    path = write_report(args.folder, args.to)
+    print(path)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from memory_sim.experiments.store import export
+
+    for path in export(args.folder, args.format, args.to or args.folder / "export"):
+        print(path, file=sys.stdout)
+    return 0
