@@ -155,7 +155,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.threads is not None:
         args.settings = args.settings.replace(embed_threads=args.threads)
     clock = SimClock()
-    env, system = _open(args, clock, env=build_local_env(args.settings, folder_lock=held))
+    env, system = _open(args, clock, env=build_local_env(args.settings, folder_lock=held, preload_model=True))
     with env:
         village = Village(args.npcs, args.seed)
         before = village.affinity.get(("margaret", "tom"))

@@ -28,11 +28,12 @@ def _plans_of(system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]]) 
     def summarise(sentences: list[Sentence]) -> str:
         return system.summariser.summarise(sentences, config.summary_sentences)
 
+    days = [int(row["day"]) for row in diaries]
+    memories = by_npc(store.memories_of_days(db, npc_id, days), lambda m: str(m.day))  # one read for the NPC
     plans = []
-    for row in diaries:
-        day = int(row["day"])
+    for day in days:
         try:
-            plans.append(plan_day(npc_id, day, store.memories_of(db, npc_id, day), summarise))
+            plans.append(plan_day(npc_id, day, memories.get(str(day), []), summarise))
         except AiError:
             continue  # a summariser that fails (with no fallback) is retried at the next run: the diary waits
     return plans
@@ -47,8 +48,8 @@ def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> N
     system.remember_many(summaries, index_all=True)
     linked = store.memories_by_ids(db, [p.link for p in plans if p.summary is None and p.link])
     to_index = sorted(i for i, m in linked.items() if m.index_state == "none")
-    lineage = [s for p in plans if p.summary is not None for s in store.put_sources(db, p.summary.id, p.sources)]
-    marks = [store.mark_consolidated(db, p.npc_id, p.day, p.link) for p in plans]
+    lineage = store.put_sources(db, [(p.summary.id, s) for p in plans if p.summary is not None for s in p.sources])
+    marks = store.mark_consolidated(db, [(p.npc_id, p.day, p.link) for p in plans])
     queued = store.set_state(db, to_index, "pending") + store.enqueue_many(db, to_index, now) if to_index else []
     db.batch(lineage + marks + queued + [store.bump(db, "consolidations", len(summaries))])
     system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
@@ -102,12 +103,15 @@ def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     )
 
 
-def retry_pending(system: MemorySystem, now: float) -> JobReport:
+def retry_pending(system: MemorySystem, now: float) -> tuple[JobReport, bool]:
     """Indexes what failed before, once its backoff has passed (and what a dead process left unattempted);
-    failures back off further (an NPC whose rows cannot be indexed backs off alone)."""
-    due = store.due_outbox(system.env.DB, now, system.config.retry_max_attempts)
+    failures back off further (an NPC whose rows cannot be indexed backs off alone). Also says whether the
+    outbox is empty now (nothing left to retry, due or not)."""
+    waiting = store.live_outbox(system.env.DB, system.config.retry_max_attempts)
+    due = [r for r in waiting if r["next_attempt_at"] <= now or int(r["attempts"]) == 0]
     if not due:
-        return JobReport("retry_pending")
+        return JobReport("retry_pending"), not waiting
     ids = [r["memory_id"] for r in due]
-    report = indexer.index(system.env, system.config, ids, now, job="retry_pending", counter="retries")
-    return JobReport("retry_pending", embedded=len(report.indexed), failed=len(report.postponed), errors=report.errors)
+    done = indexer.index(system.env, system.config, ids, now, job="retry_pending", counter="retries")
+    report = JobReport("retry_pending", embedded=len(done.indexed), failed=len(done.postponed), errors=done.errors)
+    return report, len(due) == len(waiting) and not done.postponed
