@@ -6,6 +6,7 @@ Lists of ids are chunked under D1's 100-bound-parameter limit.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -220,20 +221,22 @@ def set_state(
     return statements
 
 
+_DECAY_ROWS = 20_000  # one JSON parameter of (id, factor) pairs, well under D1's 2 MB string limit
+
+
 def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1PreparedStatement]:
-    """Per-row factors, 30 rows a statement: a CASE maps id to factor (2 parameters a row, plus the IN list)."""
+    """Per-row factors in one statement per 20,000 rows: the (id, factor) pairs travel as one JSON object and
+    `json_each` joins them to the rows (D1's 100-parameter limit would otherwise allow 30 rows a statement).
+    JSON carries each float's shortest repr, which parses back to the same value."""
     statements = []
     items = sorted(factors.items())
-    for start in range(0, len(items), 30):
-        chunk = items[start : start + 30]
-        cases = " ".join("WHEN ? THEN ?" for _ in chunk)
-        marks = ", ".join("?" for _ in chunk)
+    for start in range(0, len(items), _DECAY_ROWS):
+        pairs = json.dumps(dict(items[start : start + _DECAY_ROWS]))
         sql = (
-            f"UPDATE short_term_memories SET decay_factor = CASE id {cases} ELSE decay_factor END,"
-            f" decayed_day = ? WHERE id IN ({marks})"
+            "UPDATE short_term_memories SET decay_factor = j.value, decayed_day = ? FROM json_each(?) AS j"
+            " WHERE short_term_memories.id = j.key"
         )
-        values: list[Any] = [v for pair in chunk for v in pair] + [day] + [memory_id for memory_id, _ in chunk]
-        statements.append(db.prepare(sql).bind(*values))
+        statements.append(db.prepare(sql).bind(day, pairs))
     if statements:  # recollections carry the decay factor: cached rows must be read again
         statements.append(db.prepare("UPDATE sequences SET value = value + 1 WHERE name = ?").bind(REVISION))
     return statements
