@@ -86,7 +86,7 @@ def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     the index (they stay in D1); then prunes harder if the index is over its cap."""
     db, config = system.env.DB, system.config
     today = WorldTime.from_seconds(now).day
-    plan = plan_decay(store.all_memories(db), today, config)
+    plan = plan_decay(store.decaying(db, today), today, config)
     db.batch(store.set_decay(db, plan.factors, today) + [store.bump(db, "decay_runs")])
     reembedded = indexer.index(system.env, config, plan.reembed, now, job="decay_and_prune", counter="reembeds")
     system.unindex(plan.unindex, counter="prunes")

@@ -186,6 +186,13 @@ def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemor
     return _select(db, f"index_state IN ({marks})", *states, forgotten=True)
 
 
+def decaying(db: D1Database, today: int) -> list[StoredMemory]:
+    """The memories a decay pass on `today` changes: not yet decayed today, and below the cap or still indexed.
+    A row at the cap (1.0) that is out of the index has nothing left to grow: it keeps the day it got there, so
+    a pass reads the memories of the last weeks, not every memory ever kept."""
+    return _select(db, "decayed_day < ? AND (decay_factor < 1.0 OR index_state = 'indexed')", today, order="id")
+
+
 def all_memories(db: D1Database) -> list[StoredMemory]:
     return _select(db, "1 = 1", order="id")
 

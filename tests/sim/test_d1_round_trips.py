@@ -87,3 +87,16 @@ def test_an_idle_hour_costs_no_statement_but_a_postponed_memory_is_retried() -> 
         assert store.outbox_size(db) == 0
         assert system.memory(memory.id).index_state == "indexed"
         assert system.stats()["retries"] == 1
+
+
+def test_a_decay_pass_leaves_memories_at_the_cap_alone() -> None:
+    clock = SimClock()
+    with counted_env(clock) as env:
+        system = MemorySystem(env, clock=clock)
+        system.remember(ShortTermMemory("tom", "Rain on the forge roof.", 0.2, WorldTime(0, 9)))  # D1 only
+        clock.seconds = 60 * 86400.0  # 0.05 + 60 days x 0.034 a day: past the cap
+        assert system.decay_and_prune().decayed == 1
+        assert system.memory(system.memories("tom").memories[0].id).decay_factor == 1.0
+        clock.seconds = 61 * 86400.0
+        assert system.decay_and_prune().decayed == 0  # nothing left to grow: not read, not written
+        assert system.memories("tom").memories[0].decayed_day == 60
