@@ -15,21 +15,25 @@ from memory_sim.errors import AiError
 from memory_sim.memory import indexer, store
 from memory_sim.memory.condense import DayPlan, plan_day
 from memory_sim.memory.isolation import by_npc, each_npc, note_failure
-from memory_sim.memory.models import JobReport, WorldTime
+from memory_sim.memory.models import JobReport, StoredMemory, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, plan_decay
 from memory_sim.memory.summarise import Sentence
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
-def _plans_of(system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]]) -> list[DayPlan]:
+def _plans_of(
+    system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]], read: list[StoredMemory] | None
+) -> list[DayPlan]:
+    """The NPC's day plans from its memories of those days (`read`: already read with every NPC's)."""
     db, config = system.env.DB, system.config
 
     def summarise(sentences: list[Sentence]) -> str:
         return system.summariser.summarise(sentences, config.summary_sentences)
 
     days = [int(row["day"]) for row in diaries]
-    memories = by_npc(store.memories_of_days(db, npc_id, days), lambda m: str(m.day))  # one read for the NPC
+    found = store.memories_of_days(db, npc_id, days) if read is None else read
+    memories = by_npc(found, lambda m: str(m.day))
     plans = []
     for day in days:
         try:
@@ -55,6 +59,23 @@ def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> N
     system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
 
 
+def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -> dict[str, list[StoredMemory]] | None:
+    """Every NPC's memories of its diaries' days, one read per day; None when that fails (each NPC then reads
+    its own, so one NPC's failure stays its own)."""
+    by_day: dict[int, list[str]] = {}
+    for npc_id, rows in diaries.items():
+        for row in rows:
+            by_day.setdefault(int(row["day"]), []).append(npc_id)
+    found: dict[str, list[StoredMemory]] = {}
+    try:
+        for day, npc_ids in sorted(by_day.items()):
+            for npc_id, memories in store.memories_of_day(system.env.DB, npc_ids, day).items():
+                found.setdefault(npc_id, []).extend(memories)
+    except Exception:  # noqa: BLE001 - read again NPC by NPC, where a failure is that NPC's alone
+        return None
+    return found
+
+
 def consolidate(system: MemorySystem, now: float) -> JobReport:
     """Condenses each diary's day at least `consolidate_after_days` old into 1-2 of its memories' sentences, a
     summary indexed once with its lineage; a day of one memory is linked to it (memory/condense.py). An NPC whose
@@ -63,9 +84,10 @@ def consolidate(system: MemorySystem, now: float) -> JobReport:
     diaries = by_npc(store.diaries_to_consolidate(system.env.DB, up_to), lambda row: str(row["npc_id"]))
     failed: dict[str, str] = {}
     plans: list[DayPlan] = []
+    read = _read_days(system, diaries)
     for npc_id, rows in diaries.items():
         try:
-            plans += _plans_of(system, npc_id, rows)
+            plans += _plans_of(system, npc_id, rows, None if read is None else read.get(npc_id, []))
         except Exception as exc:  # noqa: BLE001 - one NPC's diaries never stop the others'
             note_failure("consolidate", npc_id, exc, failed)
     outcome = each_npc("consolidate", plans, lambda p: p.npc_id, lambda group: _save_plans(system, group, now))
