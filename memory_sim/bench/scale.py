@@ -52,7 +52,7 @@ class ScaleState:
     d1_round_trips: int = 0
     jobs: dict[str, list[float]] = field(default_factory=dict)  # job -> [runs, seconds]
     peak_rss_mb: float = 0.0
-    log: list[list[float]] = field(default_factory=list)  # [day, memories so far, loop seconds so far]
+    log: list[list[float]] = field(default_factory=list)  # [day, memories, loop s, CPU s] so far, after each day
     hamlets: list[dict[str, Any]] = field(default_factory=list)  # each village's random state and affinities
 
     def save(self, folder: Path) -> None:
@@ -150,7 +150,7 @@ def run_scale(
             state.d1_round_trips += counted.round_trips - before[1]
             state.done_days += 1
             state.peak_rss_mb = max(state.peak_rss_mb, _rss_mb())
-            state.log.append([state.done_days, state.memories, round(state.loop_s, 3)])
+            state.log.append([state.done_days, state.memories, round(state.loop_s, 3), round(state.cpu_s, 3)])
             state.hamlets = world.state()
             state.save(folder)
             progress(f"day {state.done_days}/{state.days}: {state.memories:,} memories, "
