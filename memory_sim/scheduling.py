@@ -37,11 +37,12 @@ class JobSpec:
     name: str
     every_s: float  # world seconds
     run: Callable[[float], JobReport]
+    idle: Callable[[], bool] | None = None  # True: nothing to do this period (then it is neither run nor recorded)
 
 
 def memory_jobs(system: MemorySystem) -> list[JobSpec]:
     return [
-        JobSpec("retry_pending", HOUR_S, system.retry_pending),
+        JobSpec("retry_pending", HOUR_S, system.retry_pending, system.nothing_to_retry),
         JobSpec("decay_and_prune", 24 * HOUR_S, system.decay_and_prune),
         JobSpec("consolidate", 6 * HOUR_S, system.consolidate),
     ]
@@ -55,6 +56,8 @@ def run_if_due(system: MemorySystem, job: JobSpec, now: float) -> JobReport | No
     """Runs `job` unless D1 says it already ran for this period. A crash between the run and the record
     only means one harmless re-run: every job is idempotent."""
     period = period_of(now, job.every_s)
+    if job.idle is not None and job.idle():
+        return None
     last = store.last_period(system.env.DB, job.name)
     if last is not None and last >= period:
         return None
@@ -64,14 +67,27 @@ def run_if_due(system: MemorySystem, job: JobSpec, now: float) -> JobReport | No
 
 
 class SimScheduler:
-    """Call `tick(now)` each sim hour; runs the jobs whose period has come, in a fixed order."""
+    """Call `tick(now)` each sim hour; runs the jobs whose period has come, in a fixed order. It reads D1's
+    job_runs once and then keeps its own record beside the one it writes: it is the one driver of its world, so
+    an hour with nothing due costs no D1 statement."""
 
     def __init__(self, system: MemorySystem, jobs: list[JobSpec] | None = None) -> None:
         self.system = system
         self.jobs = jobs if jobs is not None else memory_jobs(system)
+        self._last: dict[str, int] | None = None  # job -> the last period done, as D1 says and as this one ran
 
     def tick(self, now: float) -> list[JobReport]:
-        return [r for job in self.jobs if (r := run_if_due(self.system, job, now)) is not None]
+        if self._last is None:
+            self._last = store.last_periods(self.system.env.DB)
+        reports = []
+        for job in self.jobs:
+            period = period_of(now, job.every_s)
+            if self._last.get(job.name, period - 1) >= period or (job.idle is not None and job.idle()):
+                continue
+            reports.append(job.run(now))
+            store.record_run(self.system.env.DB, job.name, period, now)
+            self._last[job.name] = period
+        return reports
 
 
 class WorldClock:

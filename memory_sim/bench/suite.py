@@ -6,7 +6,8 @@ Sections (the per-area scripts in scripts/ run the same functions, so the figure
 - embeddings: the project path against the raw model forward pass, and the cache (bench/embed.py);
 - d1: statement overhead of D1 on DuckDB against raw DuckDB (bench/d1.py);
 - end_to_end: a tick of 100 NPCs through MemorySystem (remember, index, recall) in memories/s against the
-  model's own throughput, and recall latency with and without embedding the query.
+  model's own throughput, and recall latency with and without embedding the query;
+- demo: `memory-sim demo` in a fresh process, its wall time against the model's forward time (bench/demo.py).
 Writes bench.{json,md} and two plots into the output folder.
 """
 
@@ -135,6 +136,10 @@ def run_all(*, quick: bool, sizes: Sequence[int] | None = None, progress: Progre
     report["d1"] = d1_section(quick, progress)
     model_rate = report["embeddings"]["throughput"]["raw_forward_per_s"]
     report["end_to_end"] = end_to_end_section(quick, model_rate, progress)
+    progress("demo: `memory-sim demo` in a fresh process, wall against the model's forward time")
+    from memory_sim.bench.demo import demo_breakdown
+
+    report["demo"] = demo_breakdown()
     report["index"] = index_section(sizes or (QUICK_SIZES if quick else FULL_SIZES), quick, progress)
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report
@@ -188,6 +193,10 @@ def markdown(report: dict[str, Any]) -> str:
               f"| recall p50 / p95 ms: with the query embedding vs cached | "
               f"{t['recall_with_embedding']['p50_ms']} / {t['recall_with_embedding']['p95_ms']} | "
               f"{t['recall_without_embedding']['p50_ms']} / {t['recall_without_embedding']['p95_ms']} | |", ""]
+    if "demo" in report:
+        from memory_sim.bench.demo import markdown_row
+
+        lines += ["| run | wall | floor | the rest |", "|---|---|---|---|", markdown_row(report["demo"]), ""]
     return "\n".join(lines)
 
 

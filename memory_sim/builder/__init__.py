@@ -109,12 +109,14 @@ def local_d1_account(folder: str | Path, engine: str) -> D1Account:
 def build_local_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
     before_rebuild: BeforeRebuild | None = None, folder_lock: FolderLock | None = None, serve: bool | None = None,
+    preload_model: bool = False,
 ) -> Env:
     """The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over.
     A folder another process owns and serves opens through that owner. This Env serves its folder to other
-    processes when `serve` says so (None: `owner.serving(...)`, else the `serve_owner` setting)."""
+    processes when `serve` says so (None: `owner.serving(...)`, else the `serve_owner` setting). `preload_model`
+    loads the configured model in the background while the rest opens (for callers that will embed)."""
     from memory_sim import owner
-    from memory_sim.builder.models import local_ai
+    from memory_sim.builder.models import local_ai, preload
 
     held = folder_lock or _lock_or_route(settings, rebuild_index)
     if not isinstance(held, FolderLock):
@@ -128,6 +130,8 @@ def build_local_env(
     env = Env(VECTORIZE=None, DB=None, AI=ai, embedder=embedder,  # type: ignore[arg-type]
               vectorize_account=None, settings=settings)
     env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
+    if preload_model and embedder is None and settings.embed_model != HASHING_MODEL:
+        env.close_hooks.append(preload(ai, settings.embed_model))
     service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None
     try:
         account = env.vectorize_account = open_vectorize_account(settings)

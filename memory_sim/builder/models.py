@@ -8,6 +8,9 @@ models (`memory-sim models`, `--model`), so that nothing above the builder impor
 
 from __future__ import annotations
 
+import contextlib
+import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +19,7 @@ from memory_sim.errors import ConfigError
 from memory_sim.local.ai.models import MINILM, LocalModel, ModelStatus, canonical, locate, resolve_default
 from memory_sim.local.ai.models import model_statuses as _statuses
 
-__all__ = ["MINILM", "default_model", "find_local_model", "load_embedder", "local_ai", "model_statuses"]
+__all__ = ["MINILM", "default_model", "find_local_model", "load_embedder", "local_ai", "model_statuses", "preload"]
 
 
 def local_ai(**options: Any) -> Ai:
@@ -53,6 +56,24 @@ def load_embedder(
     elif name == DEFAULT_MODEL:
         name = BGE_BASE  # the production default on Workers AI
     return AiEmbedder(ai, name, pooling=pooling, cache=cache)
+
+
+def preload(ai: Ai, model: str) -> Callable[[], None]:
+    """Starts loading a local model on a background thread, so that opening the rest of an Env (the index, D1)
+    and the model's load overlap; the first embedding waits for it (LocalAi loads a model once, under a lock).
+    A load that fails here is left to that first embedding, which loads again and says why. Returns a function
+    that waits for the load (an Env's close calls it, so no load is cut off at exit)."""
+    load = getattr(ai, "load", None)
+    if not _runs_locally(ai) or load is None:
+        return lambda: None
+
+    def run() -> None:
+        with contextlib.suppress(Exception):
+            load(model)
+
+    thread = threading.Thread(target=run, name="memory-sim-model-load", daemon=True)
+    thread.start()
+    return thread.join
 
 
 def _runs_locally(ai: Ai) -> bool:

@@ -155,14 +155,36 @@ def cmd_demo(args: argparse.Namespace) -> int:
     if args.threads is not None:
         args.settings = args.settings.replace(embed_threads=args.threads)
     clock = SimClock()
-    env, system = _open(args, clock, env=build_local_env(args.settings, folder_lock=held))
+    env = build_local_env(args.settings, folder_lock=held, preload_model=True)
+    if args.timings:
+        from memory_sim.bench.d1_count import CountingD1
+
+        env.DB = CountingD1(env.DB)
+    env, system = _open(args, clock, env=env)
     with env:
         village = Village(args.npcs, args.seed)
         before = village.affinity.get(("margaret", "tom"))
         with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
             summary = run_village(system, village, clock, args.days, lambda _: bar.update())
         _report_demo(system, summary, time.perf_counter() - started, village, before)
+        if args.timings:
+            _print_timings(system, time.perf_counter() - started)
     return 0
+
+
+def _print_timings(system: MemorySystem, elapsed: float) -> None:
+    """One JSON line on stderr: where the demo's time went (`memory-sim bench` reads it)."""
+    import sys
+
+    from memory_sim.memory import store
+
+    db, spent = system.env.DB, getattr(system.env.AI, "seconds", {})
+    timings = {
+        "demo_s": round(elapsed, 3), "model_load_s": round(spent.get("load", 0.0), 3),
+        "model_forward_s": round(spent.get("forward", 0.0), 3), "memories": store.count_memories(db),
+        "d1_statements": getattr(db, "statements", None), "d1_round_trips": getattr(db, "round_trips", None),
+    }
+    print("timings " + json.dumps(timings), file=sys.stderr)
 
 
 def _report_demo(system: MemorySystem, summary: Any, elapsed: float, village: Any, before: float | None) -> None:
@@ -324,6 +346,8 @@ def register(sub: Any) -> None:
     demo.add_argument("--seed", type=int, default=7)
     demo.add_argument("--threads", type=arguments.whole("threads", 0, 1024),
                       help="threads one embedding uses (default: the embed_threads setting, 1; 0: the runtime's)")
+    demo.add_argument("--timings", action="store_true",
+                      help="print where the time went (model load, model forward, D1 statements) as JSON on stderr")
     demo.set_defaults(handler=cmd_demo)
 
     remember = sub.add_parser("remember", help="store one memory (D1, and the index if important)")

@@ -55,12 +55,24 @@ WANTED = ("pending", "indexed")  # the states of memories that belong in the ind
 
 
 def index(
-    env: Env, config: MemoryConfig, ids: Sequence[str], now: float, *, job: str = "index", counter: str | None = None
+    env: Env,
+    config: MemoryConfig,
+    ids: Sequence[str],
+    now: float,
+    *,
+    job: str = "index",
+    counter: str | None = None,
+    known: dict[str, StoredMemory] | None = None,
+    rows_at_most: int | None = None,
 ) -> IndexReport:
     """Embeds and upserts the memories `ids` names that D1 says belong in the index (pending or indexed), then
     records the outcome in one D1 batch. `counter` (e.g. "retries") counts the rows written; `job` names the
-    caller in logs."""
-    found = store.memories_by_ids(env.DB, ids)
+    caller in logs. `known`: rows the caller has just written in D1 and need not be read again (their states
+    are those written); `rows_at_most`: an upper bound on D1's memories, which spares counting them while the
+    index cannot be near its cap."""
+    known = {i: known[i] for i in ids if i in known} if known else {}
+    unknown = [i for i in ids if i not in known]
+    found = {**store.memories_by_ids(env.DB, unknown), **known} if unknown else known
     rows = [r for r in found.values() if r.index_state in WANTED]
     wanted = {r.id for r in rows}
     stale = [i for i in dict.fromkeys(ids) if i not in wanted]  # deleted, or dropped from the index since queued
@@ -68,7 +80,8 @@ def index(
     outcome: Outcome[StoredMemory] = Outcome()
     outage: Exception | None = None
     if rows:
-        writer.drop(make_room(env, config, rows, now))
+        if rows_at_most is None or rows_at_most + len(rows) > config.index_cap:
+            writer.drop(make_room(env, config, rows, now))
         try:
             outcome = each_npc(job, writer.kept(rows), lambda r: r.npc_id, writer)
         except OUTAGES as exc:
@@ -76,7 +89,10 @@ def index(
     reason = (lambda _: str(outage)) if outage is not None else (lambda r: outcome.failed[r.npc_id])
     done = [r.id for r in writer.kept(outcome.done)]
     held_back = writer.kept(outcome.held_back)
-    statements = store.set_state(env.DB, done, "indexed", now) + store.dequeue(env.DB, done + stale)
+    # rows just written as pending are already among the memories hybrid recall ranks: no revision to check
+    unchanged = bool(done) and all(i in known and known[i].index_state in store.SEMANTIC_STATES for i in done)
+    statements = store.set_state(env.DB, done, "indexed", now, set_unchanged=unchanged)
+    statements += store.dequeue(env.DB, done + stale)
     if counter and done:
         statements.append(store.bump(env.DB, counter, len(done)))
     statements += postpone(env.DB, config, held_back, now, reason)

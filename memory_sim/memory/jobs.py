@@ -15,24 +15,29 @@ from memory_sim.errors import AiError
 from memory_sim.memory import indexer, store
 from memory_sim.memory.condense import DayPlan, plan_day
 from memory_sim.memory.isolation import by_npc, each_npc, note_failure
-from memory_sim.memory.models import JobReport, WorldTime
+from memory_sim.memory.models import JobReport, StoredMemory, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, plan_decay
 from memory_sim.memory.summarise import Sentence
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
-def _plans_of(system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]]) -> list[DayPlan]:
+def _plans_of(
+    system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]], read: list[StoredMemory] | None
+) -> list[DayPlan]:
+    """The NPC's day plans from its memories of those days (`read`: already read with every NPC's)."""
     db, config = system.env.DB, system.config
 
     def summarise(sentences: list[Sentence]) -> str:
         return system.summariser.summarise(sentences, config.summary_sentences)
 
+    days = [int(row["day"]) for row in diaries]
+    found = store.memories_of_days(db, npc_id, days) if read is None else read
+    memories = by_npc(found, lambda m: str(m.day))
     plans = []
-    for row in diaries:
-        day = int(row["day"])
+    for day in days:
         try:
-            plans.append(plan_day(npc_id, day, store.memories_of(db, npc_id, day), summarise))
+            plans.append(plan_day(npc_id, day, memories.get(str(day), []), summarise))
         except AiError:
             continue  # a summariser that fails (with no fallback) is retried at the next run: the diary waits
     return plans
@@ -47,11 +52,28 @@ def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> N
     system.remember_many(summaries, index_all=True)
     linked = store.memories_by_ids(db, [p.link for p in plans if p.summary is None and p.link])
     to_index = sorted(i for i, m in linked.items() if m.index_state == "none")
-    lineage = [s for p in plans if p.summary is not None for s in store.put_sources(db, p.summary.id, p.sources)]
-    marks = [store.mark_consolidated(db, p.npc_id, p.day, p.link) for p in plans]
+    lineage = store.put_sources(db, [(p.summary.id, s) for p in plans if p.summary is not None for s in p.sources])
+    marks = store.mark_consolidated(db, [(p.npc_id, p.day, p.link) for p in plans])
     queued = store.set_state(db, to_index, "pending") + store.enqueue_many(db, to_index, now) if to_index else []
     db.batch(lineage + marks + queued + [store.bump(db, "consolidations", len(summaries))])
     system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
+
+
+def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -> dict[str, list[StoredMemory]] | None:
+    """Every NPC's memories of its diaries' days, one read per day; None when that fails (each NPC then reads
+    its own, so one NPC's failure stays its own)."""
+    by_day: dict[int, list[str]] = {}
+    for npc_id, rows in diaries.items():
+        for row in rows:
+            by_day.setdefault(int(row["day"]), []).append(npc_id)
+    found: dict[str, list[StoredMemory]] = {}
+    try:
+        for day, npc_ids in sorted(by_day.items()):
+            for npc_id, memories in store.memories_of_day(system.env.DB, npc_ids, day).items():
+                found.setdefault(npc_id, []).extend(memories)
+    except Exception:  # noqa: BLE001 - read again NPC by NPC, where a failure is that NPC's alone
+        return None
+    return found
 
 
 def consolidate(system: MemorySystem, now: float) -> JobReport:
@@ -62,9 +84,10 @@ def consolidate(system: MemorySystem, now: float) -> JobReport:
     diaries = by_npc(store.diaries_to_consolidate(system.env.DB, up_to), lambda row: str(row["npc_id"]))
     failed: dict[str, str] = {}
     plans: list[DayPlan] = []
+    read = _read_days(system, diaries)
     for npc_id, rows in diaries.items():
         try:
-            plans += _plans_of(system, npc_id, rows)
+            plans += _plans_of(system, npc_id, rows, None if read is None else read.get(npc_id, []))
         except Exception as exc:  # noqa: BLE001 - one NPC's diaries never stop the others'
             note_failure("consolidate", npc_id, exc, failed)
     outcome = each_npc("consolidate", plans, lambda p: p.npc_id, lambda group: _save_plans(system, group, now))
@@ -85,7 +108,7 @@ def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     the index (they stay in D1); then prunes harder if the index is over its cap."""
     db, config = system.env.DB, system.config
     today = WorldTime.from_seconds(now).day
-    plan = plan_decay(store.all_memories(db), today, config)
+    plan = plan_decay(store.decaying(db, today), today, config)
     db.batch(store.set_decay(db, plan.factors, today) + [store.bump(db, "decay_runs")])
     reembedded = indexer.index(system.env, config, plan.reembed, now, job="decay_and_prune", counter="reembeds")
     system.unindex(plan.unindex, counter="prunes")
@@ -102,12 +125,15 @@ def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     )
 
 
-def retry_pending(system: MemorySystem, now: float) -> JobReport:
+def retry_pending(system: MemorySystem, now: float) -> tuple[JobReport, bool]:
     """Indexes what failed before, once its backoff has passed (and what a dead process left unattempted);
-    failures back off further (an NPC whose rows cannot be indexed backs off alone)."""
-    due = store.due_outbox(system.env.DB, now, system.config.retry_max_attempts)
+    failures back off further (an NPC whose rows cannot be indexed backs off alone). Also says whether the
+    outbox is empty now (nothing left to retry, due or not)."""
+    waiting = store.live_outbox(system.env.DB, system.config.retry_max_attempts)
+    due = [r for r in waiting if r["next_attempt_at"] <= now or int(r["attempts"]) == 0]
     if not due:
-        return JobReport("retry_pending")
+        return JobReport("retry_pending"), not waiting
     ids = [r["memory_id"] for r in due]
-    report = indexer.index(system.env, system.config, ids, now, job="retry_pending", counter="retries")
-    return JobReport("retry_pending", embedded=len(report.indexed), failed=len(report.postponed), errors=report.errors)
+    done = indexer.index(system.env, system.config, ids, now, job="retry_pending", counter="retries")
+    report = JobReport("retry_pending", embedded=len(done.indexed), failed=len(done.postponed), errors=done.errors)
+    return report, len(due) == len(waiting) and not done.postponed

@@ -98,7 +98,10 @@ def vector_matches(env: Env, npc_id: str, query_vector: np.ndarray, k: int) -> l
 
 
 def from_index(env: Env, npc_id: str, matches: Sequence[tuple[str, float]]) -> list[Recollection]:
-    rows = store.memories_by_ids(env.DB, [i for i, _ in matches])
+    return from_rows(npc_id, matches, store.memories_by_ids(env.DB, [i for i, _ in matches]))
+
+
+def from_rows(npc_id: str, matches: Sequence[tuple[str, float]], rows: dict[str, StoredMemory]) -> list[Recollection]:
     out = []
     for memory_id, score in matches:
         row = rows.get(memory_id)

@@ -6,10 +6,11 @@ Lists of ids are chunked under D1's 100-bound-parameter limit.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, NamedTuple
 
-from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
+from memory_sim.bindings.d1 import D1Database, D1PreparedStatement, D1Result
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
 from memory_sim.memory.models import ShortTermMemory, StoredMemory
 from memory_sim.memory.schema import MEMORY_SEQUENCE
@@ -81,7 +82,8 @@ def insert_memories(
 ) -> list[D1PreparedStatement]:
     """Multi-row inserts for a batch; a memory remembered twice is kept once (first write wins). Each row's
     `seq` (remember order, monotonic per database) comes from the `sequences` counter, moved past the batch
-    by its last statement: all in the caller's one transaction, plain SQLite as D1 runs it."""
+    by its last statement: all in the caller's one transaction, plain SQLite as D1 runs it. The inserts return
+    the `id` and `seq` of each row they wrote, the last statement the counter's new value (`inserted_rows`)."""
     statements = []
     for start in range(0, len(memories), _ROWS_PER_INSERT):
         chunk = memories[start : start + _ROWS_PER_INSERT]
@@ -89,12 +91,32 @@ def insert_memories(
         values = [
             v for i, m in enumerate(chunk, start + 1) for v in _memory_values(m, decay, states.get(m.id, "none"), i)
         ]
-        sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows} ON CONFLICT (id) DO NOTHING"
+        sql = (f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows}"
+               " ON CONFLICT (id) DO NOTHING RETURNING id, seq")
         statements.append(db.prepare(sql).bind(*values))
     if memories:
-        bump = "UPDATE sequences SET value = value + ? WHERE name = ?"
+        bump = "UPDATE sequences SET value = value + ? WHERE name = ? RETURNING value"
         statements.append(db.prepare(bump).bind(len(memories), MEMORY_SEQUENCE))
     return statements
+
+
+def inserted_rows(
+    results: Sequence[D1Result], memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str]
+) -> tuple[dict[str, StoredMemory], int | None]:
+    """From the results of `insert_memories`' statements (first in a batch): the rows written, as D1 now holds
+    them (a memory already there is left out: its row is D1's first write), and the counter after the batch,
+    an upper bound on the rows in the table (None when it cannot be read)."""
+    chunks = -(-len(memories) // _ROWS_PER_INSERT)
+    written = {str(r["id"]) for result in results[:chunks] for r in result.results}
+    rows = {m.id: _stored_new(m, decay, states.get(m.id, "none")) for m in memories if m.id in written}
+    counter = results[chunks].results if len(results) > chunks and memories else []
+    return rows, (int(counter[0]["value"]) if counter else None)
+
+
+def _stored_new(memory: ShortTermMemory, decay: float, state: str) -> StoredMemory:
+    when = memory.world_time
+    return StoredMemory(memory.id, memory.npc_id, memory.content, float(memory.importance), when.day, when.hour,
+                        memory.type, memory.kind, decay, state, None, when.day, memory.about)
 
 
 def enqueue_many(db: D1Database, ids: Sequence[str], next_attempt_at: float) -> list[D1PreparedStatement]:
@@ -134,6 +156,26 @@ def memories_of(db: D1Database, npc_id: str, day: int | None = None) -> list[Sto
     return _select(db, "npc_id = ? AND day = ?", npc_id, day)
 
 
+def memories_of_days(db: D1Database, npc_id: str, days: Sequence[int]) -> list[StoredMemory]:
+    """One NPC's memories of some days, in `memories_of` order."""
+    found: list[StoredMemory] = []
+    unique = sorted(set(days))
+    for start in range(0, len(unique), _CHUNK):
+        chunk = unique[start : start + _CHUNK]
+        found += _select(db, f"npc_id = ? AND day IN ({', '.join('?' for _ in chunk)})", npc_id, *chunk)
+    return found
+
+
+def memories_of_day(db: D1Database, npc_ids: Sequence[str], day: int) -> dict[str, list[StoredMemory]]:
+    """The NPCs' memories of one day, each NPC's in `memories_of` order."""
+    found: dict[str, list[StoredMemory]] = {}
+    for chunk in _chunks(sorted(set(npc_ids))):
+        marks = ", ".join("?" for _ in chunk)
+        for m in _select(db, f"day = ? AND npc_id IN ({marks})", day, *chunk):
+            found.setdefault(m.npc_id, []).append(m)
+    return found
+
+
 def remembered_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
     """The NPC's memories in the order they were remembered (`seq`, written at remember time)."""
     return _select(db, "npc_id = ?", npc_id, order="seq, id")
@@ -142,6 +184,13 @@ def remembered_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
 def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:
     marks = ", ".join("?" for _ in states)
     return _select(db, f"index_state IN ({marks})", *states, forgotten=True)
+
+
+def decaying(db: D1Database, today: int) -> list[StoredMemory]:
+    """The memories a decay pass on `today` changes: not yet decayed today, and below the cap or still indexed.
+    A row at the cap (1.0) that is out of the index has nothing left to grow: it keeps the day it got there, so
+    a pass reads the memories of the last weeks, not every memory ever kept."""
+    return _select(db, "decayed_day < ? AND (decay_factor < 1.0 OR index_state = 'indexed')", today, order="id")
 
 
 def all_memories(db: D1Database) -> list[StoredMemory]:
@@ -164,33 +213,37 @@ def recent_short_term(db: D1Database, npc_id: str, limit: int) -> list[StoredMem
 
 
 def set_state(
-    db: D1Database, ids: Iterable[str], state: str, indexed_at: float | None = None
+    db: D1Database, ids: Iterable[str], state: str, indexed_at: float | None = None, *, set_unchanged: bool = False
 ) -> list[D1PreparedStatement]:
     """One UPDATE per chunk of ids (D1 counts every statement; DuckDB pays per statement too). Each chunk first
-    bumps the memory revision if a row enters or leaves hybrid recall's set (see `revisions`)."""
+    bumps the memory revision if a row enters or leaves hybrid recall's set (see `revisions`), unless the caller
+    knows none does (`set_unchanged`)."""
     statements = []
     for chunk in _chunks(sorted(set(ids))):
         marks = ", ".join("?" for _ in chunk)
-        statements.append(_bump_revision_if_set_changes(db, chunk, state in SEMANTIC_STATES))
+        if not set_unchanged:
+            statements.append(_bump_revision_if_set_changes(db, chunk, state in SEMANTIC_STATES))
         sql = f"UPDATE short_term_memories SET index_state = ?, indexed_at = ? WHERE id IN ({marks})"
         statements.append(db.prepare(sql).bind(state, indexed_at, *chunk))
     return statements
 
 
+_DECAY_ROWS = 20_000  # one JSON parameter of (id, factor) pairs, well under D1's 2 MB string limit
+
+
 def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1PreparedStatement]:
-    """Per-row factors, 30 rows a statement: a CASE maps id to factor (2 parameters a row, plus the IN list)."""
+    """Per-row factors in one statement per 20,000 rows: the (id, factor) pairs travel as one JSON object and
+    `json_each` joins them to the rows (D1's 100-parameter limit would otherwise allow 30 rows a statement).
+    JSON carries each float's shortest repr, which parses back to the same value."""
     statements = []
     items = sorted(factors.items())
-    for start in range(0, len(items), 30):
-        chunk = items[start : start + 30]
-        cases = " ".join("WHEN ? THEN ?" for _ in chunk)
-        marks = ", ".join("?" for _ in chunk)
+    for start in range(0, len(items), _DECAY_ROWS):
+        pairs = json.dumps(dict(items[start : start + _DECAY_ROWS]))
         sql = (
-            f"UPDATE short_term_memories SET decay_factor = CASE id {cases} ELSE decay_factor END,"
-            f" decayed_day = ? WHERE id IN ({marks})"
+            "UPDATE short_term_memories SET decay_factor = j.value, decayed_day = ? FROM json_each(?) AS j"
+            " WHERE short_term_memories.id = j.key"
         )
-        values: list[Any] = [v for pair in chunk for v in pair] + [day] + [memory_id for memory_id, _ in chunk]
-        statements.append(db.prepare(sql).bind(*values))
+        statements.append(db.prepare(sql).bind(day, pairs))
     if statements:  # recollections carry the decay factor: cached rows must be read again
         statements.append(db.prepare("UPDATE sequences SET value = value + 1 WHERE name = ?").bind(REVISION))
     return statements
@@ -271,15 +324,16 @@ def count_memories(db: D1Database, where: str = "1 = 1") -> int:
 # --- outbox ------------------------------------------------------------------------------------------------
 
 
-def due_outbox(db: D1Database, now: float, max_attempts: int) -> list[dict[str, Any]]:
-    """Rows whose backoff has passed, and every row never attempted (attempts = 0) whatever the clock says:
-    the writer queues a row and tries to index it at once, so an unattempted row belongs to a process that is
-    trying right now (a second upsert of the same vector is harmless) or that died before its attempt, whose
-    world time may be ahead of ours (it was never saved)."""
+def live_outbox(db: D1Database, max_attempts: int) -> list[dict[str, Any]]:
+    """Rows still to be tried (attempts < max_attempts), earliest first. Due among them: those whose backoff
+    has passed, and every row never attempted (attempts = 0) whatever the clock says: the writer queues a row
+    and tries to index it at once, so an unattempted row belongs to a process that is trying right now (a
+    second upsert of the same vector is harmless) or that died before its attempt, whose world time may be
+    ahead of ours (it was never saved)."""
     return db.prepare(
         "SELECT memory_id, attempts, next_attempt_at FROM embedding_outbox"
-        " WHERE (next_attempt_at <= ? OR attempts = 0) AND attempts < ? ORDER BY next_attempt_at, memory_id"
-    ).bind(now, max_attempts).all().results
+        " WHERE attempts < ? ORDER BY next_attempt_at, memory_id"
+    ).bind(max_attempts).all().results
 
 
 def outbox_attempts(db: D1Database, ids: Sequence[str]) -> dict[str, int]:
@@ -312,14 +366,15 @@ def outbox_size(db: D1Database) -> int:
 # --- lineage: the memories a summary was made from (schema migration 4) ----------------------------------
 
 
-def put_sources(db: D1Database, summary_id: str, source_ids: Sequence[str]) -> list[D1PreparedStatement]:
+def put_sources(db: D1Database, pairs: Sequence[tuple[str, str]]) -> list[D1PreparedStatement]:
+    """Lineage rows, (summary id, source id) pairs, 45 a statement."""
     statements = []
-    for chunk in _chunks(list(source_ids), 45):
+    for start in range(0, len(pairs), 45):
+        chunk = pairs[start : start + 45]
         rows = ", ".join("(?, ?)" for _ in chunk)
-        values = [v for source_id in chunk for v in (summary_id, source_id)]
         sql = (f"INSERT INTO memory_sources (summary_id, source_id) VALUES {rows}"
                " ON CONFLICT (summary_id, source_id) DO NOTHING")
-        statements.append(db.prepare(sql).bind(*values))
+        statements.append(db.prepare(sql).bind(*[v for pair in chunk for v in pair]))
     return statements
 
 
@@ -356,14 +411,41 @@ def put_diary(db: D1Database, npc_id: str, day: int, text: str) -> None:
     ).bind(npc_id, day, text).run()
 
 
+def put_diaries(db: D1Database, day: int, texts: dict[str, str]) -> list[D1PreparedStatement]:
+    """`put_diary` for many NPCs, 32 rows a statement."""
+    items = sorted(texts.items())
+    statements = []
+    for start in range(0, len(items), 32):
+        chunk = items[start : start + 32]
+        rows = ", ".join("(?, ?, ?)" for _ in chunk)
+        sql = (f"INSERT INTO diaries (npc_id, day, text) VALUES {rows}"
+               " ON CONFLICT (npc_id, day) DO UPDATE SET text = excluded.text")
+        statements.append(db.prepare(sql).bind(*[v for npc_id, text in chunk for v in (npc_id, day, text)]))
+    return statements
+
+
 def diaries_to_consolidate(db: D1Database, up_to_day: int) -> list[dict[str, Any]]:
     return db.prepare(
         "SELECT npc_id, day, text FROM diaries WHERE summary_id IS NULL AND day <= ? ORDER BY day, npc_id"
     ).bind(up_to_day).all().results
 
 
-def mark_consolidated(db: D1Database, npc_id: str, day: int, summary_id: str) -> D1PreparedStatement:
-    return db.prepare("UPDATE diaries SET summary_id = ? WHERE npc_id = ? AND day = ?").bind(summary_id, npc_id, day)
+def mark_consolidated(db: D1Database, links: Sequence[tuple[str, int, str]]) -> list[D1PreparedStatement]:
+    """Each (NPC, day)'s diary points to what it was condensed into: per day, 32 NPCs a statement (a CASE maps
+    the NPC to its link)."""
+    by_day: dict[int, list[tuple[str, str]]] = {}
+    for npc_id, day, link in links:
+        by_day.setdefault(day, []).append((npc_id, link))
+    statements = []
+    for day, items in sorted(by_day.items()):
+        for start in range(0, len(items), 32):
+            chunk = items[start : start + 32]
+            cases = " ".join("WHEN ? THEN ?" for _ in chunk)
+            marks = ", ".join("?" for _ in chunk)
+            sql = f"UPDATE diaries SET summary_id = CASE npc_id {cases} END WHERE day = ? AND npc_id IN ({marks})"
+            values = [v for pair in chunk for v in pair] + [day] + [npc_id for npc_id, _ in chunk]
+            statements.append(db.prepare(sql).bind(*values))
+    return statements
 
 
 def diary_link(db: D1Database, npc_id: str, day: int) -> str | None:
@@ -437,6 +519,11 @@ def world_seconds(db: D1Database) -> float:
 def last_period(db: D1Database, job: str) -> int | None:
     value = db.prepare("SELECT period FROM job_runs WHERE job = ?").bind(job).first("period")
     return None if value is None else int(value)
+
+
+def last_periods(db: D1Database) -> dict[str, int]:
+    """Every job's last period done, in one read."""
+    return {r["job"]: int(r["period"]) for r in db.prepare("SELECT job, period FROM job_runs").all().results}
 
 
 def record_run(db: D1Database, job: str, period: int, ran_at: float) -> None:

@@ -21,7 +21,6 @@ from memory_sim.errors import InvalidInput, VectorizeError
 from memory_sim.memory import forgetting, indexer, rules, store
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import recall as recall_sources
-from memory_sim.memory.condense import diary_entries
 from memory_sim.memory.forgetting import MemoryPage
 from memory_sim.memory.models import (
     DEFAULT_RECALL_MODE,
@@ -84,6 +83,10 @@ class MemorySystem:
         self.summariser: Summariser = summariser or ExtractiveSummariser()
         migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
         self._recall_cache = RecallCache(env.DB)  # hybrid recall's per-NPC state, proved current against D1
+        # True while this system knows the outbox is empty and no forget is half done: set by a retry that
+        # left nothing behind, cleared by anything here that may queue a row. Starts False: a dead process may
+        # have left work.
+        self._nothing_to_retry = False
 
     # --- writing --------------------------------------------------------------------------------------------
 
@@ -92,17 +95,20 @@ class MemorySystem:
         return memory.id in self.remember_many([memory])
 
     def remember_many(self, memories: Sequence[ShortTermMemory], *, index_all: bool = False) -> set[str]:
-        """One D1 transaction for all, then one embedding call for the important ones; returns the ids
-        indexed now. `index_all` indexes regardless of importance (consolidated summaries)."""
+        """One D1 transaction for all, then one embedding call for the important ones and one D1 batch saying
+        what was indexed; returns the ids indexed now. `index_all` indexes regardless of importance
+        (consolidated summaries)."""
         memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
         indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
         now = self.clock()
         states = {m.id: "pending" for m in indexable}
-        statements = store.insert_memories(self.env.DB, memories, self.config.initial_decay, states)
+        decay = self.config.initial_decay
+        statements = store.insert_memories(self.env.DB, memories, decay, states)
         statements += store.enqueue_many(self.env.DB, [m.id for m in indexable], now)
-        if statements:
-            self.env.DB.batch(statements)
-        return self.index_memories([m.id for m in indexable])
+        if not statements:
+            return set()
+        written, bound = store.inserted_rows(self.env.DB.batch(statements), memories, decay, states)
+        return self._index([m.id for m in indexable], written, bound)
 
     def index_memory(self, memory: ShortTermMemory) -> bool:
         """The indexing step alone, for a memory already in D1 (e.g. after `remember` kept it D1-only)."""
@@ -115,7 +121,14 @@ class MemorySystem:
     def index_memories(self, ids: Sequence[str]) -> set[str]:
         """Embeds and upserts memories from D1 (memory/indexer.py); on failure they stay in the outbox with a
         backoff. Returns the ids indexed now."""
-        return set(indexer.index(self.env, self.config, ids, self.clock()).indexed)
+        return self._index(ids)
+
+    def _index(self, ids: Sequence[str], known: dict[str, StoredMemory] | None = None, bound: int | None = None,
+               ) -> set[str]:
+        clear, self._nothing_to_retry = self._nothing_to_retry, False  # an exception leaves the rows queued
+        report = indexer.index(self.env, self.config, ids, self.clock(), known=known, rows_at_most=bound)
+        self._nothing_to_retry = clear and not report.postponed
+        return set(report.indexed)
 
     def unindex(self, ids: Sequence[str], counter: str) -> int:
         """Drops the memories from the index (they stay in D1); returns how many (0 if the index failed)."""
@@ -264,6 +277,7 @@ class MemorySystem:
 
     def update_importance(self, id: str, value: float) -> StoredMemory:
         """Sets a memory's importance (0..1); an indexed one is re-indexed so the index's copy agrees."""
+        self._nothing_to_retry = False
         updated = forgetting.update_importance(self.env, id, value, self.clock())
         if updated.index_state == "pending":
             self.index_memories([id])
@@ -272,64 +286,57 @@ class MemorySystem:
     def forget(self, ids: str | Sequence[str], reason: str) -> list[str]:
         """Forgets memories in D1 and the index, recording `reason`; returns the ids newly forgotten. Re-running
         it, or any `retry_pending`, finishes a forget a crash cut short."""
+        self._nothing_to_retry = False
         return forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
 
     def forget_npc(self, npc_id: str) -> list[str]:
         """Forgets all the NPC's memories and drops its registration, diaries and relationships."""
+        self._nothing_to_retry = False
         return forgetting.forget_npc(self.env, npc_id, self.clock())
 
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
         """The day's diary in D1: its most important short-term memories in order, and one past memory
         they brought back."""
-        chosen = diary_entries(store.memories_of(self.env.DB, npc_id, day), max_entries)
-        if not chosen:
-            return ""
-        lines = [m.content for m in chosen]
-        echo = self._echo(npc_id, day, chosen)
-        if echo is not None:
-            lines.append(f"It brought back day {echo.day}: {echo.text}")
-        text = " ".join(lines)
-        store.put_diary(self.env.DB, npc_id, day, text)
-        return text
+        return self.write_diaries([npc_id], day, max_entries).get(npc_id, "")
 
-    def _echo(self, npc_id: str, day: int, chosen: Sequence[StoredMemory]) -> Recollection | None:
-        focus = max(chosen, key=lambda m: (m.importance, -m.hour))
-        # an earlier observation, never a summary: a diary (and what is condensed from it) does not nest echoes
-        past = [
-            r
-            for r in self._neighbours(npc_id, focus)
-            if r.day < day and r.source == "vectorize" and r.kind == "observation"
-        ]
-        return past[0] if past else None
+    def write_diaries(self, npc_ids: Sequence[str], day: int, max_entries: int = 6) -> dict[str, str]:
+        """`write_diary` for several NPCs in a few D1 statements; NPCs with no diary that day are left out."""
+        from memory_sim.memory.diary import write_diaries
 
-    def _neighbours(self, npc_id: str, focus: StoredMemory, k: int = 5) -> list[Recollection]:
-        """Memories like `focus`: by its stored vector when indexed (no embedding needed), else by recall."""
-        if focus.index_state == "indexed":
-            try:
-                result = self.env.VECTORIZE.query_by_id(focus.id, top_k=k + 1, filter={"npcId": npc_id})
-                matches = [(m.id, m.score) for m in result.matches if m.id != focus.id]
-                return recall_sources.from_index(self.env, npc_id, matches)
-            except VectorizeError:
-                pass  # not visible yet, or the index failed: recall by text below
-        return self.recall(npc_id, focus.content, top_k=k)
+        return write_diaries(self, npc_ids, day, max_entries)
 
     # --- jobs (memory/jobs.py) ------------------------------------------------------------------------------
 
     def consolidate(self, now: float | None = None) -> JobReport:
         from memory_sim.memory.jobs import consolidate
 
-        return consolidate(self, self.clock() if now is None else now)
+        clear, self._nothing_to_retry = self._nothing_to_retry, False
+        report = consolidate(self, self.clock() if now is None else now)
+        self._nothing_to_retry = clear and not report.failed and not report.errors
+        return report
 
     def decay_and_prune(self, now: float | None = None) -> JobReport:
         from memory_sim.memory.jobs import decay_and_prune
 
-        return decay_and_prune(self, self.clock() if now is None else now)
+        clear, self._nothing_to_retry = self._nothing_to_retry, False
+        report = decay_and_prune(self, self.clock() if now is None else now)
+        self._nothing_to_retry = clear and not report.failed and not report.errors
+        return report
 
     def retry_pending(self, now: float | None = None) -> JobReport:
         from memory_sim.memory.jobs import retry_pending
 
-        forgetting.finish(self.env)  # forgets a crash cut short
-        return retry_pending(self, self.clock() if now is None else now)
+        self._nothing_to_retry = False
+        half_done = [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])]
+        finished = forgetting.finish(self.env, half_done) == len(half_done)  # forgets a crash cut short
+        report, empty = retry_pending(self, self.clock() if now is None else now)
+        self._nothing_to_retry = finished and empty
+        return report
+
+    def nothing_to_retry(self) -> bool:
+        """True when `retry_pending` would do nothing, as far as this system knows without reading D1 (the
+        scheduler then skips it): its last run left the outbox empty, and nothing since may have queued a row."""
+        return self._nothing_to_retry
 
     def stats(self) -> dict[str, int]:
         db = self.env.DB

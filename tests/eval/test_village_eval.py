@@ -102,7 +102,7 @@ def test_a_recalled_summary_shows_its_sources_and_twins(system: MemorySystem) ->
                             id="summary-margaret-1", kind="summary")
     system.remember_many([twin, copy, framed, joint])
     db = system.env.DB
-    db.batch(store.put_sources(db, joint.id, [ids["named"], ids["other"]]))
+    db.batch(store.put_sources(db, [(joint.id, ids["named"]), (joint.id, ids["other"])]))
     texts = npc_texts(db, "margaret", lineage(db))
     assert texts.covered(joint.id) == {joint.id, ids["named"], ids["other"], copy.id}  # a copy is a twin
     assert texts.covered(ids["kind"]) == {ids["kind"], twin.id}

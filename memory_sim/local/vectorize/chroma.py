@@ -80,6 +80,8 @@ class ChromaStore:
         self._written = 0  # rows changed since the last snapshot
         self._state = state
         self._mutation = state.processed_mutation  # the last mutation Chroma's stored state records
+        self._saved_shape = _shape(state)  # the state Chroma holds, less the last mutation
+        self._unsaved: IndexState | None = None  # a state newer than Chroma's only by its last mutation
         self.loaded_from_snapshot = False
 
     def load(self) -> None:
@@ -198,15 +200,28 @@ class ChromaStore:
         return self.table.rescore(query, rows)[: options.top_k] if rows.size else []
 
     def save_state(self, state: IndexState) -> None:
-        with chroma_errors("INDEX_UPDATE", self.folder):
-            self.collection.modify(metadata={STATE_KEY: json.dumps(state.to_json())})
-        self._mutation = state.processed_mutation
+        """Stores the state in Chroma when more than the last mutation changed (a metadata index, the
+        description); after a write alone it is stored with the next snapshot, the next such change or at
+        close, sparing a Chroma write per mutation. A crash meanwhile leaves an older mutation id in Chroma and
+        no snapshot (deleted before the write): the next open rebuilds the arrays from Chroma, which has every
+        vector; only `processed_up_to_mutation` reads older until the next write."""
+        if _shape(state) == self._saved_shape:
+            self._unsaved = state
+        else:
+            self._store_state(state)
         if self._written >= self._snapshot_every:
             self.snapshot()
+
+    def _store_state(self, state: IndexState) -> None:
+        with chroma_errors("INDEX_UPDATE", self.folder):
+            self.collection.modify(metadata={STATE_KEY: json.dumps(state.to_json())})
+        self._mutation, self._saved_shape, self._unsaved = state.processed_mutation, _shape(state), None
 
     def snapshot(self) -> None:
         """Save the arrays beside Chroma, tagged with the state Chroma now holds (embedded backend only).
         A state-only change (a metadata index created) leaves the old file with an old tag: ignored on open."""
+        if self._unsaved is not None:
+            self._store_state(self._unsaved)  # the tag must name the mutation Chroma's stored state records
         tag = snapshot.tag_of(self._mutation, self.table.n)
         if self._snapshot_path is None or tag == self._live_tag:
             return
@@ -215,6 +230,11 @@ class ChromaStore:
         except OSError:
             return  # a snapshot is only a cache: without one, the next open rebuilds from Chroma
         self._live_tag, self._written = tag, 0
+
+
+def _shape(state: IndexState) -> dict[str, Any]:
+    """The state less the last mutation's id and time: what must reach Chroma at once when it changes."""
+    return {k: v for k, v in state.to_json().items() if k not in ("processed_mutation", "processed_at")}
 
 
 def _metadata_json(record: Record) -> str | None:

@@ -1,0 +1,71 @@
+"""Counting what a workload asks of D1: statements and round trips, through the binding itself.
+
+    counted = CountingD1(env.DB); env.DB = counted   # everything above the binding now goes through it
+    ...
+    counted.statements, counted.round_trips
+
+A round trip is one call that reaches the database: `run`, `all`, `first`, `raw`, one `batch` (however many
+statements it carries) or one `exec`. On Cloudflare each is one HTTP request; locally each is one transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory_sim.bindings.d1 import D1Database, D1ExecResult, D1PreparedStatement, D1Result, D1Value
+
+
+@dataclass(frozen=True, slots=True)
+class _Counted:
+    """A prepared statement of the wrapped database, counted when it runs on its own."""
+
+    owner: CountingD1
+    inner: D1PreparedStatement
+
+    def bind(self, *values: D1Value) -> _Counted:
+        return _Counted(self.owner, self.inner.bind(*values))
+
+    def first(self, column: str | None = None) -> Any:
+        self.owner.count(1)
+        return self.inner.first(column)
+
+    def all(self) -> D1Result:
+        self.owner.count(1)
+        return self.inner.all()
+
+    def run(self) -> D1Result:
+        self.owner.count(1)
+        return self.inner.run()
+
+    def raw(self, column_names: bool = False) -> list[list[Any]]:
+        self.owner.count(1)
+        return self.inner.raw(column_names)
+
+
+class CountingD1:
+    """A `D1Database` that counts the statements and round trips passing through it to `inner`."""
+
+    def __init__(self, inner: D1Database) -> None:
+        self.inner = inner
+        self.statements = 0
+        self.round_trips = 0
+
+    def count(self, statements: int) -> None:
+        self.statements += statements
+        self.round_trips += 1
+
+    def prepare(self, sql: str) -> D1PreparedStatement:
+        return _Counted(self, self.inner.prepare(sql))
+
+    def batch(self, statements: Sequence[D1PreparedStatement]) -> list[D1Result]:
+        self.count(len(statements))
+        return self.inner.batch([s.inner if isinstance(s, _Counted) else s for s in statements])
+
+    def exec(self, sql: str) -> D1ExecResult:
+        self.count(sum(1 for line in sql.strip().split("\n") if line.strip()))
+        return self.inner.exec(sql)
+
+    def __getattr__(self, name: str) -> Any:  # the engine's extras (close, backup, dump) pass through uncounted
+        return getattr(self.inner, name)
