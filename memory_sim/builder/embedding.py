@@ -145,14 +145,12 @@ def _default_on_workers_ai(settings: Settings, ai: Ai, cache: Path | None, close
     cannot run it (a local server without BGE's weights), the bundled MiniLM run here, as `default` does locally."""
     from memory_sim.builder.models import MINILM, load_embedder
 
-    embedder = load_embedder(BGE_BASE, cache_path=cache, ai=ai)
     try:
-        embedder.embed(["dimension probe"])
-        return embedder
+        ai.run(BGE_BASE, {"text": ["dimension probe"], "pooling": "cls"})  # asked, not cached: can it run there?
+        return load_embedder(BGE_BASE, cache_path=cache, ai=ai)
     except EmbeddingUnavailable:
         raise
     except AiError as exc:
-        getattr(embedder, "cache").close()  # noqa: B009 - an AiEmbedder's; the MiniLM one opens its own
         log.warning("embedding model 'default': Workers AI cannot run %s here (%s); using the bundled %s, run on "
                     "this machine", BGE_BASE, str(exc).split(". ")[0], MINILM)
     local = ai_for("local", settings, ai, closers)

@@ -43,6 +43,7 @@ class Job:
     after_id: str = ""  # build: the last memory id embedded
     cursor: str | None = None  # swap: the staging page after the last copied one
     recreated: bool = False  # swap: the live index is already the new model's
+    copied_all: bool = False  # swap: every staging vector is in the live index
     embedded: int = 0
     copied: int = 0
 
@@ -133,17 +134,16 @@ def _swap(account: VectorizeAccount, db: D1Database, live: str, job: Job,
         job.recreated = True
         _save(db, job)
     target = account.index(live)
-    while True:
+    while not job.copied_all:
         page = staging.list_vectors(limits.VECTORIZE_LIST_MAX_COUNT, job.cursor)
         if page.ids:
             target.upsert(fetch(staging, page.ids))
             job.copied += len(page.ids)
         job.cursor = page.next_cursor
+        job.copied_all = not page.is_truncated or page.next_cursor is None
         _save(db, job)
         if on_batch is not None and page.ids:
             on_batch("swap", job.copied)
-        if not page.is_truncated or page.next_cursor is None:
-            break
     account.delete_index(job.staging)
     db.prepare("DELETE FROM meta WHERE key = ?").bind(JOB_KEY).run()
 

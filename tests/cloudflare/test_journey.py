@@ -37,8 +37,11 @@ def account_flags(server: ServerForTests, account: str) -> list[str]:
     return ["--account-id", account, "--api-token", TEST_TOKEN, "--base-url", server.base_url]
 
 
-def cloudflare_env(server: ServerForTests, account: str, **settings: Any) -> Env:
-    return Env.cloudflare(account, TEST_TOKEN, "memories", base_url=server.base_url, environ={}, **settings)
+def cloudflare_env(server: ServerForTests, account: str, data: Path, **settings: Any) -> Env:
+    """The default settings but the data folder: its embedding cache is the test's own (the catalogue's BGE is a
+    stand-in whose vectors must not reach the working directory's cache)."""
+    return Env.cloudflare(account, TEST_TOKEN, "memories", base_url=server.base_url, environ={}, data_dir=data,
+                          **settings)
 
 
 @pytest.mark.timeout(120)
@@ -51,7 +54,7 @@ def test_village_pushed_recalled_reembedded_and_pulled_back(production: ServerFo
         local_answer = [r.id for r in MemorySystem(env, clock=SimClock()).recall("margaret", QUESTION, top_k=5)]
     assert main(["--data", str(village), "push", *account_flags(production, account)]) == 0
 
-    with cloudflare_env(production, account) as env:  # the default settings: the model the index records
+    with cloudflare_env(production, account, tmp_path / "cache") as env:  # the default settings: the model the index records
         remote_answer = MemorySystem(env, clock=SimClock()).recall("margaret", QUESTION, top_k=5)
     assert [r.id for r in remote_answer] == local_answer and "vectorize" in {r.source for r in remote_answer}
 
@@ -67,7 +70,7 @@ def test_village_pushed_recalled_reembedded_and_pulled_back(production: ServerFo
         patch.delenv("MEMORY_SIM_MODEL", raising=False)
         assert main(["--backend", "cloudflare", "reembed", "--model", MINILM]) == 0
     assert MINILM not in catalogue.calls  # MiniLM ran here: Workers AI has none
-    with cloudflare_env(production, account) as env:
+    with cloudflare_env(production, account, tmp_path / "cache") as env:
         assert env.embedder.model == MINILM and env.VECTORIZE.describe().dimensions == 384
         answer = MemorySystem(env, clock=SimClock()).recall("margaret", QUESTION, top_k=5, mode="vector")
         assert answer and {r.source for r in answer} == {"vectorize"}
@@ -86,9 +89,10 @@ def test_village_pushed_recalled_reembedded_and_pulled_back(production: ServerFo
 
 
 @pytest.mark.timeout(60)
-def test_a_new_account_opens_with_the_default_settings_on_production_bge(production: ServerForTests,
-                                                                         catalogue: ProductionCatalogue) -> None:
-    with cloudflare_env(production, production.fresh_account_id()) as env:
+def test_a_new_account_opens_with_the_default_settings_on_production_bge(
+    production: ServerForTests, catalogue: ProductionCatalogue, tmp_path: Path
+) -> None:
+    with cloudflare_env(production, production.fresh_account_id(), tmp_path) as env:
         system = MemorySystem(env, clock=SimClock())
         system.remember(ShortTermMemory("margaret", "The blacksmith mended my oven door.", 0.9, WorldTime(3, 14)))
         found = system.recall("margaret", "oven door", top_k=1, mode="vector")
