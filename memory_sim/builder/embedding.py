@@ -118,6 +118,13 @@ def ai_for(provider: str, settings: Settings, binding_ai: Ai, closers: Closers) 
     raise ConfigError(f"unknown embed_provider {provider!r}: expected auto, local, workers-ai or openai")
 
 
+def hosted_model(name: str) -> bool:
+    """A model a hosted provider runs (Workers AI's BGE base, OpenAI's text-embedding-3): it may still run here."""
+    from memory_sim.local.ai.models import canonical
+
+    return canonical(name) in (BGE_BASE, "text-embedding-3-small", "text-embedding-3-large")
+
+
 def workers_ai_refuses(model: str) -> str | None:
     """Why Workers AI cannot embed with `model`, or None where it can (its catalogue: `@cf/...` names)."""
     from memory_sim.local.ai.models import canonical
