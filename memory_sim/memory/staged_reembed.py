@@ -155,8 +155,8 @@ def _wait_until_visible(index: VectorizeIndex, count: int, timeout_s: float = 60
     deadline = time.monotonic() + timeout_s
     while index.describe().vector_count < count:
         if time.monotonic() > deadline:
-            raise VectorizeUnavailable(f"the staging index {index.name!r} still lacks vectors after {timeout_s:.0f} s "
-                                       "; run the same reembed again to resume")
+            raise VectorizeUnavailable("INDEX_GET", f"the staging index {index.name!r} still lists fewer than {count} "
+                                       f"vectors after {timeout_s:.0f} s; run the same reembed again to resume")
         time.sleep(0.5)
 
 
