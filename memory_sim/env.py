@@ -38,11 +38,13 @@ class Env:
     @staticmethod
     def from_settings(
         settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
-        before_rebuild: Callable[[D1Database], object] | None = None,
+        before_rebuild: Callable[[D1Database], object] | None = None, new_index: bool = False,
     ) -> Env:
         """The Env the settings describe; `embedder` replaces the model they name; `rebuild_index` recreates the
-        index for it, after `before_rebuild(db)` (see `memory_sim.builder.build_env`)."""
-        return build_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild)
+        index for it, after `before_rebuild(db)`; `new_index` opens with the settings' model for re-embedding
+        into a staged index (see `memory_sim.builder.build_env`)."""
+        return build_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild,
+                         new_index=new_index)
 
     @staticmethod
     def local(

@@ -29,6 +29,7 @@ Backend = Literal["local", "cloudflare"]
 D1Engine = Literal["duckdb", "sqlite"]
 VectorBackend = Literal["chroma", "memory"]
 EmbedRuntime = Literal["onnx", "torch"]
+EmbedProvider = Literal["auto", "local", "workers-ai", "openai"]
 
 CONFIG_FILE = "memory_sim.toml"
 HASHING_MODEL = "fake/hashing"  # the deterministic bag-of-words test embedder: fast tests and crash trials
@@ -58,6 +59,9 @@ class Settings(BaseSettings):
     index_name: str = Field("memories", validation_alias="MEMORY_SIM_INDEX", min_length=1, max_length=32)
     database_name: str = Field("memory", validation_alias="MEMORY_SIM_DATABASE", min_length=1, max_length=64)
     embed_model: str = Field("default", validation_alias="MEMORY_SIM_MODEL", min_length=1)
+    embed_provider: EmbedProvider = Field(
+        "auto", description="where embeddings run, whatever the storage: 'auto' (the index's model where it can run), "
+        "'local', 'workers-ai' (the Cloudflare account's) or 'openai' ($OPENAI_API_KEY)")
     embed_runtime: EmbedRuntime = Field("onnx", description="local models: onnxruntime, torch as the fallback")
     embed_threads: int = Field(1, ge=0, le=1024, description="threads one local embedding uses, on onnxruntime "
                                "and torch alike (0: the runtime's own default, one per core)")

@@ -4,10 +4,14 @@
   `wrangler vectorize insert <index> --file out` takes.
 - `export_sql(db, out)` writes the schema and the rows as SQL statements: what `wrangler d1 execute <db> --file`
   takes.
+- `pull(source, target, progress_file)` brings an account's index and database (Cloudflare, or the local server
+  acting as it) into local ones: the same resumable copy the other way, reading vectors through list-vectors and
+  get-by-ids, at most 20 ids per call as production answers.
 - `push(source, target, progress_file)` sends the local index and database to another account (Cloudflare, or
   the local server acting as it) in batches. Progress is recorded after every acknowledged batch, so a rerun
-  after an interruption resumes there; vectors are upserted and rows written with INSERT OR REPLACE, so a batch
-  sent twice (its answer lost) leaves no duplicates where the table has a primary key.
+  after an interruption resumes there; vectors are upserted, and a batch of rows refused as sent (sent twice, its
+  answer lost) is written again with INSERT OR REPLACE, so it leaves no duplicates where the table has a primary
+  key.
 """
 
 from __future__ import annotations
@@ -22,21 +26,23 @@ from memory_sim.bindings import limits
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeIndex
 
-GET_CHUNK = limits.VECTORIZE_MAX_BATCH_BINDING  # get_by_ids per call, within every backend's limit
+GET_CHUNK = limits.VECTORIZE_MAX_BATCH_BINDING  # get_by_ids per call from a local index
+REMOTE_GET_CHUNK = 20  # production's getByIds answers at most 20 ids per call
 ROWS_PER_REQUEST = 200
 SKIPPED_TABLES = ("sqlite_%", "_cf_%", "d1_%")
 
 
 # --- reading the local side ------------------------------------------------------------------------------------
 def vector_pages(index: VectorizeIndex, *, page_size: int = limits.VECTORIZE_LIST_MAX_COUNT,
-                 after: str | None = None) -> Iterator[tuple[list[Vector], str | None]]:
-    """Every vector, a page at a time, with the cursor that follows the page (None at the end)."""
+                 after: str | None = None, get_chunk: int = GET_CHUNK) -> Iterator[tuple[list[Vector], str | None]]:
+    """Every vector, a page at a time, with the cursor that follows the page (None at the end); `get_chunk` ids
+    per get_by_ids call."""
     cursor = after
     while True:
         page = index.list_vectors(page_size, cursor)
         vectors: list[Vector] = []
-        for start in range(0, len(page.ids), GET_CHUNK):
-            vectors.extend(index.get_by_ids(page.ids[start : start + GET_CHUNK]))
+        for start in range(0, len(page.ids), get_chunk):
+            vectors.extend(index.get_by_ids(page.ids[start : start + get_chunk]))
         if page.ids:
             yield vectors, page.next_cursor
         if not page.is_truncated or page.next_cursor is None:
@@ -166,13 +172,14 @@ def ensure_target_index(source: VectorizeAccount, target: VectorizeAccount, name
 
 
 def push_vectors(source: VectorizeAccount, target: VectorizeAccount, name: str, progress: Progress,
-                 batch: int = limits.VECTORIZE_MAX_BATCH_REST, on_batch: Callable[[int], None] | None = None) -> int:
+                 batch: int = limits.VECTORIZE_MAX_BATCH_REST, on_batch: Callable[[int], None] | None = None,
+                 get_chunk: int = GET_CHUNK) -> int:
     if progress.vectors_done:
         return 0
     to = ensure_target_index(source, target, name)
     sent = 0
     for vectors, cursor in vector_pages(source.index(name), page_size=min(batch, limits.VECTORIZE_LIST_MAX_COUNT),
-                                        after=progress.vectors_cursor):
+                                        after=progress.vectors_cursor, get_chunk=get_chunk):
         for start in range(0, len(vectors), batch):
             to.upsert(vectors[start : start + batch])
         sent += len(vectors)
@@ -199,8 +206,7 @@ def push_rows(source: D1Database, target: D1Database, progress: Progress, rows_p
     for item in (s for s in schema if s["type"] == "table" and s["name"] not in progress.tables_done):
         table = item["name"]
         for columns, rows in rows_of(source, table, offset=progress.rows_done.get(table, 0), page=rows_per_request):
-            statements = [_row_statement(target, table, columns, row) for row in rows]
-            target.batch(statements)
+            _write_rows(target, table, columns, rows)
             sent += len(rows)
             progress.rows_done[table] = progress.rows_done.get(table, 0) + len(rows)
             progress.save()
@@ -211,11 +217,23 @@ def push_rows(source: D1Database, target: D1Database, progress: Progress, rows_p
     return sent
 
 
-def _row_statement(db: D1Database, table: str, columns: list[str], row: list[Any]) -> Any:
+def _write_rows(db: D1Database, table: str, columns: list[str], rows: list[list[Any]]) -> None:
+    """One batch (atomic) of plain INSERTs; where that fails (a batch sent twice, its answer lost; rows already
+    there), the same batch as INSERT OR REPLACE, which leaves no duplicates where the table has a primary key.
+    Plain first: the DuckDB engine emulates OR REPLACE statement by statement, ~20x slower."""
+    from memory_sim.errors import D1Error
+
+    try:
+        db.batch([_row_statement(db, table, columns, row, "INSERT") for row in rows])
+    except D1Error:
+        db.batch([_row_statement(db, table, columns, row, "INSERT OR REPLACE") for row in rows])
+
+
+def _row_statement(db: D1Database, table: str, columns: list[str], row: list[Any], verb: str) -> Any:
     marks = ", ".join("?" for _ in columns)
     names = ", ".join(f'"{c}"' for c in columns)
     values = [bytes(v) if isinstance(v, list) else v for v in row]
-    return db.prepare(f'INSERT OR REPLACE INTO "{table}" ({names}) VALUES ({marks})').bind(*values)
+    return db.prepare(f'{verb} INTO "{table}" ({names}) VALUES ({marks})').bind(*values)
 
 
 @dataclass(frozen=True)
@@ -228,6 +246,17 @@ def push(source: VectorizeAccount, source_db: D1Database, target: VectorizeAccou
          index_name: str, progress_file: str | Path, **options: Any) -> PushReport:
     """Local account and database -> another account (Cloudflare): the index, then the database's rows."""
     progress = Progress.load(progress_file)
+    vectors = push_vectors(source, target, index_name, progress, **options)
+    rows = push_rows(source_db, target_db, progress)
+    return PushReport(vectors, rows)
+
+
+def pull(source: VectorizeAccount, source_db: D1Database, target: VectorizeAccount, target_db: D1Database,
+         index_name: str, progress_file: str | Path, **options: Any) -> PushReport:
+    """An account's index and database (Cloudflare) -> local ones: the vectors with their metadata and namespaces
+    (list-vectors, then get-by-ids 20 at a time), then the database's schema and rows. Resumable as `push` is."""
+    progress = Progress.load(progress_file)
+    options.setdefault("get_chunk", REMOTE_GET_CHUNK)
     vectors = push_vectors(source, target, index_name, progress, **options)
     rows = push_rows(source_db, target_db, progress)
     return PushReport(vectors, rows)

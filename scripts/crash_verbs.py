@@ -58,7 +58,7 @@ def run_cli(argv: Sequence[str], marker: Path | None, stall_at: int | None) -> i
                     time.sleep(1.0)
             return super().embed(texts, query=query)
 
-    builder._embedder_for_index = lambda settings, account, ai: TrialEmbedder(DIMENSIONS)  # the model, replaced
+    builder._embedder_for_index = lambda *args, **options: TrialEmbedder(DIMENSIONS)  # the model, replaced
     return main(list(argv))
 
 

@@ -27,8 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_sim.bindings.ai import DEFAULT_MODEL, Ai, Embedder
+from memory_sim.bindings.ai import Ai, Embedder
 from memory_sim.bindings.vectorize import VectorizeAccount
+from memory_sim.builder.embedding import model_to_open as model_to_open  # re-exported: where a folder opens
 from memory_sim.env import Env
 from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.folder_lock import FolderLock
@@ -45,16 +46,19 @@ BeforeRebuild = Callable[["D1Database"], object]
 
 def build_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
-    before_rebuild: BeforeRebuild | None = None,
+    before_rebuild: BeforeRebuild | None = None, new_index: bool = False,
 ) -> Env:
     """`embedder` replaces the one the settings name; `rebuild_index` drops and recreates the index for it
     instead of refusing a different model (the caller then re-embeds from D1: `memory.rebuild.reembed`), after
-    `before_rebuild(db)` (`rebuild.queue_for_reindex`: a crash mid-way leaves the work queued in D1)."""
+    `before_rebuild(db)` (`rebuild.queue_for_reindex`: a crash mid-way leaves the work queued in D1).
+    `new_index`: the embedder of the settings' model, not the index's, and the index opened unchecked, for
+    re-embedding D1 into a staged index that replaces it when complete (memory/staged_reembed.py)."""
     if settings.backend == "local":
-        return build_local_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild)
+        return build_local_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild,
+                               new_index=new_index)
     if settings.backend == "cloudflare":
         return build_cloudflare_env(settings, embedder=embedder, rebuild_index=rebuild_index,
-                                    before_rebuild=before_rebuild)
+                                    before_rebuild=before_rebuild, new_index=new_index)
     raise ConfigError(f"unknown backend {settings.backend!r}: expected 'local' or 'cloudflare'")
 
 
@@ -109,7 +113,7 @@ def local_d1_account(folder: str | Path, engine: str) -> D1Account:
 def build_local_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
     before_rebuild: BeforeRebuild | None = None, folder_lock: FolderLock | None = None, serve: bool | None = None,
-    preload_model: bool = False,
+    preload_model: bool = False, new_index: bool = False,
 ) -> Env:
     """The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over.
     A folder another process owns and serves opens through that owner. This Env serves its folder to other
@@ -118,7 +122,7 @@ def build_local_env(
     from memory_sim import owner
     from memory_sim.builder.models import local_ai, preload
 
-    held = folder_lock or _lock_or_route(settings, rebuild_index)
+    held = folder_lock or _lock_or_route(settings, rebuild_index or new_index)
     if not isinstance(held, FolderLock):
         try:
             return owner.open_through(held, settings, embedder)
@@ -136,9 +140,8 @@ def build_local_env(
     try:
         account = env.vectorize_account = open_vectorize_account(settings)
         _close_with(env, account)
-        ai = env.AI
         if embedder is None:
-            env.embedder = _embedder_for_index(settings, account, ai)
+            env.embedder = _embedder_for_index(settings, env, account, new_index=new_index)
             _close_with(env, getattr(env.embedder, "cache", None))  # ours to close: its file is the folder's
         d1 = open_d1_account(settings)
         env.DB = (
@@ -147,8 +150,7 @@ def build_local_env(
         _close_with(env, env.DB)
         if rebuild_index and before_rebuild is not None:
             before_rebuild(env.DB)
-        opener = recreate_index if rebuild_index else ensure_index
-        env.VECTORIZE = opener(account, settings.index_name, env.embedder)
+        env.VECTORIZE = _open_index(account, settings.index_name, env.embedder, rebuild_index, new_index)
     except BaseException:
         if service is not None:
             service.close()
@@ -158,6 +160,12 @@ def build_local_env(
         service.attach(env)
         env.close_hooks.append(service.close)  # first: requests in flight finish before the files close
     return env
+
+
+def _open_index(account: VectorizeAccount, name: str, embedder: Embedder, rebuild: bool, new_index: bool) -> Any:
+    if rebuild:
+        return recreate_index(account, name, embedder)
+    return ensure_index(account, name, embedder, check_model=not new_index)
 
 
 def open_ai(settings: Settings) -> Ai:
@@ -204,6 +212,7 @@ def _serves(settings: Settings, serve: bool | None) -> bool:
 def build_cloudflare_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
     before_rebuild: BeforeRebuild | None = None, client: Any = None, shared_cache: bool = True,
+    new_index: bool = False,
 ) -> Env:
     """Vectorize, D1 and Workers AI over the REST API of one account (api.cloudflare.com, or any server that
     speaks it, such as `memory-sim serve`, through `base_url`). `client`: a `CloudflareClient` of your own
@@ -217,12 +226,12 @@ def build_cloudflare_env(
     env = Env(VECTORIZE=None, DB=None, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)  # type: ignore[arg-type]
     env.close_hooks.extend([client.close, ai.close])
     try:
-        env.embedder = embedder or _embedder_for_index(settings, account, ai, shared_cache=shared_cache)
+        env.embedder = embedder or _embedder_for_index(settings, env, account, shared_cache=shared_cache,
+                                                       new_index=new_index)
         env.DB = cloudflare_database(client, settings)
         if rebuild_index and before_rebuild is not None:
             before_rebuild(env.DB)
-        opener = recreate_index if rebuild_index else ensure_index
-        env.VECTORIZE = opener(account, settings.index_name, env.embedder)
+        env.VECTORIZE = _open_index(account, settings.index_name, env.embedder, rebuild_index, new_index)
     except BaseException:
         _close_quietly(env)
         raise
@@ -302,43 +311,16 @@ class _NoAi:
         raise ConfigError("this in-memory Env runs no model; embed with env.embedder")
 
 
-# --- the embedder an index needs ----------------------------------------------------------------------------------
-
-
-def model_to_open(setting: str, index_description: str | None) -> str:
-    """The model a data folder opens with: the one its index records (`reembed --model` changed it) when the
-    setting is the unchosen default; a model named in the settings otherwise (checked against the index)."""
-    from memory_sim.embedding.index_model import parse_description
-
-    recorded = parse_description(index_description).get("model")
-    return recorded if setting == DEFAULT_MODEL and recorded else setting
+# --- the embedder an index needs (builder/embedding.py) -------------------------------------------------------
 
 
 def _embedder_for_index(
-    settings: Settings, account: VectorizeAccount, ai: Ai, *, shared_cache: bool = True
+    settings: Settings, env: Env, account: VectorizeAccount, *, shared_cache: bool = True, new_index: bool = False,
 ) -> Embedder:
-    from memory_sim.builder.models import load_embedder
-    from memory_sim.embedding.index_model import parse_description
-    from memory_sim.local.ai.models import canonical
+    from memory_sim.builder.embedding import embedder_for_index
 
-    cache = Path(settings.data_dir) / "embeddings.sqlite" if shared_cache else None
-    described = {d.name: d.description for d in account.list_indexes()}.get(settings.index_name)
-    recorded = parse_description(described)
-    model = model_to_open(settings.embed_model, described)
-    if model == HASHING_MODEL:  # an index built by the test embedder (crash trials, fast tests) opens with it
-        from memory_sim.embedding.fake import HashingEmbedder
-
-        return HashingEmbedder(int(recorded.get("dimensions", 64)))
-
-    def pooling_of(name: str) -> Any:  # what the index records, sent to a remote `ai` (a local model has its own)
-        return recorded.get("pooling") if canonical(name) == canonical(recorded.get("model", "")) else None
-
-    if model != settings.embed_model:
-        try:
-            return load_embedder(model, cache_path=cache, ai=ai, pooling=pooling_of(model))
-        except ConfigError:
-            pass  # not loadable here: the configured model, and the index check says why they differ
-    return load_embedder(settings.embed_model, cache_path=cache, ai=ai, pooling=pooling_of(settings.embed_model))
+    return embedder_for_index(settings, account, env.AI, env.close_hooks, shared_cache=shared_cache,
+                              new_index=new_index)
 
 
 def _close_quietly(env: Env) -> None:

@@ -104,10 +104,11 @@ village_npcs = checked("npcs", int, _village_size, "a whole number")
 
 
 def _model(name: str) -> str:
+    from memory_sim.builder.embedding import hosted_model
     from memory_sim.builder.models import find_local_model
     from memory_sim.settings import HASHING_MODEL
 
-    if name == HASHING_MODEL:
+    if name == HASHING_MODEL or hosted_model(name):  # a hosted one runs where the provider says, checked on open
         return name
     if find_local_model(rules.text("model", name)) is None:  # raises ConfigError when known but not here
         raise argparse.ArgumentTypeError(

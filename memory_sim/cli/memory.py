@@ -270,9 +270,11 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 
 def cmd_reembed(args: argparse.Namespace) -> int:
-    """With --model (or --recreate) the index is dropped and recreated for that model before D1 is re-embedded;
-    the index's description then records the model, and later plain opens use it. Damaged index files are moved
-    aside first and the index is rebuilt from D1 (memory_sim/damage.py)."""
+    """With --model M alone, D1 is re-embedded with M into a staging index that replaces the live one when
+    complete (memory/staged_reembed.py: any backend, resumed by running the same command again). With --recreate
+    the index is dropped and recreated first, then D1 is re-embedded into it; the index's description records the
+    model, and later plain opens use it. Damaged index files are moved aside first and the index is rebuilt from
+    D1 (memory_sim/damage.py)."""
     from memory_sim.damage import run_with_index_rebuilt
     from memory_sim.env import Env
     from memory_sim.memory.rebuild import queue_for_reindex, reembed
@@ -282,9 +284,24 @@ def cmd_reembed(args: argparse.Namespace) -> int:
         count = reembed(system)
         return {"reembedded": count, "model": env.embedder.model, "dimensions": env.embedder.dimensions}
 
-    recreate = args.recreate or args.embed_model is not None
+    if args.embed_model is not None and not args.recreate:
+        return _reembed_staged(args)
+    recreate = args.recreate
     _print(run_with_index_rebuilt(
         lambda: Env.from_settings(args.settings, rebuild_index=recreate, before_rebuild=queue_for_reindex), work))
+    return 0
+
+
+def _reembed_staged(args: argparse.Namespace) -> int:
+    from memory_sim.env import Env
+    from memory_sim.memory.staged_reembed import reembed_staged
+
+    with Env.from_settings(args.settings, new_index=True) as env:
+        if env.vectorize_account is None:
+            raise ValueError("re-embedding needs the Vectorize account in the Env")
+        report = reembed_staged(env.vectorize_account, env.DB, env.VECTORIZE.name, env.embedder)
+    _print({"reembedded": report.embedded, "model": report.model, "dimensions": report.dimensions,
+            "copied": report.copied, "resumed": report.resumed})
     return 0
 
 

@@ -1,8 +1,9 @@
-"""`memory-sim export` and `memory-sim push`: local memory to files wrangler takes, or to a Cloudflare account.
+"""`memory-sim export`, `push` and `pull`: local memory to files wrangler takes, to a Cloudflare account and back.
 
     memory-sim export --vectorize-ndjson memories.ndjson --d1-sql memory.sql
     memory-sim push [--progress FILE]     # target from CLOUDFLARE_ACCOUNT_ID / CLOUDFLARE_API_TOKEN /
                                           # MEMORY_SIM_D1_DATABASE_ID / CLOUDFLARE_BASE_URL, or the flags
+    memory-sim --data ./pulled pull       # the account's index and database into a local folder (resumable)
 """
 
 from __future__ import annotations
@@ -16,13 +17,15 @@ from memory_sim.cli.folder import owning_folder
 from memory_sim.errors import ConfigError
 
 
-def _local(args: argparse.Namespace) -> tuple[Any, Any]:
+def _local(args: argparse.Namespace, *, create: bool = False) -> tuple[Any, Any]:
     from memory_sim.bindings import limits
     from memory_sim.builder import open_d1_account, open_vectorize_account
     settings = args.settings.replace(backend="local")
     account = open_vectorize_account(settings, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
-    database = open_d1_account(settings).get(args.database)
-    return account, database
+    databases = open_d1_account(settings)
+    if create and args.database not in databases.list():
+        return account, databases.create(args.database)
+    return account, databases.get(args.database)
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -44,17 +47,52 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _push(args: argparse.Namespace) -> int:
+def _remote(args: argparse.Namespace) -> tuple[Any, Any, Any]:
+    """The account's Vectorize, its D1 database and the client to close, from the flags over the settings."""
     from memory_sim.builder import cloudflare_client, open_cloudflare_storage
-    from memory_sim.transfer import push
 
     settings = args.settings.replace(
         backend="cloudflare", account_id=args.account_id, api_token=args.api_token, base_url=args.base_url,
         database_id=args.database_id, index_name=args.index, database_name=args.database,
     )
     client = cloudflare_client(settings)
-    target_vectorize, open_target_db = open_cloudflare_storage(settings, client)
-    target_db = open_target_db()
+    try:
+        vectorize, open_db = open_cloudflare_storage(settings, client)
+        return vectorize, open_db(), client
+    except BaseException:
+        client.close()
+        raise
+
+
+def _pull(args: argparse.Namespace) -> int:
+    from memory_sim.transfer import pull
+
+    remote, remote_db, client = _remote(args)
+    try:
+        if args.index not in {d.name for d in remote.list_indexes()}:
+            raise ConfigError(f"the account has no Vectorize index {args.index!r}; name it with --index")
+        account, database = _local(args, create=True)
+    except BaseException:
+        client.close()
+        raise
+    progress = Path(args.progress or Path(args.data) / "pull-progress.json")
+    try:
+        if not progress.exists() and args.index in {d.name for d in account.list_indexes()}:
+            raise ConfigError(f"{args.data} already has an index {args.index!r}; pull into a new folder (--data)")
+        report = pull(remote, remote_db, account, database, args.index, progress,
+                      on_batch=lambda n: print(f"  {n} vectors received", flush=True))
+    finally:
+        database.close()
+        account.close()
+        client.close()
+    print(f"pulled {report.vectors} vectors and {report.rows} rows into {args.data} (progress in {progress})")
+    return 0
+
+
+def _push(args: argparse.Namespace) -> int:
+    from memory_sim.transfer import push
+
+    target_vectorize, target_db, client = _remote(args)
     account, database = _local(args)
     progress = Path(args.progress or Path(args.data) / "push-progress.json")
     try:
@@ -96,13 +134,27 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     export.set_defaults(handler=owning_folder(_export))
 
     push = subparsers.add_parser("push", help="send the local index and database to a Cloudflare account (resumable)")
-    _common(push)
-    push.add_argument("--account-id", help="default $CLOUDFLARE_ACCOUNT_ID")
-    push.add_argument("--api-token", help="default $CLOUDFLARE_API_TOKEN")
-    push.add_argument("--database-id", help="target D1 database id (default $MEMORY_SIM_D1_DATABASE_ID, else by name)")
-    push.add_argument(
-        "--base-url", type=arguments.url, help="API base URL (default $CLOUDFLARE_BASE_URL or api.cloudflare.com)"
-    )
+    _account_options(push, "target")
     push.add_argument("--progress", metavar="FILE", type=arguments.output_file,
                       help="progress record (default <data>/push-progress.json)")
     push.set_defaults(handler=owning_folder(_push))
+
+    pull = subparsers.add_parser("pull", help="bring a Cloudflare account's index and database into a local folder "
+                                 "(resumable)")
+    _account_options(pull, "source")
+    pull.add_argument("--progress", metavar="FILE", type=arguments.output_file,
+                      help="progress record (default <data>/pull-progress.json)")
+    pull.set_defaults(handler=owning_folder(_pull))
+
+
+def _account_options(parser: argparse.ArgumentParser, role: str) -> None:
+    from memory_sim.cli import arguments
+
+    _common(parser)
+    parser.add_argument("--account-id", help="default $CLOUDFLARE_ACCOUNT_ID")
+    parser.add_argument("--api-token", help="default $CLOUDFLARE_API_TOKEN")
+    parser.add_argument("--database-id",
+                        help=f"{role} D1 database id (default $MEMORY_SIM_D1_DATABASE_ID, else by name)")
+    parser.add_argument(
+        "--base-url", type=arguments.url, help="API base URL (default $CLOUDFLARE_BASE_URL or api.cloudflare.com)"
+    )

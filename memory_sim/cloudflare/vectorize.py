@@ -47,6 +47,9 @@ except ImportError:  # pragma: no cover - both extras install orjson
     loads = json.loads
 
 
+GET_BY_IDS_MAX = 20  # production's getByIds cap per call; a longer list is sent in chunks
+
+
 def mapper(op: str):  # type: ignore[no-untyped-def]
     """Cloudflare's answer as the binding's error for `op`: 4xx input errors, the rest unavailable."""
 
@@ -180,11 +183,16 @@ class CloudflareVectorizeIndex:
         return self._query(query_body({"vectorId": id}, top_k, filter, return_values, return_metadata, namespace))
 
     def get_by_ids(self, ids: Sequence[str]) -> list[Vector]:
-        found = self._call(
-            "VECTOR_GET",
-            lambda sdk: self._indexes.get_by_ids(self._name, account_id=self._client.account_id, ids=list(ids)),
-        )
-        return [Vector.from_json(v) for v in found or []]
+        found: list[Vector] = []
+        ids = list(ids)
+        for start in range(0, max(len(ids), 1), GET_BY_IDS_MAX):  # production answers at most 20 ids per call
+            chunk = ids[start : start + GET_BY_IDS_MAX]
+            answer = self._call(
+                "VECTOR_GET",
+                lambda sdk, c=chunk: self._indexes.get_by_ids(self._name, account_id=self._client.account_id, ids=c),
+            )
+            found.extend(Vector.from_json(v) for v in answer or [])
+        return found
 
     def delete_by_ids(self, ids: Sequence[str]) -> Mutation:
         answer: Any = None

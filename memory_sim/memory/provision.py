@@ -18,11 +18,15 @@ MEMORY_METADATA_INDEXES: tuple[tuple[str, MetadataIndexType], ...] = (
 )
 
 
-def ensure_index(account: VectorizeAccount, name: str, embedder: Embedder) -> VectorizeIndex:
-    """The index `name`, created for `embedder` when missing; an existing one must match the embedder's model."""
+def ensure_index(
+    account: VectorizeAccount, name: str, embedder: Embedder, *, check_model: bool = True
+) -> VectorizeIndex:
+    """The index `name`, created for `embedder` when missing; an existing one must match the embedder's model
+    (unless `check_model` is False: re-embedding fills a staged index for it, memory/staged_reembed.py)."""
     existing = {d.name: d for d in account.list_indexes()}
     if name in existing:
-        check_index_model(existing[name].description, embedder)
+        if check_model:
+            check_index_model(existing[name].description, embedder)
         return account.index(name)
     return create_index(account, name, embedder)
 

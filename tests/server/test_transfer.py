@@ -134,3 +134,40 @@ def test_export_pages_text_keyed_tables_in_key_order_on_both_engines(tmp_path: P
     assert ids == [f"n{i:03}" for i in range(25)]
     assert export_sql(db, tmp_path / "d.sql") == 25
     db.close()
+
+
+def test_pull_brings_back_what_push_sent_and_resumes(server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_sim.local.vectorize.core import QueuedIndex
+    from memory_sim.transfer import pull
+
+    account, db = local_side()
+    remote = CloudflareVectorizeAccount(server.client())
+    remote_db = server.new_database("memory", remote.client.account_id)
+    push(account, db, remote, remote_db, "memories", tmp_path / "push.json")
+    asked: list[int] = []
+    answer = QueuedIndex.get_by_ids
+
+    def production_cap(self: QueuedIndex, ids: list[str]) -> list[Vector]:  # the server's side: at most 20 ids
+        asked.append(len(ids))
+        assert len(ids) <= 20, "getByIds takes at most 20 ids in production"
+        return answer(self, ids)
+
+    monkeypatch.setattr(QueuedIndex, "get_by_ids", production_cap)
+    local, local_db = OracleAccount(max_batch=5000), SqliteDatabase()
+
+    def stop(received: int) -> None:
+        if received >= 1000:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        pull(remote, remote_db, local, local_db, "memories", tmp_path / "pull.json", batch=1000, on_batch=stop)
+    report = pull(remote, remote_db, local, local_db, "memories", tmp_path / "pull.json", batch=1000)
+    assert report.vectors == 1500 and report.rows == 450 and max(asked) == 20
+    monkeypatch.undo()
+    source, back = account.index("memories"), local.index("memories")
+    ids = [f"m{i:05}" for i in range(2500)]
+    assert back.describe().vector_count == 2500 and back.get_by_ids(ids) == source.get_by_ids(ids)
+    assert local.get_index("memories").description == "model=test"
+    assert [m.property_name for m in back.list_metadata_indexes()] == ["npcId"]
+    rows = "SELECT id, npc, note, hex(raw) AS raw FROM m ORDER BY id"
+    assert local_db.prepare(rows).all().results == db.prepare(rows).all().results
