@@ -238,7 +238,7 @@ class TimeTravel:
     def __init__(self, root: Path, open_folder: Callable[[Path], Any], *, clock: Callable[[], float] = time.time,
                  interval_s: float = INTERVAL_S, retention_s: float = RETENTION_S, max_kept: int = MAX_KEPT) -> None:
         self.root, self._open_folder, self._clock = root, open_folder, clock
-        self._options = {"interval_s": interval_s, "retention_s": retention_s, "max_kept": max_kept}
+        self._options: dict[str, Any] = {"interval_s": interval_s, "retention_s": retention_s, "max_kept": max_kept}
         self._histories: dict[str, DatabaseHistory] = {}
         self._lock = threading.Lock()
 

@@ -26,7 +26,8 @@ CREATE TABLE memories (
     day INTEGER
 );
 CREATE INDEX memories_by_day ON memories(npc_id, day);
-INSERT INTO npcs (name, mood, portrait) VALUES ('Margaret', 0.5, X'00FF10'), ('Tom', -1.25, NULL), ('Ōma ''Nan''', 1e100, X'');
+INSERT INTO npcs (name, mood, portrait)
+    VALUES ('Margaret', 0.5, X'00FF10'), ('Tom', -1.25, NULL), ('Ōma ''Nan''', 1e100, X'');
 INSERT INTO memories VALUES ('m1', 1, 'The blacksmith; mended my oven
 door for nothing.', 0.85, 3), ('m2', 2, NULL, NULL, 4), ('m3', 1, '€ and 😀', 0.1, 9);
 DELETE FROM npcs WHERE name = 'Tom' AND 0;
@@ -96,8 +97,8 @@ def test_a_failing_file_changes_nothing(client: cloudflare.Cloudflare, engine_se
     account = engine_server.fresh_account_id()
     database = client.d1.database.create(account_id=account, name="village").uuid
     import_file(client, account, database, "CREATE TABLE t (v TEXT);\nINSERT INTO t VALUES ('kept');\n")
-    failed = import_file(client, account, database,
-                         "INSERT INTO t VALUES ('lost');\nCREATE TABLE u (x INTEGER);\nINSERT INTO nowhere VALUES (1);\n")
+    lost = "INSERT INTO t VALUES ('lost');\nCREATE TABLE u (x INTEGER);\nINSERT INTO nowhere VALUES (1);\n"
+    failed = import_file(client, account, database, lost)
     assert failed.success is False and failed.status == "error"
     assert "nowhere" in failed.error and "(statement 3)" in failed.error
     assert rows(client, account, database, "SELECT v FROM t") == [{"v": "kept"}]
