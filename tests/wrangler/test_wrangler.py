@@ -8,6 +8,7 @@ on sqlite) run side by side, started together by the `sessions` fixture; each te
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -15,8 +16,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
-from wrangler_helpers import Served
+from wrangler_helpers import DOCS_ACCOUNT, TOKEN, WRANGLER_VERSION, Served
 
 VECTORS = [
     {"id": "margaret-1", "values": [1.0, 0.0, 0.0], "metadata": {"npc": "margaret", "day": 3}},
@@ -49,10 +51,11 @@ def ndjson(path: Path, rows: list[dict[str, Any]]) -> str:
 
 @pytest.fixture(scope="module")
 def sessions(servers: dict[str, Served]) -> Iterator[dict[str, Future[None]]]:
-    with ThreadPoolExecutor(3) as pool:
+    with ThreadPoolExecutor(4) as pool:
         yield {"vectorize": pool.submit(vectorize_session, servers["duckdb"]),
                "duckdb": pool.submit(d1_session, servers["duckdb"]),
-               "sqlite": pool.submit(d1_session, servers["sqlite"])}
+               "sqlite": pool.submit(d1_session, servers["sqlite"]),
+               "readme": pool.submit(readme_session, servers["sqlite"])}
 
 
 def test_vectorize_verbs(sessions: dict[str, Future[None]]) -> None:
@@ -62,6 +65,32 @@ def test_vectorize_verbs(sessions: dict[str, Future[None]]) -> None:
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
 def test_d1_verbs(sessions: dict[str, Future[None]], engine: str) -> None:
     sessions[engine].result()
+
+
+def test_readme_example_runs_as_written(sessions: dict[str, Future[None]]) -> None:
+    sessions["readme"].result()
+
+
+def readme_session(served: Served) -> None:
+    """README's "Use wrangler against the local server" block, run by bash with the server's real port, the
+    suite's token and wrangler from the cache in place of `npx` (which would fetch it)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text("utf-8")
+    section = readme[readme.index("### Use wrangler against the local server"):]
+    block = section[section.index("```bash\n") + 8:section.index("```", section.index("```bash\n") + 8)]
+    for variable in ("CLOUDFLARE_API_BASE_URL=", "CLOUDFLARE_API_TOKEN=", "CLOUDFLARE_ACCOUNT_ID="):
+        assert variable in block
+    script = (block.replace("http://127.0.0.1:8787/client/v4", served.base_url).replace("my-token", TOKEN)
+              .replace("my-account", DOCS_ACCOUNT)
+              .replace(f"npx wrangler@{WRANGLER_VERSION}", f"node {served.wrangler_js}"))
+    work = served.work / "readme"
+    work.mkdir()
+    done = subprocess.run(["bash", "-e", "-c", script], cwd=work, env=served.env(pointed=False), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (work / "village.sql").read_text().startswith("CREATE TABLE npcs")
+    listed = httpx.get(f"{served.base_url}/accounts/{DOCS_ACCOUNT}/vectorize/v2/indexes",
+                       headers={"Authorization": f"Bearer {TOKEN}"}).json()["result"]
+    assert [index["name"] for index in listed] == ["memories"]
 
 
 def vectorize_session(duck: Served) -> None:

@@ -25,6 +25,7 @@ from memory_sim.server.loopback import free_port
 WRANGLER_VERSION = "4.50.0"  # the newest release that runs on Node.js 20
 TOKEN = "wrangler-suite-token"
 ACCOUNT = "wrangler-suite"
+DOCS_ACCOUNT = "wrangler-docs"  # where the README's example runs, beside the suite's own account
 COMMAND_TIMEOUT_S = 90
 
 
@@ -80,10 +81,13 @@ class Served:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/client/v4"
 
-    def env(self) -> dict[str, str]:
+    def env(self, pointed: bool = True) -> dict[str, str]:
+        """wrangler's environment, with the three variables that point it at this server unless not `pointed`."""
+        three = {"CLOUDFLARE_API_BASE_URL": self.base_url, "CLOUDFLARE_API_TOKEN": TOKEN,
+                 "CLOUDFLARE_ACCOUNT_ID": ACCOUNT}
         return {
+            **(three if pointed else {}),
             "PATH": os.environ.get("PATH", ""), "HOME": str(self.work), "XDG_CONFIG_HOME": str(self.work / "config"),
-            "CLOUDFLARE_API_BASE_URL": self.base_url, "CLOUDFLARE_API_TOKEN": TOKEN, "CLOUDFLARE_ACCOUNT_ID": ACCOUNT,
             "WRANGLER_SEND_METRICS": "false", "WRANGLER_SEND_ERROR_REPORTS": "false",
             "WRANGLER_HIDE_BANNER": "true",  # the banner is where wrangler asks the registry for a newer release
             "WRANGLER_LOG_PATH": str(self.work / "logs"), "CI": "true", "NO_COLOR": "1", "FORCE_COLOR": "0",
@@ -115,7 +119,7 @@ def start_server(engine: str, data: Path, wrangler_js: Path, work: Path) -> Serv
     port = free_port()
     command = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())",
                "--data", str(data), "--d1-engine", engine, "serve", "--port", str(port),
-               "--token", f"{TOKEN}:{ACCOUNT}", "--log-level", "warning"]
+               "--token", f"{TOKEN}:{ACCOUNT}+{DOCS_ACCOUNT}", "--log-level", "warning"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
