@@ -101,7 +101,7 @@ def _ingest(request: Request, account: Any, account_id: str, database_id: str, n
         final = history.keep(database).bookmark
         answer.update(status="complete", messages=[f"Executed {len(statements)} queries from {filename}"],
                       result={"num_queries": len(statements), "final_bookmark": final, "meta": meta})
-        upload.path.unlink(missing_ok=True)
+        request.app.state.transfers.discard(upload)  # ingested: a second ingest of it has to upload it again
     request.app.state.imports[(account_id, database_id)] = answer
     return answer
 

@@ -55,10 +55,12 @@ def iso(at: float) -> str:
 def parse_time(text: str) -> float:
     """An RFC 3339 timestamp (as wrangler sends it) or Unix seconds, as epoch seconds; 400 otherwise."""
     try:
-        return float(text) if text.replace(".", "", 1).isdigit() else datetime.fromisoformat(text).timestamp()
-    except ValueError:
-        raise ApiError(400, CODE_BAD_REQUEST, f"Invalid timestamp '{text}': give an RFC 3339 time or Unix seconds")\
+        when = float(text) if text.replace(".", "", 1).isdigit() else datetime.fromisoformat(text).timestamp()
+        iso(when)  # a time datetime can write back (years 1 to 9999)
+    except (ValueError, OverflowError, OSError):
+        raise ApiError(400, CODE_BAD_REQUEST, f"Invalid timestamp '{text}': give an RFC 3339 time or Unix seconds") \
             from None
+    return when
 
 
 def time_travel_error(message: str) -> ApiError:

@@ -81,6 +81,13 @@ class Transfers:
                      (t.account_id, t.database_id, t.filename) == (account_id, database_id, filename)]
         return found[-1] if found else None
 
+    def discard(self, transfer: Transfer) -> None:
+        """A transfer that is done: its URL stops working and its file goes."""
+        with self._lock:
+            for secret in [s for s, t in self._by_secret.items() if t is transfer]:
+                del self._by_secret[secret]
+        transfer.path.unlink(missing_ok=True)
+
     def _drop_expired(self) -> None:
         now = time.time()
         for secret in [s for s, t in self._by_secret.items() if t.expires < now]:

@@ -91,6 +91,10 @@ def test_import_runs_the_file_and_poll_answers_it_again(client: cloudflare.Cloud
     polled = client.d1.database.import_(database, account_id=account, action="poll",
                                         current_bookmark=done.at_bookmark)
     assert polled.status == "complete" and polled.result.final_bookmark == done.result.final_bookmark
+    etag = hashlib.md5(SCHEMA_AND_ROWS.encode()).hexdigest()
+    with pytest.raises(cloudflare.BadRequestError, match="has not been uploaded"):  # ingested once: upload again
+        client.d1.database.import_(database, account_id=account, action="ingest", etag=etag,
+                                   filename=f"{database}-{etag}.sql")
 
 
 def test_a_failing_file_changes_nothing(client: cloudflare.Cloudflare, engine_server: ServerForTests) -> None:
