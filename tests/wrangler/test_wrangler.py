@@ -37,6 +37,9 @@ INSERT INTO memories VALUES ('m1', 1, 'The blacksmith mended my oven door; for n
 """
 
 
+pytestmark = pytest.mark.timeout(900)  # the first test waits for the sessions all started together
+
+
 def json_of(output: str) -> Any:
     """The JSON wrangler printed after its progress lines."""
     lines = output.splitlines()
@@ -51,11 +54,12 @@ def ndjson(path: Path, rows: list[dict[str, Any]]) -> str:
 
 @pytest.fixture(scope="module")
 def sessions(servers: dict[str, Served]) -> Iterator[dict[str, Future[None]]]:
-    with ThreadPoolExecutor(4) as pool:
+    with ThreadPoolExecutor(5) as pool:
         yield {"vectorize": pool.submit(vectorize_session, servers["duckdb"]),
                "duckdb": pool.submit(d1_session, servers["duckdb"]),
                "sqlite": pool.submit(d1_session, servers["sqlite"]),
-               "readme": pool.submit(readme_session, servers["sqlite"])}
+               "readme": pool.submit(readme_session, servers["sqlite"]),
+               "migrations": pool.submit(migrations_session, servers["sqlite"])}
 
 
 def test_vectorize_verbs(sessions: dict[str, Future[None]]) -> None:
@@ -65,6 +69,10 @@ def test_vectorize_verbs(sessions: dict[str, Future[None]]) -> None:
 @pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
 def test_d1_verbs(sessions: dict[str, Future[None]], engine: str) -> None:
     sessions[engine].result()
+
+
+def test_d1_migrations_insights_and_delete(sessions: dict[str, Future[None]]) -> None:
+    sessions["migrations"].result()
 
 
 def test_readme_example_runs_as_written(sessions: dict[str, Future[None]]) -> None:
@@ -126,6 +134,10 @@ def vectorize_session(duck: Served) -> None:
     assert sorted(v["id"] for v in left) == ["cora-1", "tom-1"]  # what the server holds afterwards
     missing = w("vectorize", "info", "no-such-index", ok=False)
     assert "not_found" in missing or "not found" in missing.lower()
+    w("vectorize", "delete-metadata-index", "npc-memories", "--propertyName", "npc")
+    assert duck.api("GET", "/vectorize/v2/indexes/npc-memories/metadata_index/list")["metadataIndexes"] == []
+    assert "Deleted index npc-memories" in w("vectorize", "delete", "npc-memories", "--force")
+    assert duck.api("GET", "/vectorize/v2/indexes") == []
 
 
 def d1_session(served: Served) -> None:
@@ -172,3 +184,24 @@ def d1_session(served: Served) -> None:
     assert "nowhere" in w("d1", "execute", "village", "--remote", "--file", str(bad), ok=False)
     assert served.query(database, "SELECT count(*) AS n FROM npcs WHERE name = 'lost'") == [{"n": 0}]
     assert "not a kept state" in w("d1", "time-travel", "restore", "village", "--bookmark", "nope", ok=False)
+
+
+def migrations_session(served: Served) -> None:
+    """`d1 migrations list|apply --remote` from a project's wrangler.json, `d1 insights`, `d1 delete`."""
+    project = served.work / "project"
+    (project / "migrations").mkdir(parents=True)
+    made = served.wrangler("d1", "create", "ledger")
+    database = made.split('"database_id": "')[1].split('"')[0]
+    (project / "wrangler.json").write_text(json.dumps({"name": "village", "d1_databases": [
+        {"binding": "DB", "database_name": "ledger", "database_id": database, "migrations_dir": "migrations"}]}))
+    (project / "migrations" / "0001_npcs.sql").write_text("CREATE TABLE npcs (id INTEGER PRIMARY KEY, name TEXT);\n")
+    (project / "migrations" / "0002_seed.sql").write_text("INSERT INTO npcs (name) VALUES ('Margaret');\n")
+    w = served.wrangler
+    listed = w("d1", "migrations", "list", "ledger", "--remote", "--cwd", str(project))
+    assert "0001_npcs.sql" in listed and "0002_seed.sql" in listed
+    assert "0002_seed.sql" in w("d1", "migrations", "apply", "ledger", "--remote", "--cwd", str(project))
+    assert served.query(database, "SELECT name FROM npcs") == [{"name": "Margaret"}]
+    assert "No migrations to apply" in w("d1", "migrations", "list", "ledger", "--remote", "--cwd", str(project))
+    assert json_of(w("d1", "insights", "ledger", "--json")) == []  # no analytics kept here: an empty answer
+    assert "Deleted 'ledger' successfully" in w("d1", "delete", "ledger", "-y")
+    assert served.api("GET", "/d1/database", params={"name": "ledger"}) == []
