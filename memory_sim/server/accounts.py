@@ -13,6 +13,7 @@ lock themselves.
 from __future__ import annotations
 
 import json
+import os
 import re
 import threading
 import time
@@ -26,6 +27,7 @@ from typing import Any
 from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_NOT_FOUND, ApiError
+from memory_sim.server.time_travel import DatabaseHistory, TimeTravel
 
 ACCOUNT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # also what a token's accounts may be named (auth.py)
 # A factory keeps the account's vectors in the folder it is given: that folder existing is how a server (also a
@@ -51,6 +53,8 @@ class Account:
     _vectorize: VectorizeAccount | None = None
     _d1: Any = None
     _open_dbs: dict[str, Any] = field(default_factory=dict)
+    time_travel_options: dict[str, Any] = field(default_factory=dict)
+    _time_travel: TimeTravel | None = None
 
     @property
     def vectorize(self) -> VectorizeAccount:
@@ -107,6 +111,7 @@ class Account:
             catalogue[database_id] = {"name": name, "created_at": now_iso()}
             self._save_catalogue(catalogue)
             self._open_dbs[database_id] = database
+            self.time_travel.of(database_id, name).keep(database)  # the empty database: the oldest state
             return self.describe_database(database_id)
 
     def describe_database(self, database_id: str) -> dict[str, Any]:
@@ -132,12 +137,54 @@ class Account:
             if opened is not None:
                 opened.close()
             self.d1.delete(entry["name"])
+            self.time_travel.forget(database_id)
             catalogue = self.catalogue()
             catalogue.pop(database_id, None)
             self._save_catalogue(catalogue)
 
+    @property
+    def time_travel(self) -> TimeTravel:
+        """The kept states of the account's databases (time_travel.py), made on first use."""
+        with self.lock:
+            if self._time_travel is None:
+                self._time_travel = TimeTravel(self.folder / "d1" / "time-travel", self.d1_factory,
+                                               **self.time_travel_options)
+            return self._time_travel
+
+    def history(self, database_id: str) -> DatabaseHistory:
+        """The kept states of a database (7404 if it does not exist)."""
+        known = self.time_travel.known(database_id)
+        return known or self.time_travel.of(database_id, self.describe_database(database_id)["name"])
+
+    def replace_database_file(self, database_id: str, staged: Path) -> None:
+        """Puts the database file `staged` (checked, on the same file system) in place of the database's own, by
+        renames: the open database is closed, the old file set aside, the new one renamed in and opened. If any
+        step fails the old file goes back and is reopened: the database is as it was."""
+        with self.lock:
+            name = self.describe_database(database_id)["name"]
+            live = Path(self.d1.path(name))
+            opened = self._open_dbs.pop(database_id, None)
+            if opened is not None:
+                opened.close()  # waits for the statement or batch in flight (each holds the database's lock)
+            moved = [(p, p.with_name(f".{p.name}.before-restore"))
+                     for p in (live, *(live.with_name(live.name + s) for s in (".wal", "-journal"))) if p.exists()]
+            for path, aside in moved:
+                os.replace(path, aside)
+            try:
+                os.replace(staged, live)
+                self._open_dbs[database_id] = self.d1.get(name)
+            except BaseException:
+                live.unlink(missing_ok=True)
+                for path, aside in moved:
+                    os.replace(aside, path)
+                raise
+            for _, aside in moved:
+                aside.unlink(missing_ok=True)
+
     def close(self) -> None:
         with self.lock:
+            if self._time_travel is not None:
+                self._time_travel.close()
             for database in self._open_dbs.values():
                 database.close()
             self._open_dbs.clear()
@@ -152,19 +199,22 @@ class Accounts:
     by a read."""
 
     def __init__(self, data_dir: str | Path, *, vectorize_factory: VectorizeFactory, d1_factory: D1Factory,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, time_travel: dict[str, Any] | None = None) -> None:
+        """`time_travel`: options of every account's `TimeTravel` (interval_s, retention_s, max_kept, clock)."""
         self.root = Path(data_dir) / "accounts"
         self.d1_factory = d1_factory
         self.vectorize_factory = vectorize_factory
         self._accounts: dict[str, Account] = {}
         self._lock = threading.Lock()
+        self.time_travel_options = dict(time_travel or {})
 
     def get(self, account_id: str) -> Account:
         if not ACCOUNT_ID.match(account_id):
             raise ApiError(400, CODE_BAD_REQUEST, f"invalid account id {account_id!r}")
         with self._lock:
             if account_id not in self._accounts:
-                self._accounts[account_id] = Account(self.root / account_id, self.d1_factory, self.vectorize_factory)
+                self._accounts[account_id] = Account(self.root / account_id, self.d1_factory, self.vectorize_factory,
+                                                     time_travel_options=self.time_travel_options)
             return self._accounts[account_id]
 
     def install(self, account_id: str, account: Account) -> None:
@@ -172,6 +222,7 @@ class Accounts:
         if not ACCOUNT_ID.match(account_id):
             raise ApiError(400, CODE_BAD_REQUEST, f"invalid account id {account_id!r}")
         with self._lock:
+            account.time_travel_options = self.time_travel_options
             self._accounts[account_id] = account
 
     def close(self) -> None:

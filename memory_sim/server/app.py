@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException
 
 from memory_sim.bindings.ai import Ai
 from memory_sim.errors import ConfigError, MemorySimError
-from memory_sim.server import ai_routes, d1_routes, vectorize_routes
+from memory_sim.server import ai_routes, d1_file_routes, d1_routes, d1_time_travel_routes, transfers, vectorize_routes
 from memory_sim.server.accounts import Accounts, D1Factory, VectorizeFactory
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
 from memory_sim.server.envelope import (
@@ -52,25 +52,32 @@ def create_app(
     d1_factory: D1Factory,
     ai: Ai,
     fast_query: bool = True,
+    time_travel: dict[str, Any] | None = None,
 ) -> FastAPI:
     """The app over `<data_dir>/accounts/<account_id>/...`, each account's Vectorize and D1 opened by the factories
     in its folder, `ai` answering `/ai/run`. This machine's backends wired in: `memory_sim.builder.server`.
-    `fast_query`: answer the Vectorize query route before FastAPI's routing (fast_query.py; same answers)."""
+    `fast_query`: answer the Vectorize query route before FastAPI's routing (fast_query.py; same answers).
+    `time_travel`: options of D1 Time Travel (server/time_travel.py: interval_s, retention_s, max_kept, clock)."""
     allowed = parse_tokens(tokens)
     if not allowed:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
-    accounts = Accounts(data_dir, vectorize_factory=vectorize_factory, d1_factory=d1_factory)
+    accounts = Accounts(data_dir, vectorize_factory=vectorize_factory, d1_factory=d1_factory, time_travel=time_travel)
+    uploads_and_downloads = transfers.Transfers()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         yield
         accounts.close()  # applies queued Vectorize mutations and closes the D1 files
+        uploads_and_downloads.close()
 
     app = FastAPI(title="memory-sim local Cloudflare API", version="4", description=__doc__, lifespan=lifespan)
     app.state.tokens = allowed
     app.state.accounts = accounts
     app.state.ai = ai
-    for router in (vectorize_routes.router, d1_routes.router, ai_routes.router):
+    app.state.transfers = uploads_and_downloads  # D1 import uploads and export downloads (transfers.py)
+    app.state.imports = {}  # (account, database) -> the last import's answer, for `poll`
+    for router in (vectorize_routes.router, d1_routes.router, d1_file_routes.router, d1_time_travel_routes.router,
+                   transfers.router, ai_routes.router):
         app.include_router(router)
     app.add_middleware(TokenGate, tokens=allowed)
     app.add_middleware(InternalErrors)  # outside the gate: also catches what the gate might raise

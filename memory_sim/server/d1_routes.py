@@ -112,11 +112,14 @@ def _query_of(item: Any, pointer: str | None) -> tuple[str, list[Any]]:
 def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw: bool) -> JSONResponse:
     """Every statement of the request in one transaction (the D1 core's `run_statements`); a failing statement
     is named in `source.pointer` as `/batch/N`."""
-    database = _account(request, account_id).database(database_id)
+    account = _account(request, account_id)
+    database = account.database(database_id)
     try:
         results = database.run_statements(statements_of(body), raw=raw)
     except D1StatementError as exc:
         raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{exc.index}") from exc
+    if any(result.meta.changed_db for result in results):
+        account.history(database_id).changed(database)  # Time Travel keeps this state (now or within a minute)
     return ok([result.to_json() for result in results])
 
 

@@ -27,8 +27,8 @@ def _unused_factory(folder: Any) -> VectorizeAccount:
     raise AssertionError("the folder's own account serves the Env's Vectorize account")
 
 
-def _in_use(what: str) -> ApiError:
-    return ApiError(400, CODE_BAD_REQUEST, f"{what} is in use by the folder's owner; stop it to delete it")
+def _in_use(what: str, to: str = "delete it") -> ApiError:
+    return ApiError(400, CODE_BAD_REQUEST, f"{what} is in use by the folder's owner; stop it to {to}")
 
 
 class _ServedVectorize:
@@ -82,10 +82,18 @@ class EnvAccount(Account):
             if opened is not None:
                 opened.close()
             self.d1.delete(entry["name"])
+            self.time_travel.forget(database_id)
+
+    def replace_database_file(self, database_id: str, staged: Any) -> None:
+        if database_id == self.database_id:
+            raise _in_use(f"database {self.database_name!r}", "restore it")
+        super().replace_database_file(database_id, staged)
 
     def close(self) -> None:
         """Closes what the account opened itself; the Env closes its own bindings."""
         with self.lock:
+            if self._time_travel is not None:
+                self._time_travel.close()
             self._open_dbs.pop(self.database_id, None)
             for database in self._open_dbs.values():
                 database.close()

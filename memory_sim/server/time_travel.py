@@ -1,0 +1,268 @@
+"""D1 Time Travel on the local server: kept states of each database, named by bookmarks.
+
+A state is kept the way `memory-sim backup` copies a database (memory_sim/backup.py): the database's own
+`backup()` (sqlite3's online backup API, or DuckDB's CHECKPOINT and a copy) under its lock, in a folder shaped
+like an account's, then reopened and its rows per table compared with what was copied before it is named:
+
+    <account>/d1/time-travel/<database_id>/bookmarks.json     the ledger: bookmark, time, rows per table
+    <account>/d1/time-travel/<database_id>/<n>/d1/<name>.*    state n, opened with the account's own D1 factory
+
+When states are kept: on creation; after a request through the server that changed the database, at most one per
+`interval_s` (a change inside the interval is kept when it ends, so a timestamp restores the database as it was
+at most `interval_s` before it); and whenever a bookmark of the current state is asked for (always exact). At most
+`max_kept` states per database, none older than needed for `retention_s`. Writes that do not go through the
+server's routes (the folder owner's own `env.DB`) are seen only when the next state is kept.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError
+
+RETENTION_S = 30 * 86400.0  # D1 on a paid plan: 30 days
+INTERVAL_S = 60.0  # D1 restores to "any minute" of the window
+MAX_KEPT = 100
+LEDGER = "bookmarks.json"
+CODE_TIME_TRAVEL = 7500  # UNCONFIRMED: Cloudflare's code for a bookmark or timestamp it cannot restore
+
+
+@dataclass(frozen=True)
+class Bookmark:
+    """One kept state: its bookmark, the time of the newest change it holds (epoch seconds), its rows per table."""
+
+    bookmark: str
+    at: float
+    number: int
+    counts: dict[str, int]
+
+
+def iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str) -> float:
+    """An RFC 3339 timestamp (as wrangler sends it) or Unix seconds, as epoch seconds; 400 otherwise."""
+    try:
+        when = float(text) if text.replace(".", "", 1).isdigit() else datetime.fromisoformat(text).timestamp()
+        iso(when)  # a time datetime can write back (years 1 to 9999)
+    except (ValueError, OverflowError, OSError):
+        raise ApiError(400, CODE_BAD_REQUEST, f"Invalid timestamp '{text}': give an RFC 3339 time or Unix seconds") \
+            from None
+    return when
+
+
+def time_travel_error(message: str) -> ApiError:
+    return ApiError(400, CODE_TIME_TRAVEL, message)
+
+
+class DatabaseHistory:
+    """The kept states of one database. `open_folder(folder)` is the account's D1 factory: it opens the databases
+    under `<folder>/d1/` (how a kept state is reopened and checked)."""
+
+    def __init__(self, root: Path, name: str, open_folder: Callable[[Path], Any], *, clock: Callable[[], float],
+                 interval_s: float, retention_s: float, max_kept: int) -> None:
+        self.root, self.name, self._open_folder, self._clock = root, name, open_folder, clock
+        self.interval_s, self.retention_s, self.max_kept = interval_s, retention_s, max_kept
+        self._lock = threading.RLock()
+        self._changed_at: float | None = None  # the newest change not yet in a kept state
+        self._timer: threading.Timer | None = None
+        self._database: Any = None  # the open database the pending change is in
+
+    # --- the ledger ---------------------------------------------------------------------------------------------
+    def kept(self) -> list[Bookmark]:
+        path = self.root / LEDGER
+        if not path.exists():
+            return []
+        return [Bookmark(**entry) for entry in json.loads(path.read_text("utf-8"))]
+
+    def _save(self, kept: list[Bookmark]) -> None:
+        path = self.root / LEDGER
+        partial = path.with_name(f".{LEDGER}.partial")
+        partial.write_text(json.dumps([asdict(b) for b in kept], indent=1), "utf-8")
+        os.replace(partial, path)  # the ledger is whole or as it was
+
+    def state_file(self, bookmark: Bookmark) -> Path:
+        return Path(self._open_folder(self.root / str(bookmark.number)).path(self.name))
+
+    # --- keeping states -----------------------------------------------------------------------------------------
+    def keep(self, database: Any, at: float | None = None) -> Bookmark:
+        """Copies the database as it stands now into a new kept state, checks the copy, and names it."""
+        with self._lock:
+            self._cancel_timer()
+            kept = self.kept()
+            number = kept[-1].number + 1 if kept else 1
+            partial = self.root / f".{number}.partial"
+            shutil.rmtree(partial, ignore_errors=True)
+            target = Path(self._open_folder(partial).path(self.name))
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                counts = database.backup(target)
+                self.check(partial, counts)
+                os.replace(partial, self.root / str(number))
+            except BaseException:
+                shutil.rmtree(partial, ignore_errors=True)
+                raise
+            pending = self._changed_at if self._changed_at is not None else self._clock()
+            when = at if at is not None else pending
+            bookmark = Bookmark(f"{number:08x}-{int(when * 1000):012x}-{uuid.uuid4().hex}", when, number, counts)
+            self._changed_at = None
+            self._save(self._pruned([*kept, bookmark]))
+            return bookmark
+
+    def check(self, folder: Path, counts: dict[str, int]) -> None:
+        """Reopens the copy of the database in `folder` and compares its rows per table with `counts`."""
+        copy = self._open_folder(folder).get(self.name)
+        try:
+            found = copy.row_counts()
+        finally:
+            copy.close()
+        if found != counts:
+            differ = sorted(t for t in set(found) | set(counts) if found.get(t) != counts.get(t))
+            raise time_travel_error(f"the kept state of {self.name} does not match what was copied "
+                                    f"(tables {', '.join(differ)} differ)")
+
+    def _pruned(self, kept: list[Bookmark]) -> list[Bookmark]:
+        """Drops states beyond `max_kept` and those older than the newest one at or before the retention
+        window's start (that one is still needed: it is the database as the window opens)."""
+        cutoff = self._clock() - self.retention_s
+        first = max((i for i, b in enumerate(kept) if b.at <= cutoff), default=0)
+        first = max(first, len(kept) - self.max_kept)
+        for dropped in kept[:first]:
+            shutil.rmtree(self.root / str(dropped.number), ignore_errors=True)
+        return kept[first:]
+
+    def changed(self, database: Any) -> None:
+        """A request through the server changed the database: kept now, or when the interval since the last
+        kept state ends."""
+        with self._lock:
+            self._changed_at, self._database = self._clock(), database
+            kept = self.kept()
+            due = kept[-1].at + self.interval_s if kept else 0.0
+            wait = due - self._clock()
+            if wait <= 0:
+                self.keep(database)
+            elif self._timer is None:
+                self._timer = threading.Timer(wait, self._keep_pending)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def _keep_pending(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._changed_at is not None and self._database is not None:
+                try:
+                    self.keep(self._database)
+                except Exception:  # a database closed or swapped since: the next change or bookmark keeps it
+                    logging.getLogger("memory_sim.server").warning("Time Travel: state of %s not kept", self.name,
+                                                                   exc_info=True)
+
+    def _cancel_timer(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def current(self, database: Any) -> Bookmark:
+        """The bookmark of the database as it stands now (a new state kept if it changed since the last)."""
+        with self._lock:
+            kept = self.kept()
+            if kept and self._changed_at is None:
+                return kept[-1]
+            return self.keep(database)
+
+    def at_time(self, when: float, database: Any) -> Bookmark:
+        """The newest kept state holding no change after `when`."""
+        with self._lock:
+            if when >= self._clock():
+                raise time_travel_error(f"Invalid timestamp '{iso(when)}'. Please provide a timestamp in the past")
+            if self._changed_at is not None and self._changed_at <= when:
+                return self.current(database)  # the pending change happened before `when`: keep it first
+            kept = [b for b in self.kept() if b.at <= when]
+            if not kept:
+                oldest = self.kept()[0].at if self.kept() else self._clock()
+                raise time_travel_error(f"Invalid timestamp '{iso(when)}': the oldest state of database "
+                                        f"{self.name} kept for Time Travel is from {iso(oldest)}")
+            return kept[-1]
+
+    def find(self, bookmark: str) -> Bookmark:
+        found = next((b for b in self.kept() if b.bookmark == bookmark), None)
+        if found is None:
+            raise time_travel_error(f"Bookmark '{bookmark}' is not a kept state of database {self.name} "
+                                    f"(see `wrangler d1 time-travel info`)")
+        return found
+
+    def staged(self, bookmark: Bookmark) -> Path:
+        """A checked copy of a kept state, beside the others, ready to be swapped in."""
+        staging = self.root / ".restoring"
+        shutil.rmtree(staging, ignore_errors=True)
+        target = Path(self._open_folder(staging).path(self.name))
+        target.parent.mkdir(parents=True)
+        try:
+            shutil.copyfile(self.state_file(bookmark), target)
+            self.check(staging, bookmark.counts)
+        except ApiError:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        except Exception as exc:  # a kept state that is gone or does not open
+            shutil.rmtree(staging, ignore_errors=True)
+            raise time_travel_error(f"the state of {self.name} at bookmark {bookmark.bookmark} cannot be "
+                                    f"restored: {exc}") from exc
+        return target
+
+    def discard_staging(self) -> None:
+        shutil.rmtree(self.root / ".restoring", ignore_errors=True)
+
+    def forget_pending(self) -> None:
+        with self._lock:
+            self._cancel_timer()
+            self._changed_at = self._database = None
+
+    def close(self) -> None:
+        with self._lock:
+            self._cancel_timer()
+            self._database = None
+
+
+class TimeTravel:
+    """The Time Travel of one account's databases, by database id."""
+
+    def __init__(self, root: Path, open_folder: Callable[[Path], Any], *, clock: Callable[[], float] = time.time,
+                 interval_s: float = INTERVAL_S, retention_s: float = RETENTION_S, max_kept: int = MAX_KEPT) -> None:
+        self.root, self._open_folder, self._clock = root, open_folder, clock
+        self._options: dict[str, Any] = {"interval_s": interval_s, "retention_s": retention_s, "max_kept": max_kept}
+        self._histories: dict[str, DatabaseHistory] = {}
+        self._lock = threading.Lock()
+
+    def of(self, database_id: str, name: str) -> DatabaseHistory:
+        with self._lock:
+            if database_id not in self._histories:
+                self._histories[database_id] = DatabaseHistory(
+                    self.root / database_id, name, self._open_folder, clock=self._clock, **self._options)
+            return self._histories[database_id]
+
+    def known(self, database_id: str) -> DatabaseHistory | None:
+        return self._histories.get(database_id)
+
+    def forget(self, database_id: str) -> None:
+        """A deleted database's history goes with it."""
+        with self._lock:
+            history = self._histories.pop(database_id, None)
+        if history is not None:
+            history.close()
+        shutil.rmtree(self.root / database_id, ignore_errors=True)
+
+    def close(self) -> None:
+        with self._lock:
+            for history in self._histories.values():
+                history.close()

@@ -1,0 +1,199 @@
+"""D1 Time Travel through the official SDK: bookmarks, restore to a bookmark or a timestamp within the retention
+window, undo with `previous_bookmark`, and atomic restores (a kept state that is damaged or does not match what was
+kept is refused, and the database stays as it was). A settable clock stands in for the wall clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import cloudflare
+import httpx
+import pytest
+
+from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = datetime(2026, 6, 1, tzinfo=UTC).timestamp()
+
+    def __call__(self) -> float:
+        return self.now
+
+
+@pytest.fixture(scope="module")
+def clock() -> Clock:
+    return Clock()
+
+
+@pytest.fixture(scope="module", params=["sqlite", "duckdb"])
+def tt_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory,
+              clock: Clock) -> Iterator[ServerForTests]:
+    options = {"interval_s": 60.0, "retention_s": 3600.0, "max_kept": 6, "clock": clock}
+    with scratch_folder(tmp_path_factory.mktemp(f"tt-{request.param}")) as folder, \
+            ServerForTests(folder, d1_engine=request.param, time_travel=options) as running:
+        yield running
+
+
+@pytest.fixture
+def sdk(tt_server: ServerForTests) -> Iterator[cloudflare.Cloudflare]:
+    client = cloudflare.Cloudflare(api_token=TEST_TOKEN, base_url=tt_server.base_url, max_retries=0)
+    yield client
+    client.close()
+
+
+class Db:
+    """One database of a fresh account, with the few calls the tests make."""
+
+    def __init__(self, sdk: cloudflare.Cloudflare, server: ServerForTests) -> None:
+        self.sdk, self.server, self.account = sdk, server, server.fresh_account_id()
+        self.id = sdk.d1.database.create(account_id=self.account, name="village").uuid
+
+    def run(self, sql: str) -> list[dict[str, Any]]:
+        return list(self.sdk.d1.database.query(self.id, account_id=self.account, sql=sql))[-1].results
+
+    def names(self) -> list[str]:
+        return [row["name"] for row in self.run("SELECT name FROM npcs ORDER BY name")]
+
+    def bookmark(self, timestamp: float | None = None) -> str:
+        travel = self.sdk.d1.database.time_travel
+        when = {} if timestamp is None else {"timestamp": datetime.fromtimestamp(timestamp, UTC).isoformat()}
+        found = travel.get_bookmark(self.id, account_id=self.account, **when).bookmark
+        assert found
+        return found
+
+    def restore(self, **target: Any) -> Any:
+        return self.sdk.d1.database.time_travel.restore(self.id, account_id=self.account, **target)
+
+    @property
+    def history(self) -> Any:
+        return self.server.app.state.accounts.get(self.account).history(self.id)
+
+
+def test_restore_to_a_bookmark_and_undo_it(sdk: cloudflare.Cloudflare, tt_server: ServerForTests, clock: Clock) -> None:
+    db = Db(sdk, tt_server)
+    db.run("CREATE TABLE npcs (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO npcs (name) VALUES ('ada'), ('bob')")
+    two = db.bookmark()
+    assert db.bookmark() == two  # nothing changed: the same bookmark
+    clock.now += 5
+    db.run("DELETE FROM npcs WHERE name = 'ada'; INSERT INTO npcs (name) VALUES ('cy')")
+    assert db.names() == ["bob", "cy"]
+    done = db.restore(bookmark=two)
+    assert db.names() == ["ada", "bob"] and done.previous_bookmark and done.bookmark not in (two, None)
+    db.run("INSERT INTO npcs (name) VALUES ('dee')")  # the restored database takes writes
+    db.restore(bookmark=done.previous_bookmark)  # undo: back to the state before the restore
+    assert db.names() == ["bob", "cy"]
+
+
+def test_restore_to_a_timestamp(sdk: cloudflare.Cloudflare, tt_server: ServerForTests, clock: Clock) -> None:
+    db = Db(sdk, tt_server)
+    created = clock.now
+    clock.now += 10
+    db.run("CREATE TABLE npcs (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO npcs (name) VALUES ('ada')")
+    clock.now += 100  # past the interval: this change is kept as it happens
+    db.run("INSERT INTO npcs (name) VALUES ('bob')")
+    after_bob = clock.now
+    clock.now += 30  # inside the interval: kept when a bookmark is asked for, or when the interval ends
+    db.run("INSERT INTO npcs (name) VALUES ('cy')")
+    clock.now += 30
+    db.restore(timestamp=datetime.fromtimestamp(after_bob + 10, UTC).isoformat())
+    assert db.names() == ["ada", "bob"]
+    db.restore(timestamp=datetime.fromtimestamp(created + 5, UTC).isoformat())
+    assert db.run("SELECT name FROM sqlite_master WHERE name = 'npcs'") == []  # before the table was made
+    with pytest.raises(cloudflare.BadRequestError) as future:
+        db.bookmark(clock.now + 60)
+    assert "in the past" in future.value.body["errors"][0]["message"]
+
+
+def test_retention_window_and_kept_states_are_bounded(sdk: cloudflare.Cloudflare, tt_server: ServerForTests,
+                                                       clock: Clock) -> None:
+    db = Db(sdk, tt_server)
+    start = clock.now
+    db.run("CREATE TABLE npcs (id INTEGER PRIMARY KEY, name TEXT)")
+    for number in range(10):  # one state kept per change: each is past the interval
+        clock.now += 61
+        db.run(f"INSERT INTO npcs (name) VALUES ('npc{number}')")
+    kept = db.history.kept()
+    assert len(kept) == 6  # max_kept
+    assert sorted(p.name for p in db.history.root.iterdir() if p.name.isdigit()) == \
+        sorted(str(b.number) for b in kept)  # dropped states leave no file behind
+    with pytest.raises(cloudflare.BadRequestError) as gone:
+        db.bookmark(start + 1)
+    assert "oldest state" in gone.value.body["errors"][0]["message"]
+    clock.now += 7200  # all kept states are older than the window now; the newest is the database as it opens
+    db.run("INSERT INTO npcs (name) VALUES ('late')")
+    db.bookmark()
+    opening, now = db.history.kept()
+    assert opening.bookmark == kept[-1].bookmark and now.at == clock.now
+    db.restore(timestamp=datetime.fromtimestamp(clock.now - 3000, UTC).isoformat())  # within the window
+    assert "late" not in db.names() and len(db.names()) == 10
+
+
+def test_a_damaged_kept_state_is_refused_and_the_database_stays(sdk: cloudflare.Cloudflare,
+                                                                tt_server: ServerForTests, clock: Clock) -> None:
+    db = Db(sdk, tt_server)
+    db.run("CREATE TABLE npcs (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO npcs (name) VALUES ('ada')")
+    old = db.bookmark()
+    clock.now += 5
+    db.run("INSERT INTO npcs (name) VALUES ('bob')")
+    state = db.history.state_file(db.history.find(old))
+    state.write_bytes(state.read_bytes()[:100])  # torn
+    with pytest.raises(cloudflare.BadRequestError) as refused:
+        db.restore(bookmark=old)
+    assert refused.value.body["success"] is False and "cannot be restored" in refused.value.body["errors"][0]["message"]
+    assert db.names() == ["ada", "bob"]
+    db.run("INSERT INTO npcs (name) VALUES ('cy')")  # still open and writable
+    assert db.names() == ["ada", "bob", "cy"]
+
+
+def test_a_kept_state_that_does_not_match_is_refused(sdk: cloudflare.Cloudflare, tt_server: ServerForTests,
+                                                    clock: Clock) -> None:
+    db = Db(sdk, tt_server)
+    db.run("CREATE TABLE npcs (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO npcs (name) VALUES ('ada')")
+    old = db.bookmark()
+    clock.now += 5
+    db.run("INSERT INTO npcs (name) VALUES ('bob')")
+    newer = db.bookmark()
+    history = db.history
+    history.state_file(history.find(old)).write_bytes(history.state_file(history.find(newer)).read_bytes())
+    with pytest.raises(cloudflare.BadRequestError) as refused:
+        db.restore(bookmark=old)
+    assert "does not match" in refused.value.body["errors"][0]["message"]
+    assert db.names() == ["ada", "bob"]
+
+
+def test_a_swap_that_fails_puts_the_old_file_back(sdk: cloudflare.Cloudflare, tt_server: ServerForTests,
+                                                   tmp_path: Path) -> None:
+    db = Db(sdk, tt_server)
+    db.run("CREATE TABLE npcs (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO npcs (name) VALUES ('ada')")
+    account = tt_server.app.state.accounts.get(db.account)
+    live = Path(account.d1.path("village"))
+    staged = live.with_name(".garbage")
+    staged.write_bytes(b"not a database at all" * 100)  # opens as nothing: the swap's last step fails
+    before = live.read_bytes() if live.suffix == ".sqlite" else None
+    with pytest.raises(Exception):  # noqa: B017 - whatever the engine raises for a file that is not its own
+        account.replace_database_file(db.id, staged)
+    assert db.names() == ["ada"] and not staged.exists()
+    assert before is None or live.read_bytes() == before
+    assert not list(live.parent.glob(".*before-restore"))
+
+
+def test_time_travel_errors_come_in_the_envelope(sdk: cloudflare.Cloudflare, tt_server: ServerForTests) -> None:
+    db = Db(sdk, tt_server)
+    base = f"{tt_server.base_url}/accounts/{db.account}/d1/database"
+    auth = {"Authorization": f"Bearer {TEST_TOKEN}"}
+    cases = [
+        ("POST", f"{base}/{db.id}/time_travel/restore", {"bookmark": "nope"}, 400),
+        ("POST", f"{base}/{db.id}/time_travel/restore", {}, 400),
+        ("POST", f"{base}/{db.id}/time_travel/restore", {"bookmark": "b", "timestamp": "2026-01-01T00:00:00Z"}, 400),
+        ("GET", f"{base}/{db.id}/time_travel/bookmark", {"timestamp": "yesterday"}, 400),
+        ("GET", f"{base}/00000000-0000-0000-0000-000000000000/time_travel/bookmark", {}, 404),
+        ("GET", f"{base}/{db.id}/time_travel/restore", {}, 405),
+    ]
+    for method, url, params, status in cases:
+        answer = httpx.request(method, url, params=params, headers=auth)
+        body = answer.json()
+        assert answer.status_code == status and body["success"] is False and body["errors"][0]["message"], answer.text
