@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
-from memory_sim.memory import store
 from memory_sim.memory import recall as recall_sources
+from memory_sim.memory import store
 from memory_sim.memory.hybrid import HybridParams, HybridParts, Timeline, hybrid_parts
 from memory_sim.memory.models import RecallMode, Recollection, StoredMemory
 
