@@ -116,7 +116,7 @@ def strongest_pairs(aff: Affinities, limit: int, focus: str | None) -> list[tupl
 def graph(aff: Affinities, link: str, focus: str | None = None, limit: int = 250) -> str:
     """NPCs on a circle; an edge per pair, green when they like each other on average, red when not, wider the
     stronger; the `limit` strongest pairs (and all of `focus`'s)."""
-    size = 760
+    size = 600
     ids = sorted({n for pair in aff.edges for n in pair} | set(aff.names), key=lambda i: aff.names.get(i, i))
     if not ids:
         return ""
