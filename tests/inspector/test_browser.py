@@ -76,7 +76,8 @@ def wait_css(driver: Any, css: str, timeout_s: float = 20) -> Any:
     from selenium.webdriver.support import expected_conditions
     from selenium.webdriver.support.wait import WebDriverWait
 
-    return WebDriverWait(driver, timeout_s).until(expected_conditions.presence_of_element_located((By.CSS_SELECTOR, css)))
+    shown = expected_conditions.presence_of_element_located((By.CSS_SELECTOR, css))
+    return WebDriverWait(driver, timeout_s).until(shown)
 
 
 def all_css(driver: Any, css: str) -> list[Any]:
