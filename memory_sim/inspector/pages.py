@@ -4,7 +4,6 @@ SVG (charts.py). Forms are GET forms, so every page is a link, works without scr
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 from fastapi import APIRouter, Request
@@ -22,7 +21,7 @@ LATEST = 200  # rows of the NPC page's memory table (the timeline shows all)
 def templates() -> Any:
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(Path(__file__).parent / "templates"),
+    return jinja2.Environment(loader=jinja2.PackageLoader("memory_sim.inspector", "templates"),
                               autoescape=True, trim_blocks=True, lstrip_blocks=True)
 
 

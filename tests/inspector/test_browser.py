@@ -211,6 +211,8 @@ def test_a_folder_that_memory_sim_run_advances_moves_on_reload(
                 browser.refresh()
                 now = world_day_shown(browser)
             assert now > first, f"the world day stayed at {first} while memory-sim run advanced it"
+            recalled = live.json("/ui/api/recall", npc="margaret", q=QUESTION)  # the owner's index, its model
+            assert recalled["results"] and "parts" in recalled["results"][0]
             browser.get(f"{live.base}/ui/health")
             assert all_css(browser, "#jobs tbody tr")  # the run's jobs, as it records them
             shot(browser, artefacts, "live-health")
