@@ -7,6 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from html import escape
 from typing import TYPE_CHECKING
+from urllib.parse import quote, urlencode
 
 if TYPE_CHECKING:
     from memory_sim.inspector.queries import Affinities, MemoryDot, PairHistory
@@ -65,7 +66,8 @@ def timeline(memories: Sequence[MemoryDot], days: int, consolidation_days: Seque
                      '</title></line>')
     for m in memories:
         title = escape(f"day {m.day} {m.hour:02d}:00 · {m.state} · importance {m.importance:.2f} · {m.text}")
-        parts.append(f'<a href="{link}{escape(m.id)}"><circle class="dot {m.state}" cx="{x(m.day + m.hour / 24):.1f}" '
+        href = escape(link + quote(m.id, safe=""))
+        parts.append(f'<a href="{href}"><circle class="dot {m.state}" cx="{x(m.day + m.hour / 24):.1f}" '
                      f'cy="{y(m.importance):.1f}" r="4" fill="{COLOURS[m.state]}" fill-opacity="0.8">'
                      f'<title>{title}</title></circle></a>')
     parts.append(_day_axis(left, right, bottom, span, right - left))
@@ -116,10 +118,11 @@ def strongest_pairs(aff: Affinities, limit: int, focus: str | None) -> list[tupl
 def graph(aff: Affinities, link: str, focus: str | None = None, limit: int = 250) -> str:
     """NPCs on a circle; an edge per pair, green when they like each other on average, red when not, wider the
     stronger; the `limit` strongest pairs (and all of `focus`'s)."""
-    size = 600
     ids = sorted({n for pair in aff.edges for n in pair} | set(aff.names), key=lambda i: aff.names.get(i, i))
     if not ids:
         return ""
+    size = 600 if len(ids) <= 30 else 760
+    labelled = set(ids) if len(ids) <= 30 else {focus}  # a crowd's names would overlap: each node has a title
     where = _layout(ids, size)
     parts = []
     for a, b, ab, ba in strongest_pairs(aff, limit, focus):
@@ -128,7 +131,7 @@ def graph(aff: Affinities, link: str, focus: str | None = None, limit: int = 250
         title = escape(f"{aff.names.get(a, a)} → {aff.names.get(b, b)}: {ab:+.2f}; "
                        f"{aff.names.get(b, b)} → {aff.names.get(a, a)}: {ba:+.2f}")
         opacity = 0.25 if focus and focus not in (a, b) else 0.85
-        parts.append(f'<a href="{link}?a={escape(a)}&amp;b={escape(b)}&amp;day={aff.day}">'
+        parts.append(f'<a href="{escape(link + "?" + urlencode({"a": a, "b": b, "day": aff.day}))}">'
                      f'<line id="{escape(edge_id(a, b))}" class="edge" x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" '
                      f'y2="{y2:.1f}" stroke="{POSITIVE if mean >= 0 else NEGATIVE}" stroke-opacity="{opacity}" '
                      f'stroke-width="{0.8 + 5 * min(1.0, abs(mean)):.1f}"><title>{title}</title></line></a>')
@@ -137,9 +140,12 @@ def graph(aff: Affinities, link: str, focus: str | None = None, limit: int = 250
         name = escape(aff.names.get(i, i))
         anchor = "start" if x >= size / 2 else "end"
         dx = 10 if anchor == "start" else -10
-        parts.append(f'<a href="{link}?focus={escape(i)}&amp;day={aff.day}"><circle id="node-{escape(i)}" '
-                     f'class="node" cx="{x:.1f}" cy="{y:.1f}" r="7" fill="#1f2937"><title>{name}</title></circle>'
-                     f'<text x="{x + dx:.1f}" y="{y + 4:.1f}" font-size="12" text-anchor="{anchor}">{name}</text></a>')
+        label = (f'<text x="{x + dx:.1f}" y="{y + 4:.1f}" font-size="12" text-anchor="{anchor}">{name}</text>'
+                 if i in labelled else "")
+        href = escape(link + "?" + urlencode({"focus": i, "day": aff.day}))
+        radius = 7 if len(ids) <= 30 else 4
+        parts.append(f'<a href="{href}"><circle id="node-{escape(i)}" class="node" cx="{x:.1f}" cy="{y:.1f}" '
+                     f'r="{radius}" fill="#1f2937"><title>{name}</title></circle>{label}</a>')
     return _svg(size, size, "".join(parts), f"affinities between {len(ids)} NPCs on day {aff.day}", "graph")
 
 
