@@ -26,6 +26,7 @@ GROUPS = (
     "memory_sim.cli.memory",
     "memory_sim.cli.records",
     "memory_sim.cli.server",
+    "memory_sim.cli.inspect",
     "memory_sim.cli.transfer",
     "memory_sim.cli.check",
     "memory_sim.cli.backup",

@@ -45,12 +45,29 @@ def _serve(args: argparse.Namespace) -> int:
             app = build_server_app(Path(args.data), served, d1_engine=settings.d1_engine,
                                    visibility_lag_s=args.visibility_lag, ai=env.AI)
             owner.serve_env(app, env)  # ... as the account `local`
+            ui = _mount_inspector(app, env, args.host)
             owned.publish(address, own_token, **owner.served_fields(settings))
             print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "
-                  f"own data is account '{owner.LOCAL_ACCOUNT}'; OpenAPI at /docs, health at /health", flush=True)
+                  f"own data is account '{owner.LOCAL_ACCOUNT}'; OpenAPI at /docs, health at /health{ui}", flush=True)
             _unwind_on_sigterm()
             uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
+
+
+def _mount_inspector(app: object, env: object, host: str) -> str:
+    """The inspector's pages at /ui: on loopback only, since they need no token (docs/inspector.md)."""
+    import ipaddress
+
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback:
+        return "; the inspector (/ui) is served on loopback hosts only"
+    from memory_sim.inspector import PREFIX, Folder, mount
+
+    mount(app, Folder.of_env(env))  # type: ignore[arg-type]
+    return f", the inspector at {PREFIX}/"
 
 
 def _unwind_on_sigterm() -> None:

@@ -135,3 +135,42 @@ def hybrid_rank(
     """The `k` best (id, hybrid score) pairs, highest first."""
     scores = hybrid_scores(vector, keyword, timeline, params, positions)
     return [(doc_id, scores[doc_id]) for doc_id in top_ids(scores, k)]
+
+
+@dataclass(frozen=True, slots=True)
+class HybridParts:
+    """One memory's hybrid score taken apart: `vector` and `keyword` are the raw inputs (cosine, BM25), the
+    `*_part` terms what each adds after normalising and weighting, `context` what its neighbours lend."""
+
+    vector: float | None
+    keyword: float | None
+    vector_part: float
+    keyword_part: float
+    context: float
+
+    @property
+    def total(self) -> float:
+        return self.vector_part + self.keyword_part + self.context
+
+
+def hybrid_parts(
+    vector: Scores,
+    keyword: Scores,
+    timeline: Timeline,
+    params: HybridParams = HybridParams(),
+    positions: Mapping[str, tuple[int, int]] | None = None,
+) -> dict[str, HybridParts]:
+    """`hybrid_scores`, each id's score split into its terms (their sum is `hybrid_scores`' score)."""
+    vector_norm, keyword_norm = normalise_minmax(vector), normalise_max(keyword)
+    fused = weighted_fusion([(vector_norm, params.vector_weight), (keyword_norm, params.keyword_weight)])
+    smoothed = neighbour_context(fused, timeline, params.neighbour_weights, positions)
+    return {
+        doc_id: HybridParts(
+            vector=vector.get(doc_id),
+            keyword=keyword.get(doc_id),
+            vector_part=params.vector_weight * vector_norm.get(doc_id, 0.0),
+            keyword_part=params.keyword_weight * keyword_norm.get(doc_id, 0.0),
+            context=total - fused.get(doc_id, 0.0),
+        )
+        for doc_id, total in smoothed.items()
+    }

@@ -83,6 +83,15 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             " forgotten_at REAL NOT NULL)",
         ),
     ),
+    (
+        6,
+        "affinity over time: relationship_history, a row where a pair's affinity changed that day",
+        (
+            "CREATE TABLE IF NOT EXISTS relationship_history ("
+            " npc_id TEXT NOT NULL, other_id TEXT NOT NULL, day INTEGER NOT NULL, affinity REAL NOT NULL,"
+            " PRIMARY KEY (npc_id, other_id, day))",
+        ),
+    ),
 )
 MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 
@@ -100,6 +109,7 @@ TABLES = (
     "sequences",
     "memory_sources",
     "forgotten",
+    "relationship_history",
     "schema_version",
 )
 

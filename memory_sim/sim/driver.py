@@ -47,9 +47,18 @@ def save_tick(db: D1Database, tick: Tick) -> None:
         db.batch(statements)
 
 
-def save_day(db: D1Database, village: Village, places: dict[str, str], day: int) -> None:
-    """At the end of a day: where each NPC last was, and how they feel about each other."""
-    db.batch(place_rows(db, sorted(places.items()), day) + relationship_rows(db, sorted(village.affinity.items()), day))
+def save_day(
+    db: D1Database, village: Village, places: dict[str, str], day: int,
+    saved: dict[tuple[str, str], float] | None = None,
+) -> None:
+    """At the end of a day: where each NPC last was, and how they feel about each other; the pairs whose
+    affinity differs from `saved` (the last day saved; updated here) also go into relationship_history."""
+    pairs = sorted(village.affinity.items())
+    changed = pairs if saved is None else [(pair, a) for pair, a in pairs if saved.get(pair) != a]
+    if saved is not None:
+        saved.update(changed)
+    db.batch(place_rows(db, sorted(places.items()), day) + relationship_rows(db, pairs, day)
+             + history_rows(db, changed, day))
 
 
 def place_rows(db: D1Database, places: list[tuple[str, str]], day: int) -> list[D1PreparedStatement]:
@@ -62,6 +71,23 @@ def place_rows(db: D1Database, places: list[tuple[str, str]], day: int) -> list[
         values = [v for pair in chunk for v in pair] + [day] + [npc for npc, _ in chunk]
         sql = f"UPDATE npc_state SET place = CASE npc_id {cases} END, updated_day = ? WHERE npc_id IN ({marks})"
         statements.append(db.prepare(sql).bind(*values))
+    return statements
+
+
+def history_rows(
+    db: D1Database, pairs: list[tuple[tuple[str, str], float]], day: int
+) -> list[D1PreparedStatement]:
+    statements = []
+    for start in range(0, len(pairs), 24):
+        chunk = pairs[start : start + 24]
+        values = [v for (a, b), affinity in chunk for v in (a, b, day, affinity)]
+        statements.append(
+            db.prepare(
+                "INSERT INTO relationship_history (npc_id, other_id, day, affinity) VALUES "
+                + ", ".join("(?, ?, ?, ?)" for _ in chunk)
+                + " ON CONFLICT (npc_id, other_id, day) DO UPDATE SET affinity = excluded.affinity"
+            ).bind(*values)
+        )
     return statements
 
 
@@ -96,6 +122,7 @@ def run_village(
     db, scheduler = system.env.DB, scheduler or SimScheduler(system)
     save_npcs(db, village)
     summary, places = RunSummary(days), {}
+    saved: dict[tuple[str, str], float] = {}
     start = clock.now.hours
     for hours in range(start, start + days * HOURS_PER_DAY):
         when = WorldTime.from_hours(hours)
@@ -109,7 +136,7 @@ def run_village(
         summary.events += len(tick.events)
         if when.hour == DIARY_HOUR:
             summary.diaries += len(system.write_diaries([n.id for n in village.npcs], when.day))
-            save_day(db, village, places, when.day)
+            save_day(db, village, places, when.day, saved)
         if on_hour is not None:
             on_hour(when)
     store.set_meta(db, "world_seconds", repr(clock()))
