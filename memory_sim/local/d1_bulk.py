@@ -3,10 +3,11 @@
 DuckDB pays about a millisecond per statement, so `batch([insert.bind(...) for ...])` of 10,000 rows would take
 seconds. When consecutive statements share one plain `INSERT INTO t (cols) VALUES (?, ...)` whose values are
 bare parameters or literals, the run is inserted from column lists (`unnest`) in one statement. The meaning is
-the same as one INSERT per statement: each value is cast to its column as before, INTEGER PRIMARY KEY ids are
-max+1 upward (given here explicitly), and a failure fails the whole batch anyway. Anything else (subqueries,
-functions, upserts, OR clauses, RETURNING, listed rowid columns, self-referencing tables) runs statement by
-statement.
+the same as one INSERT per statement: each value is stored as its column keeps it (sqlite_store; a run whose
+values a column would keep differently, such as text in an INTEGER column, runs statement by statement, where the
+rules apply value by value), INTEGER PRIMARY KEY ids are max+1 upward (given here explicitly), and a failure fails
+the whole batch anyway. Anything else (subqueries, functions, upserts, OR clauses, RETURNING, listed rowid
+columns, self-referencing tables) runs statement by statement.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Sequence
 
-from memory_sim.local.sqlite_dialect import Schema, TableInfo, match_paren, new_emitter, split_args, strip_end
-from memory_sim.local.sqlite_tokens import placeholders
+from memory_sim.errors import D1Error
+from memory_sim.local.sqlite_dialect import ColumnInfo, Schema, TableInfo, match_paren, new_emitter, split_args, strip_end
+from memory_sim.local.sqlite_tokens import Token, placeholders
 
 _LITERAL_KINDS = ("param", "number", "string", "blob")
 
@@ -26,6 +28,7 @@ class BulkInsert:
     sql: str  # binds one list per user parameter, then (for rowid tables) the list of ids
     params: int
     target: TableInfo | None  # the rowid table whose ids the engine supplies
+    columns: tuple[tuple[ColumnInfo, ...], ...] = ()  # per user parameter, the columns it is written to
 
 
 @lru_cache(maxsize=512)
@@ -58,27 +61,84 @@ def bulk_insert(sql: str, schema: Schema) -> BulkInsert | None:
         return None
     em = new_emitter(sql)
     seen = iter(marks.numbers)
-    exprs = [f"__p{next(seen)}" if item[0].kind == "param" else em.emit(item) for item in items]
+    infos = [table.column_info(name) for name in names]
+    if any(info is None for info in infos):
+        return None
+    exprs = []
+    written: dict[int, list[ColumnInfo]] = {}
+    for item, name, info in zip(items, names, infos):
+        assert info is not None
+        if item[0].kind == "param":
+            number = next(seen)
+            written.setdefault(number, []).append(info)
+            exprs.append(f"CAST(__p{number} AS {info.duck})")
+        else:
+            value = number_or_value(item[0])
+            if value is _NOT_LITERAL:
+                return None
+            try:
+                exprs.append(stored_literal(value, info, f"{table.name}.{name}"))
+            except D1Error:
+                return None  # refused: statement by statement says so
     sources = [f"unnest(${n}) AS __p{n}" for n in range(1, marks.count + 1)]
     if rowid is not None:
         names, exprs = [rowid, *names], ["__id", *exprs]
         sources.append(f"unnest(${marks.count + 1}) AS __id")
     quoted = ", ".join('"' + n.replace('"', '""') + '"' for n in names)
     text = (
-        f"INSERT INTO {em.emit(toks, sig[2], sig[2] + 1)} ({quoted}) "
+        f"INSERT INTO {em.verbatim(toks[sig[2]], '')} ({quoted}) "
         f"SELECT {', '.join(exprs)} FROM (SELECT {', '.join(sources)}) AS __rows"
     )
-    return BulkInsert(text, marks.count, table if rowid is not None else None)
+    columns = tuple(tuple(written.get(n, ())) for n in range(1, marks.count + 1))
+    return BulkInsert(text, marks.count, table if rowid is not None else None, columns)
 
 
-def column_lists(rows: Sequence[Sequence[Any]], width: int) -> list[list[Any]] | None:
-    """The bound values as one list per parameter, or None when a list would mix Python types: DuckDB would
-    give such a list one common type (text, or double for int+float), which single INSERTs do not do."""
+def column_lists(rows: Sequence[Sequence[Any]], bulk: BulkInsert) -> list[list[Any]] | None:
+    """The bound values as one list per parameter, or None when a list would mix Python types (DuckDB would give
+    it one common type) or hold values a column keeps with another type than DuckDB's cast gives."""
     lists = [list(col) for col in zip(*rows)] if rows else []
-    if len(lists) != width:
+    if len(lists) != bulk.params:
         return None
-    for values in lists:
+    for values, columns in zip(lists, bulk.columns):
         kinds = {type(v) for v in values if v is not None}
-        if len(kinds) > 1:
+        if len(kinds) > 1 or any(not _casts_exactly(kind, info) for kind in kinds for info in columns):
             return None
     return lists
+
+
+def _casts_exactly(kind: type, info: ColumnInfo) -> bool:
+    """DuckDB's cast of a Python value of this type into the column is what SQLite would store."""
+    if info.duck == "BIGINT":
+        return kind in (int, bool)
+    if info.duck == "DOUBLE":
+        return kind is float or (kind is int and info.aff == "REAL")
+    if info.duck == "VARCHAR":
+        return kind is str and info.aff == "TEXT"
+    if info.duck == "BLOB":
+        return kind is bytes
+    return False
+
+
+_NOT_LITERAL = object()
+
+
+def number_or_value(tok: Token) -> Any:
+    """A literal token's SQLite value, or _NOT_LITERAL."""
+    from memory_sim.local.sqlite_expr import Lit, number
+
+    if tok.is_word("NULL"):
+        return None
+    if tok.kind == "number":
+        lit: Lit = number(tok.text)
+        return float(lit.value) if lit.kind == "bigint" else lit.value  # type: ignore[arg-type]
+    if tok.kind == "string":
+        return tok.text[1:-1].replace("''", "'")
+    if tok.kind == "blob":
+        return bytes.fromhex(tok.text[2:-1])
+    return _NOT_LITERAL
+
+
+def stored_literal(value: Any, info: ColumnInfo, where: str) -> str:
+    from memory_sim.local.sqlite_store import _known
+
+    return _known(value, info, where) if value is not None else f"CAST(NULL AS {info.duck})"

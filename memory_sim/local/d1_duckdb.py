@@ -5,12 +5,15 @@ kept in the DuckDB file (table __sq_ddl), so the mirror is rebuilt on open. User
 (duckdb_sandbox), and the mirror runs under SQLite's authorizer (sqlite_sandbox): replaying the ledger can only
 change the mirror's schema, whatever the ledger holds.
 
+Before DuckDB sees a statement, the mirror compiles it (EXPLAIN, never run): what SQLite cannot compile fails with
+SQLite's own error. Foreign keys are the engine's (d1_foreign_keys); DuckDB's errors are mapped to D1's words
+(d1_duckdb_errors).
+
 One process owns a DuckDB file: a second process gets DataInUseError and should go through `memory-sim serve`.
 """
 
 from __future__ import annotations
 
-import re
 import sqlite3
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,12 +24,17 @@ from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
+from memory_sim.local.d1_duckdb_errors import d1_error
+from memory_sim.local.d1_duckdb_pragmas import Pragmas
+from memory_sim.local.d1_duckdb_schema import check_constraints, schema_of
+from memory_sim.local.d1_foreign_keys import Enforcer
 from memory_sim.local.d1_sqlite import sqlite_error
 from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
-from memory_sim.local.sqlite_dialect import Schema, TableInfo, Translation, quote_name, translate
+from memory_sim.local.sqlite_dialect import TableInfo, Translation, quote_name, translate
 from memory_sim.local.sqlite_replace import STAGE
-from memory_sim.local.sqlite_sandbox import READ, SCHEMA, Sandbox
-from memory_sim.local.sqlite_tokens import tokenize
+from memory_sim.local.sqlite_sandbox import CHECK, READ, SCHEMA, Sandbox
+from memory_sim.local.sqlite_tokens import dummy_values
+from memory_sim.local.sqlite_values import param_class, param_view
 
 _CONFIG = {
     "integer_division": True,  # SQLite: 7/2 = 3
@@ -40,8 +48,6 @@ _CONFIG = {
     "lock_configuration": True,  # and a statement cannot SET it back
 }
 # Result types whose Python values need no reshaping for D1 (and convert exactly through numpy).
-_BARE_COLUMN = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause')
-_SUGGESTION = re.compile(r'\s*Did you mean "[^"]*"\?')  # may name the engine's own tables
 _PLAIN_TYPES = frozenset({"VARCHAR", "BIGINT", "INTEGER", "DOUBLE"})
 _HEAD_ROWS = 64  # rows fetched as tuples before a large result switches to columnar fetching
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
@@ -64,38 +70,6 @@ def connect(path: str | Path) -> Any:
         ) from exc
 
 
-def schema_of(mirror: sqlite3.Connection) -> Schema:
-    tables: dict[str, TableInfo] = {}
-    query = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-    for name, sql in mirror.execute(query).fetchall():
-        info = mirror.execute(f"PRAGMA table_info({quote_name(name)})").fetchall()  # cid, name, type, notnull, dflt, pk
-        toks = [t for t in tokenize(sql or "") if not t.trivia]
-        words = {t.upper for t in toks if t.kind == "word"}
-        keys = [row for row in info if row[5] > 0]
-        is_alias = len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER" and "WITHOUT" not in words
-        rowid = keys[0][1] if is_alias else None
-        tables[name] = TableInfo(
-            name,
-            tuple(r[1] for r in info),
-            rowid,
-            "AUTOINCREMENT" in words,
-            _unique_keys(mirror, name, rowid),
-            frozenset(r[1] for r in info if r[4] is not None),
-            any(t.is_word("REFERENCES") and i + 1 < len(toks) and toks[i + 1].name.lower() == name.lower()
-                for i, t in enumerate(toks)),
-        )
-    return Schema(tables)
-
-
-def _unique_keys(mirror: sqlite3.Connection, table: str, rowid: str | None) -> tuple[tuple[str, ...], ...]:
-    keys = [(rowid,)] if rowid is not None else []
-    for _, index, unique, _, partial in mirror.execute(f"PRAGMA index_list({quote_name(table)})").fetchall():
-        if unique and not partial:
-            info = mirror.execute(f"PRAGMA index_info({quote_name(index)})").fetchall()  # seqno, cid, name
-            keys.append(tuple(row[2] for row in sorted(info)))
-    return tuple(keys)
-
-
 class DuckDBEngine:
     def __init__(self, path: str | Path = ":memory:") -> None:
         import duckdb
@@ -111,12 +85,15 @@ class DuckDBEngine:
             self._conn.close()
             raise self._failure(exc) from exc
         self._last_rowid = 0
+        self._changes = self._total_changes = 0  # SQLite's changes() and total_changes()
         self._id_base = 0
         # Highest rowid (or AUTOINCREMENT sequence) per table, known without a max() query: kept across plain
         # INSERTs, forgotten on anything that may lower it or that is undone (UPDATE, DELETE, REPLACE, DDL, rollback).
         self._tops: dict[str, int] = {}
         self._ddl_in_transaction = False
         self._in_transaction = False
+        self._fks = Enforcer()
+        self._compiled: dict[tuple[str, int], None] = {}  # statements the mirror compiled, per schema version
         try:
             self._rebuild_mirror()
         except duckdb.Error as exc:  # the ledger's reads are where a torn file shows too
@@ -130,18 +107,31 @@ class DuckDBEngine:
 
     # --- Engine ---------------------------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
-        import duckdb
-
-        translation = self._translate(sql)
+        translation = self._translate(sql, params)
         if translation.kind == "mirror":
-            return self._on_mirror(sql, params)
+            pragma = self._pragmas.answer(sql, self._in_transaction)
+            return pragma if pragma is not None else self._on_mirror(sql, params)
         if translation.kind == "ddl":
             return self._ddl(sql, translation, params)
         if translation.kind != "read" and (translation.upsert or translation.sql.lstrip()[:6].upper() != "INSERT"):
             self._tops.clear()
-        values = [*params, *(self._extra(name, translation) for name in translation.extras)]
+        values = [self._extra(name, translation, params) for name in translation.extras]
+        if translation.kind == "read":
+            return self._run(translation, values)
+        keys = self._fks.involved(self._written_table(translation))
+        outcome = self._checked(translation, values, keys) if keys else self._write(translation, values)
+        self._changes = outcome.changes
+        self._total_changes += outcome.changes
+        return outcome
+
+    def _write(self, translation: Translation, values: list[Any]) -> Outcome:
         if translation.kind == "replace":
             return self._replace(translation, values)
+        return self._run(translation, values)
+
+    def _run(self, translation: Translation, values: list[Any]) -> Outcome:
+        import duckdb
+
         try:
             cursor = self._conn.execute(translation.sql, values)
             if translation.kind == "read":
@@ -149,16 +139,53 @@ class DuckDBEngine:
             rows = cursor.fetchall()
             columns = [d[0] for d in cursor.description or ()]
         except duckdb.Error as exc:
-            raise _refusal(exc) or self._failure(exc) from exc
+            raise self._failure(exc, translation) from exc
         return self._written(translation, columns, rows)
+
+    def _checked(self, translation: Translation, values: list[Any], keys: list[Any]) -> Outcome:
+        """A write to a table with foreign keys: checked when the statement ends (at commit when deferred), the
+        statement undone if it leaves a row without its parent."""
+        import duckdb
+
+        table = self._written_table(translation)
+        if self._in_transaction:
+            outcome = self._write(translation, values)
+            if self._fks.deferred:
+                self._fks.pending.add(str(table).lower())
+            else:
+                self._fks.check(self._conn, keys, set())
+            return outcome
+        self._conn.execute("BEGIN TRANSACTION")
+        try:
+            outcome = self._write_in(translation, values)
+            self._fks.check(self._conn, keys, set())
+            self._conn.execute("COMMIT")
+        except BaseException as exc:
+            try:
+                self._conn.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            self._tops.clear()
+            if isinstance(exc, duckdb.Error):
+                raise self._failure(exc, translation) from exc
+            raise
+        return outcome
+
+    def _write_in(self, translation: Translation, values: list[Any]) -> Outcome:
+        """The write inside a transaction this engine opened (a replace plan then runs without its own)."""
+        self._in_transaction = True
+        try:
+            return self._write(translation, values)
+        finally:
+            self._in_transaction = False
 
     def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
         """A run of one INSERT bound many times, as one statement (d1_bulk); None: run them one by one."""
         import duckdb
 
-        self._translate(sql)  # what the bulk statement is made of passes the sandbox
+        self._translate(sql, param_rows[0] if param_rows else ())  # what the bulk statement is made of passes the sandbox
         bulk = bulk_insert(sql, self._schema)
-        lists = column_lists(param_rows, bulk.params) if bulk is not None else None
+        lists = column_lists(param_rows, bulk) if bulk is not None else None
         if bulk is None or lists is None:
             return None
         count = len(param_rows)
@@ -179,10 +206,16 @@ class DuckDBEngine:
         self._conn.execute("BEGIN TRANSACTION")
         self._in_transaction = True
         self._ddl_in_transaction = False
+        self._fks.end()
 
     def commit(self) -> None:
         import duckdb
 
+        try:
+            self._fks.at_commit(self._conn)
+        except D1Error:
+            self.rollback_quietly()
+            raise
         try:
             self._conn.execute("COMMIT")
         except duckdb.Error as exc:  # the write-ahead log could not be written (disk full, file too large)
@@ -203,6 +236,7 @@ class DuckDBEngine:
                 self._rebuild_mirror()
 
     def rollback(self) -> None:
+        self._fks.end()
         self._conn.execute("ROLLBACK")
         self._in_transaction = False
         self._tops.clear()
@@ -233,16 +267,29 @@ class DuckDBEngine:
         self._mirror.close()
 
     # --- internals ------------------------------------------------------------------------------------------------
-    def _failure(self, exc: Exception) -> D1Error:
-        """DuckDB's error as D1's; a damaged file as one line naming it and the way back."""
+    def _failure(self, exc: Exception, translation: Translation | None = None) -> D1Error:
+        """DuckDB's error as D1's (d1_duckdb_errors); a damaged file as one line naming it and the way back."""
         if self._file is not None and looks_damaged(exc):
             return d1_damaged(self._file, exc)
-        return exc if isinstance(exc, D1Error) else D1Error(_cause(exc))
+        if isinstance(exc, D1Error):
+            return exc
+        table = self._written_table(translation) if translation is not None else None
+        return d1_error(exc, self._schema.table(table) if table else None, lambda t: check_constraints(self._mirror, t))
 
-    def _translate(self, sql: str) -> Translation:
-        """The statement in DuckDB's SQL, once both views of it pass the sandbox (duckdb_sandbox); all cached."""
+    def _written_table(self, translation: Translation) -> str | None:
+        if translation.kind not in ("write", "replace"):
+            return None
+        if translation.target is not None:
+            return translation.target.name
+        return _target_name(translation.steps[-1] if translation.kind == "replace" else translation.sql)
+
+    def _translate(self, sql: str, params: Sequence[D1Value] = ()) -> Translation:
+        """The statement in DuckDB's SQL, once SQLite compiled it (on the mirror) and both views of it pass the
+        sandbox (duckdb_sandbox); all cached."""
         check_sqlite_text(sql)
-        translation = translate(sql, self._schema)
+        translation = translate(sql, self._schema, tuple(param_class(v) for v in params))
+        if translation.kind not in ("mirror", "ddl"):
+            self._compile(sql)
         if translation.kind != "mirror":
             for text in (*translation.steps, translation.sql):
                 check_duckdb_text(text)
@@ -309,9 +356,15 @@ class DuckDBEngine:
         tail = [arrays[name].tolist() for name in columns]
         return Outcome(columns, rows, 0, self._last_rowid, False, plain, tail)
 
-    def _extra(self, name: str, translation: Translation) -> int:
+    def _extra(self, name: str, translation: Translation, params: Sequence[D1Value] = ()) -> Any:
         if name == "last_rowid":
             return self._last_rowid
+        if name in ("changes", "total_changes"):
+            return self._changes if name == "changes" else self._total_changes
+        if ":" in name:  # the user's ?N, or a view of it through one of SQLite's conversions
+            kind, number = name.split(":")
+            value = params[int(number) - 1]
+            return value if kind == "p" else param_view(kind, value)
         assert translation.target is not None
         return self._id_base_of(translation.target)
 
@@ -339,6 +392,23 @@ class DuckDBEngine:
                 "INSERT INTO __sq_sequence VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET seq = greatest(seq, excluded.seq)",
                 [table.name, top],
             )
+
+    def _compile(self, sql: str) -> None:
+        """SQLite's own verdict on the statement (no such table/column, syntax, wrong arguments...), from the
+        mirror compiling it without running it."""
+        key = (sql, self._schema.version)
+        if key in self._compiled:
+            return
+        self._sandbox.use(CHECK)
+        try:
+            self._mirror.execute("EXPLAIN " + sql, dummy_values(sql)).fetchall()
+        except sqlite3.Error as exc:
+            raise sqlite_error(exc) from exc
+        finally:
+            self._sandbox.use(READ)
+        if len(self._compiled) > 4096:
+            self._compiled.clear()
+        self._compiled[key] = None
 
     def _on_mirror(self, sql: str, params: Sequence[D1Value]) -> Outcome:
         self._sandbox.read_data_table = False
@@ -381,7 +451,8 @@ class DuckDBEngine:
             raise self._failure(exc) from exc
         self._ddl_in_transaction = True
         self._tops.clear()
-        self._schema = schema_of(self._mirror)
+        self._schema = schema_of(self._mirror, self._conn)
+        self._fks.reload(self._mirror)
         return Outcome([], [], 0, self._last_rowid, True)
 
     def _rebuild_mirror(self) -> None:
@@ -389,7 +460,9 @@ class DuckDBEngine:
         if old is not None:
             old.close()
         self._mirror = sqlite3.connect(":memory:", check_same_thread=False)
+        self._mirror.execute("PRAGMA foreign_keys = ON")  # so compiling a statement reports malformed keys
         self._sandbox = Sandbox(self._mirror, SCHEMA)
+        self._pragmas = Pragmas(self._fks)
         for (statement,) in self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall():
             if replayable(statement):
                 try:
@@ -397,25 +470,19 @@ class DuckDBEngine:
                 except sqlite3.Error:
                     continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
         self._sandbox.use(READ)
-        self._schema = schema_of(self._mirror)
+        self._schema = schema_of(self._mirror, self._conn)
+        self._fks.reload(self._mirror)
 
 
-def _refusal(exc: Exception) -> D1Unsupported | None:
-    """DuckDB errors that mean "valid SQLite, but not with SQLite's meaning here", as refusals."""
-    found = _BARE_COLUMN.search(str(exc))
-    if found is None:
-        return None
-    column = found.group(1)
-    return D1Unsupported(
-        f"bare column {column} next to an aggregate outside GROUP BY: SQLite takes it from an arbitrary (or the "
-        f"max()/min()) row, which DuckDB cannot reproduce; add {column} to GROUP BY or wrap it in an aggregate "
-        f"such as max({column})"
-    )
-
-
-def _cause(exc: Exception) -> str:
-    text = _SUGGESTION.sub("", str(exc)).strip()
-    return " ".join(line.strip() for line in text.splitlines()[:2] if line.strip())
+def _target_name(sql: str) -> str | None:
+    """The table an INSERT/UPDATE/DELETE written by the dialect layer writes (its third or second word)."""
+    words = sql.replace("(", " ").split()
+    upper = [w.upper() for w in words]
+    for marker in ("INTO", "UPDATE", "FROM"):
+        if marker in upper[:4]:
+            name = words[upper.index(marker) + 1]
+            return name[1:-1].replace('""', '"') if name.startswith('"') else name
+    return None
 
 
 class DuckDBDatabase(D1CoreDatabase):

@@ -12,9 +12,10 @@ by their SQL text as SQLite names them. Statement-level rewrites live in sqlite_
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
+import re
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable
 
 from memory_sim.errors import D1Unsupported
 from memory_sim.local import sqlite_functions as fn
@@ -23,10 +24,17 @@ from memory_sim.local.sqlite_tokens import Token, placeholders, tokenize
 
 _versions = itertools.count(1)
 # Words DuckDB reserves that SQLite does not know at all: in SQLite text they can only be names, so quote them.
-_DUCKDB_ONLY_KEYWORDS = frozenset(
+DUCKDB_ONLY_KEYWORDS = frozenset(
     "AT ASOF ANTI SEMI POSITIONAL PIVOT UNPIVOT PIVOT_LONGER PIVOT_WIDER LAMBDA QUALIFY SUMMARIZE SHOW DESCRIBE "
     "MAP STRUCT TUPLE UNPACK VARIADIC TRY_CAST COLUMNS SETOF FREEZE TABLESAMPLE".split()
 )
+
+
+@dataclass(frozen=True, slots=True)
+class ColumnInfo:
+    duck: str  # the column's DuckDB type: BIGINT, DOUBLE, VARCHAR, BLOB, VARIANT
+    aff: str  # its SQLite affinity: INTEGER, REAL, NUMERIC, TEXT, BLOB ("?" where unknown, as in a view)
+    coll: str = ""  # its declared collation (NOCASE, RTRIM), "" for BINARY
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +46,14 @@ class TableInfo:
     unique_keys: tuple[tuple[str, ...], ...] = ()  # PRIMARY KEY, UNIQUE constraints and unique indexes
     defaults: frozenset[str] = frozenset()  # columns with a DEFAULT clause
     self_referencing: bool = False  # has a foreign key to itself (rows of one INSERT may depend on each other)
+    info: tuple[ColumnInfo, ...] = ()  # per column, in order
+
+    def column_info(self, name: str) -> ColumnInfo | None:
+        lower = name.lower()
+        for column, info in zip(self.columns, self.info):
+            if column.lower() == lower:
+                return info
+        return None
 
 
 class Schema:
@@ -63,7 +79,7 @@ class Translation:
     kind: str  # "read" (rows), "write" (INSERT/UPDATE/DELETE), "ddl", "mirror" (answered by the schema mirror),
     # "replace" (INSERT OR REPLACE: a plan of `steps` then `sql`, run in one transaction)
     returns_rows: bool = True
-    extras: tuple[str, ...] = ()  # engine-supplied values bound after the user's: "id_base", "last_rowid"
+    extras: tuple[str, ...] = ()  # what to bind as $1, $2, ...: "p:N" the user's ?N, or an engine value (Emitter.extra)
     target: TableInfo | None = None  # rowid table whose ids this INSERT generates
     returning_injected: bool = False  # we appended RETURNING <rowid column> to learn last_row_id
     upsert: bool = False  # ON CONFLICT DO UPDATE: RETURNING also lists updated rows, which are not inserted
@@ -72,19 +88,43 @@ class Translation:
 
 @dataclass(slots=True)
 class Emitter:
-    """Turns a token range into DuckDB text; collects the engine-supplied parameters it needed."""
+    """Turns a token range into DuckDB text; collects the engine-supplied parameters it needed. Statements and
+    expressions go through the typed walker (sqlite_clauses); DDL pieces through `legacy` (token by token)."""
 
     numbers: tuple[int, ...]
     user_count: int
     extras: list[str] = field(default_factory=list)
     _seen: int = 0
+    signature: tuple[str, ...] = ()  # each bound value's class (sqlite_params.param_class)
+    scope: Any = None  # sqlite_scope.Scope: the statement's tables, for column types
+    store_target: TableInfo | None = None  # the table SET clauses write to
 
     def extra(self, name: str) -> str:
+        """The DuckDB parameter for a value the engine binds: `p:N` is the user's ?N, others the engine's own
+        ("last_rowid", "id_base", "changes", `kind:N` a view of ?N). Numbered by first use, so a user value the
+        DuckDB SQL does not need is not bound."""
         if name not in self.extras:
             self.extras.append(name)
-        return f"${self.user_count + self.extras.index(name) + 1}"
+        return f"\x00{name}\x00"  # numbered once the statement is written (numbered()); NUL never reaches here
+
+    def param_number(self, tok: Token) -> int:
+        number = self.numbers[self._seen]
+        self._seen += 1
+        return number
+
+    def param_class(self, number: int) -> str:
+        return self.signature[number - 1] if number <= len(self.signature) else "n"
 
     def emit(self, toks: list[Token], lo: int = 0, hi: int | None = None) -> str:
+        from memory_sim.local.sqlite_clauses import Walker
+
+        return Walker(self, list(toks), lo, len(toks) if hi is None else hi).write()
+
+    def verbatim(self, tok: Token, before: str) -> str:
+        """A token that is not part of an expression, as DuckDB should read it."""
+        return self._word(tok) if tok.kind == "word" else _as_duckdb_reads_it(tok, before)
+
+    def legacy(self, toks: list[Token], lo: int = 0, hi: int | None = None) -> str:
         hi = len(toks) if hi is None else hi
         if any(t.kind == "op" and t.text == "->>" for t in toks[lo:hi]):
             toks, lo = arrow_calls(toks[lo:hi]), 0
@@ -107,8 +147,12 @@ class Emitter:
                         continue
                 out.append(self._word(tok))
             elif tok.kind == "param":
-                out.append(f"${self.numbers[self._seen]}")
+                out.append(self.extra(f"p:{self.numbers[self._seen]}"))
                 self._seen += 1
+            elif tok.kind == "number" and tok.text[:2].lower() == "0x":
+                from memory_sim.local.sqlite_expr import number
+
+                out.append(str(number(tok.text).value))
             else:
                 out.append(_as_duckdb_reads_it(tok, out[-1] if out else ""))
             i += 1
@@ -118,14 +162,14 @@ class Emitter:
         upper = tok.upper
         if upper in fn.NOW_TEXT:
             return fn.NOW_TEXT[upper]
-        if upper in _DUCKDB_ONLY_KEYWORDS:
+        if upper in DUCKDB_ONLY_KEYWORDS:
             return f'"{tok.text}"'
         if upper in ("SQLITE_MASTER", "SQLITE_SCHEMA", "SQLITE_SEQUENCE"):
             raise D1Unsupported(f"{tok.text} joined with data tables; query it on its own")
         return tok.text
 
     def _args(self, toks: list[Token], open_i: int, close_i: int) -> list[str]:
-        return [self.emit(toks, lo, hi).strip() for lo, hi in split_args(toks, open_i, close_i)]
+        return [self.legacy(toks, lo, hi).strip() for lo, hi in split_args(toks, open_i, close_i)]
 
     def _call(self, name: str, toks: list[Token], open_i: int, close_i: int) -> str | None:
         handler = _CALLS.get(name)
@@ -225,8 +269,10 @@ def column_type(declared: str) -> str:
         return "VARCHAR"
     if "BLOB" in upper:
         return "BLOB"
-    if any(word in upper for word in ("REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL")):
-        return "DOUBLE"  # NUMERIC affinity keeps 5 as an integer; DOUBLE answers 5.0 (equal in JSON)
+    if any(word in upper for word in ("REAL", "FLOA", "DOUB")):
+        return "DOUBLE"
+    if "NUMERIC" in upper or "DECIMAL" in upper:
+        return "VARIANT"  # NUMERIC affinity keeps 5 as an INTEGER and 5.5 as a REAL (and 'abc' as TEXT)
     raise D1Unsupported(
         f"column type '{declared or '(none)'}': SQLite's dynamic typing has no DuckDB equivalent; "
         "declare INTEGER, REAL, TEXT or BLOB"
@@ -325,13 +371,35 @@ def _operand_start(toks: list[Token], at: int) -> int:
     return i
 
 
-def new_emitter(sql: str) -> Emitter:
+def new_emitter(sql: str, signature: tuple[str, ...] = ()) -> Emitter:
     marks = placeholders(sql)
-    return Emitter(marks.numbers, marks.count)
+    return Emitter(marks.numbers, marks.count, signature=signature)
 
 
 @lru_cache(maxsize=4096)
-def translate(sql: str, schema: Schema) -> Translation:
+def translate(sql: str, schema: Schema, signature: tuple[str, ...] = ()) -> Translation:
+    """The statement in DuckDB's SQL for bound values of these classes (sqlite_params.param_class)."""
     from memory_sim.local.sqlite_statements import translate_statement
 
-    return translate_statement(sql, schema)
+    return numbered(translate_statement(sql, schema, signature))
+
+
+_MARK = re.compile("\x00([^\x00]*)\x00")
+
+
+def numbered(t: Translation) -> Translation:
+    """Bound values as $1, $2, ... in order of first use in the SQL that receives them (a replace plan binds its
+    first step); Translation.extras lists what each one is."""
+    order: list[str] = []
+
+    def number(match: re.Match[str]) -> str:
+        if match.group(1) not in order:
+            order.append(match.group(1))
+        return f"${order.index(match.group(1)) + 1}"
+
+    if t.kind == "replace":
+        first = _MARK.sub(number, t.steps[0])
+        if _MARK.search(t.sql) or any(_MARK.search(step) for step in t.steps[1:]):
+            raise D1Unsupported("bound values in RETURNING of an INSERT OR REPLACE on the DuckDB engine")
+        return replace(t, steps=(first, *t.steps[1:]), extras=tuple(order))
+    return replace(t, sql=_MARK.sub(number, t.sql), extras=tuple(order))

@@ -133,6 +133,9 @@ def delegated_name(name: str, arity: int) -> str:
 
 def register(conn: Any) -> None:
     """Install the macros and delegated functions on a DuckDB connection."""
+    from memory_sim.local import sqlite_udfs
+
+    sqlite_udfs.register(conn)
     for name in DELEGATED:
         arities = [2] if name == "->>" else range(1, MAX_DELEGATED_ARGS + 1)
         for arity in arities:

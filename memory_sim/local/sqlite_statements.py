@@ -20,6 +20,7 @@ from memory_sim.local.sqlite_dialect import (
     strip_end,
 )
 from memory_sim.local.sqlite_rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
+from memory_sim.local.sqlite_scope import Scope
 from memory_sim.local.sqlite_tokens import Token
 
 # Construct -> the SQLite-side alternative, for the refusal message.
@@ -42,7 +43,7 @@ _TABLE_CONSTRAINTS = {"CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"}
 _SCHEMA_TABLES = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
 
 
-def translate_statement(sql: str, schema: Schema) -> Translation:
+def translate_statement(sql: str, schema: Schema, signature: tuple[str, ...] = ()) -> Translation:
     toks = strip_end(sql)
     words = {t.upper for t in toks if t.kind == "word"}
     for word, why in _REFUSED_WORDS.items():
@@ -56,17 +57,27 @@ def translate_statement(sql: str, schema: Schema) -> Translation:
     rowids = bool(words & ROWID_WORDS) and mentions_rowid(toks)
     if rowids and head not in ("SELECT", "WITH", "VALUES"):
         toks = _with_rowids(toks, head, schema)
-    em = new_emitter(sql)
+    em = new_emitter(sql, signature)
     if head == "CREATE":
-        return _create(em, toks)
+        return _create(em, toks, schema)
     if head in ("DROP", "ALTER"):
-        return Translation(_alter(em, toks) if head == "ALTER" else em.emit(toks), "ddl", returns_rows=False)
+        return Translation(_alter(em, toks) if head == "ALTER" else em.legacy(toks), "ddl", returns_rows=False)
     if head in ("INSERT", "REPLACE"):
-        return _insert(em, toks, schema)
+        from memory_sim.local.sqlite_insert import translate_insert
+
+        em.scope = Scope(schema, toks, _insert_target(toks, schema))
+        return translate_insert(em, toks, schema)
+    em.scope = Scope(schema, toks)
     if head in ("UPDATE", "DELETE"):
-        return _write(em, toks)
+        return _write(em, toks, schema)
     named = name_result_columns(toks)  # named by the SQL as written: `max(rowid)`, as SQLite names it
     return Translation(em.emit(resolve_rowids(named, schema) if rowids else named), "read", extras=tuple(em.extras))
+
+
+def _insert_target(toks: list[Token], schema: Schema) -> TableInfo | None:
+    sig = [t for t in toks if not t.trivia]
+    into = next((i for i, t in enumerate(sig) if t.is_word("INTO")), None)
+    return schema.table(sig[into + 1].name) if into is not None and into + 1 < len(sig) else None
 
 
 def _with_rowids(toks: list[Token], head: str, schema: Schema) -> list[Token]:
@@ -88,14 +99,15 @@ def _names_schema(tok: Token) -> bool:
 
 
 def _mirror(toks: list[Token]) -> Translation:
-    if toks[0].upper == "PRAGMA" and any(t.text == "=" for t in toks):
-        raise D1Unsupported("PRAGMA assignments are not available on the DuckDB engine; use the sqlite engine")
+    """PRAGMAs and the schema tables: answered by the schema mirror (foreign-key PRAGMAs by the engine)."""
     return Translation("".join(t.text for t in toks), "mirror")
 
 
-def _write(em: Emitter, toks: list[Token]) -> Translation:
+def _write(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
     if len(toks) > 2 and toks[0].is_word("UPDATE") and toks[next_significant(toks, 1) or 0].is_word("OR"):
         raise D1Unsupported("UPDATE OR <conflict> is not available on the DuckDB engine; use plain UPDATE")
+    if toks[0].is_word("UPDATE"):
+        em.store_target = schema.table(toks[next_significant(toks, 1) or 0].name)
     returning = any(t.is_word("RETURNING") for t in toks)
     sql = em.emit(name_result_columns(toks, start_word="RETURNING") if returning else toks)
     return Translation(sql, "write", returns_rows=returning, extras=tuple(em.extras))
@@ -164,24 +176,34 @@ def _implicit_alias(sig: list[Token]) -> bool:
 
 
 # --- DDL ----------------------------------------------------------------------------------------------------------
-def _create(em: Emitter, toks: list[Token]) -> Translation:
+def _create(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
     sig = [t for t in toks if not t.trivia]
     kinds = [t.upper for t in sig[1:4]]
     if "TABLE" in kinds:
-        return Translation(_create_table(em, toks), "ddl", returns_rows=False)
+        return Translation(_create_table(em, toks, schema), "ddl", returns_rows=False)
     if "INDEX" in kinds and any(t.is_word("WHERE") for t in toks):
         raise D1Unsupported("partial indexes (CREATE INDEX ... WHERE) are not available on DuckDB; index all rows")
     if "VIEW" in kinds:
-        return Translation(em.emit(name_result_columns(toks)), "ddl", returns_rows=False)
-    return Translation(em.emit(toks), "ddl", returns_rows=False)
+        return Translation(_as_select(em, name_result_columns(toks), schema), "ddl", returns_rows=False)
+    return Translation(em.legacy(toks), "ddl", returns_rows=False)
 
 
-def _create_table(em: Emitter, toks: list[Token]) -> str:
+def _as_select(em: Emitter, toks: list[Token], schema: Schema) -> str:
+    """CREATE VIEW / CREATE TABLE ... AS SELECT: the head as written, the SELECT typed."""
+    at = next(i for i, t in enumerate(toks) if t.is_word("AS"))
+    em.scope = Scope(schema, toks)
+    body = em.emit(toks, at + 1)
+    if em.extras:
+        raise D1Unsupported("a view or CREATE TABLE ... AS SELECT that needs bound values on the DuckDB engine")
+    return em.legacy(toks, 0, at + 1) + " " + body
+
+
+def _create_table(em: Emitter, toks: list[Token], schema: Schema) -> str:
     open_i = next((i for i, t in enumerate(toks) if t.text == "(" and t.kind == "op"), None)
     if open_i is None or any(t.is_word("AS") for t in toks[:open_i]):
-        return em.emit(toks)  # CREATE TABLE ... AS SELECT
+        return _as_select(em, name_result_columns(toks), schema)  # CREATE TABLE ... AS SELECT
     close_i = match_paren(toks, open_i)
-    head = em.emit(toks, 0, open_i + 1)
+    head = em.legacy(toks, 0, open_i + 1)
     tail = [t for t in toks[close_i + 1 :] if not t.trivia]
     if any(not t.is_word("WITHOUT", "ROWID", "STRICT") and t.text != "," for t in tail):
         raise D1Unsupported("table options other than WITHOUT ROWID and STRICT")
@@ -228,7 +250,7 @@ def _column_or_constraint(em: Emitter, item: list[Token]) -> str:
     sig = [t for t in item if not t.trivia]
     if sig and sig[0].upper in _TABLE_CONSTRAINTS:
         _check_references(sig)
-        return em.emit(item)
+        return em.legacy(item)
     _check_references(sig)
     name_i = next(i for i, t in enumerate(item) if not t.trivia)
     type_end = name_i + 1
@@ -241,7 +263,7 @@ def _column_or_constraint(em: Emitter, item: list[Token]) -> str:
         type_end += 1
     declared = " ".join(t.text for t in item[name_i + 1 : type_end] if not t.trivia and t.kind == "word")
     rest = [t for t in item[type_end:] if not t.is_word("AUTOINCREMENT")]  # ids come from the INSERT rewrite
-    return f" {em.emit(item, name_i, name_i + 1)} {column_type(declared)} {em.emit(rest)}".rstrip()
+    return f" {em.legacy(item, name_i, name_i + 1)} {column_type(declared)} {em.legacy(rest)}".rstrip()
 
 
 def _check_references(sig: list[Token]) -> None:
@@ -258,120 +280,7 @@ def _alter(em: Emitter, toks: list[Token]) -> str:
     sig = [(i, t) for i, t in enumerate(toks) if not t.trivia]
     add_at = next((k for k, (_, t) in enumerate(sig) if t.is_word("ADD")), None)
     if add_at is None:
-        return em.emit(toks)
+        return em.legacy(toks)
     col_at = add_at + 2 if sig[add_at + 1][1].is_word("COLUMN") else add_at + 1
     start = sig[col_at][0]
-    return em.emit(toks, 0, start) + " " + _column_or_constraint(em, toks[start:]).strip()
-
-
-# --- INSERT -------------------------------------------------------------------------------------------------------
-def _insert(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
-    sig = [(i, t) for i, t in enumerate(toks) if not t.trivia]
-    prefix = "INSERT OR REPLACE"
-    k = 1
-    if sig[0][1].is_word("INSERT"):
-        prefix = "INSERT"
-        if sig[1][1].is_word("OR"):
-            action = sig[2][1].upper
-            if action in ("ROLLBACK", "FAIL"):
-                raise D1Unsupported(f"INSERT OR {action} is not available on DuckDB; use INSERT in a batch()")
-            prefix = "INSERT" if action == "ABORT" else f"INSERT OR {action}"
-            k = 3
-    if not sig[k][1].is_word("INTO"):
-        raise D1Unsupported("INSERT without INTO")
-    table = schema.table(sig[k + 1][1].name)
-    returning = any(t.is_word("RETURNING") for t in toks)
-    body_start = sig[k][0] + 1
-    body = name_result_columns(toks[body_start:], start_word="RETURNING") if returning else toks[body_start:]
-    if prefix == "INSERT OR REPLACE" and table is not None:
-        from memory_sim.local.sqlite_replace import replace_plan
-
-        return replace_plan(em, body, table, returning)
-    if table is None or table.rowid_column is None:
-        sql = f"{prefix} INTO{em.emit(body)}"
-        return Translation(sql, "write", returns_rows=returning, extras=tuple(em.extras))
-    sql = f"{prefix} INTO{_with_ids(em, body, table)}"
-    if not returning:
-        sql += f" RETURNING {quote_name(table.rowid_column)}"
-    upsert = any(t.is_word("CONFLICT") for t in toks)
-    return Translation(sql, "write", True, tuple(em.extras), table, returning_injected=not returning, upsert=upsert)
-
-
-def _with_ids(em: Emitter, body: list[Token], table: TableInfo) -> str:
-    """Give rows without an id SQLite's next rowid (max + 1 upward, counted from a base the engine binds)."""
-    rowid = table.rowid_column or ""
-    sig = [(i, t) for i, t in enumerate(body) if not t.trivia]
-    name_end = sig[0][0] + 1
-    j = 1
-    if j < len(sig) and sig[j][1].is_word("AS"):
-        name_end, j = sig[j + 1][0] + 1, j + 2
-    columns: list[str] | None = None
-    cols_close = None
-    if j < len(sig) and sig[j][1].text == "(":
-        cols_close = match_paren(body, sig[j][0])
-        columns = [
-            next(t for t in body[lo:hi] if not t.trivia).name for lo, hi in split_args(body, sig[j][0], cols_close)
-        ]
-    source_at = cols_close + 1 if cols_close is not None else name_end
-    src = next_significant(body, source_at)
-    if src is None:
-        raise D1Unsupported("INSERT without VALUES or SELECT")
-    head = em.emit(body, 0, name_end)
-    listed = columns if columns is not None else list(table.columns)
-    lower = [c.lower() for c in listed]
-    base = em.extra("id_base")
-    if body[src].is_word("DEFAULT"):
-        after = next_significant(body, src + 1) or src
-        return f"{head} ({quote_name(rowid)}) VALUES ({base} + 1)" + em.emit(body, after + 1)
-    if body[src].is_word("VALUES"):
-        return _values_with_ids(em, body, src, head, listed, lower, rowid, base)
-    if rowid.lower() in lower:
-        return head + em.emit(body, name_end)  # ids come from the SELECT itself
-    end = source_end(body, src)
-    cols = ", ".join(quote_name(c) for c in [rowid, *listed])
-    select = em.emit(body, src, end)
-    return f"{head} ({cols}) SELECT {base} + row_number() OVER (), __src.* FROM ({select}) AS __src " + em.emit(body, end)
-
-
-def _values_with_ids(
-    em: Emitter, body: list[Token], src: int, head: str, listed: list[str], lower: list[str], rowid: str, base: str
-) -> str:
-    position = lower.index(rowid.lower()) if rowid.lower() in lower else None
-    cols = listed if position is not None else [rowid, *listed]
-    out = [f"{head} ({', '.join(quote_name(c) for c in cols)}) VALUES "]
-    i = src + 1
-    n = 0
-    while True:
-        open_i = next_significant(body, i)
-        if open_i is None or body[open_i].text != "(":
-            break
-        close_i = match_paren(body, open_i)
-        n += 1
-        values = [em.emit(body, lo, hi).strip() for lo, hi in split_args(body, open_i, close_i)]
-        if position is None:
-            values.insert(0, f"{base} + {n}")
-        else:
-            values[position] = f"coalesce({values[position]}, {base} + {n})"
-        out.append(("," if n > 1 else "") + f"({', '.join(values)})")
-        comma = next_significant(body, close_i + 1)
-        if comma is None or body[comma].text != ",":
-            i = close_i + 1
-            break
-        i = comma + 1
-    return "".join(out) + " " + em.emit(body, i)
-
-
-def source_end(body: list[Token], start: int) -> int:
-    depth = 0
-    for i in range(start, len(body)):
-        tok = body[i]
-        if tok.kind == "op" and tok.text in "()":
-            depth += 1 if tok.text == "(" else -1
-        elif depth == 0 and (tok.is_word("RETURNING") or (tok.is_word("ON") and _is_conflict(body, i))):
-            return i
-    return len(body)
-
-
-def _is_conflict(body: list[Token], i: int) -> bool:
-    nxt = next_significant(body, i + 1)
-    return nxt is not None and body[nxt].is_word("CONFLICT")
+    return em.legacy(toks, 0, start) + " " + _column_or_constraint(em, toks[start:]).strip()

@@ -252,3 +252,57 @@ def _collate(text: str, collation: str) -> str:
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def stored(value: Any, aff: str) -> Any:
+    """The value a column of this affinity keeps when `value` is written into it."""
+    if aff in ("INTEGER", "NUMERIC"):
+        if isinstance(value, str):
+            number = numeric_affinity(value)
+            return value if number is None else number
+        if isinstance(value, float) and _is_integral(value):
+            return int(value)
+        return value
+    if aff == "REAL":
+        if isinstance(value, str):
+            number = numeric_affinity(value)
+            return value if number is None else float(number)
+        return float(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if aff == "TEXT" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return as_text(value)
+    return value
+
+
+def param_class(value: Any) -> str:
+    """A bound value's class, part of a translation's cache key: n(ull), i(nteger within 2^53), I (beyond),
+    r(eal), b(lob), or t + what numeric affinity makes of the text (i, r, t) + its arithmetic value's kind (i, r)."""
+    if value is None:
+        return "n"
+    if isinstance(value, (bool, int)):
+        return "i" if abs(int(value)) <= 2**53 else "I"
+    if isinstance(value, float):
+        return "r"
+    if isinstance(value, str):
+        number = numeric_affinity(value)
+        kind = "t" if number is None else ("i" if isinstance(number, int) else "r")
+        return "t" + kind + ("i" if isinstance(arithmetic_value(value), int) else "r")
+    return "b"
+
+
+def param_view(kind: str, value: Any) -> Any:
+    """A bound text seen through one of SQLite's conversions (the engine binds it as an extra value)."""
+    if kind == "aff":
+        return numeric_affinity(value)
+    if kind == "arith":
+        return arithmetic_value(value)
+    if kind == "int":
+        return cast_integer(value)
+    if kind == "real":
+        return cast_real(value)
+    if kind == "text":
+        return as_text(value)
+    if kind == "truth":
+        return None if value is None else cast_real(value) != 0
+    if kind == "stored":
+        return stored(value, "NUMERIC")
+    raise ValueError(kind)

@@ -88,6 +88,15 @@ def test_affinity_in_comparisons_matches_sqlite(conn: sqlite3.Connection, value:
     assert got == ((None, None) if order is None else (int(order == 0), int(order < 0)))
 
 
+@EXAMPLES
+@given(value=VALUES)
+def test_stored_values_match_sqlite(conn: sqlite3.Connection, value: Any) -> None:
+    conn.execute("DELETE FROM t")
+    conn.execute("INSERT INTO t VALUES (?1, ?1, ?1, ?1)", (value,))
+    got = conn.execute("SELECT i, r, n, x FROM t").fetchone()
+    assert [_typed(v) for v in got] == [_typed(sv.stored(value, a)) for a in ("INTEGER", "REAL", "NUMERIC", "TEXT")]
+
+
 def test_affinity_of_declared_types() -> None:
     cases = {"INTEGER": "INTEGER", "BIGINT": "INTEGER", "POINT": "INTEGER", "VARCHAR(10)": "TEXT", "CLOB": "TEXT",
              "BLOB": "BLOB", "": "BLOB", "REAL": "REAL", "DOUBLE PRECISION": "REAL", "FLOATING POINT": "INTEGER", "FLOAT": "REAL",

@@ -1,0 +1,483 @@
+"""The statement layer of the typed dialect: walks a statement's tokens clause by clause, copies what is not an
+expression (keywords, table names, aliases, column lists) and hands each expression to the parser (sqlite_expr)
+and the typed emitter (sqlite_typed), with what the clause means: a condition (WHERE, ON, HAVING), a result column,
+a sort key (ORDER BY: values of mixed types sort by SQLite's class order), a group key, a stored value (SET, VALUES
+of an INSERT: sqlite_store), a count (LIMIT, OFFSET). Subqueries, CTEs and window specifications are written by a
+nested walker over their token range.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory_sim.errors import D1Unsupported
+from memory_sim.local.sqlite_expr import STOP_WORDS, Column, Lit, Node, Parser, Sub
+from memory_sim.local.sqlite_store import count, store
+from memory_sim.local.sqlite_tokens import Token
+from memory_sim.local.sqlite_dialect import ColumnInfo
+from memory_sim.local.sqlite_typed import Expressions, Typed
+
+if TYPE_CHECKING:
+    from memory_sim.local.sqlite_dialect import Emitter
+
+_JOIN_WORDS = frozenset({"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "CROSS", "NATURAL"})
+_LIST_CLAUSES = ("select", "returning", "order", "group", "partition")
+_DIRECTION = frozenset({"ASC", "DESC", "NULLS", "FIRST", "LAST"})
+
+
+class Walker:
+    """Writes one statement (or a parenthesised part of one) as DuckDB SQL; also the emitter's Context."""
+
+    def __init__(self, em: "Emitter", toks: list[Token], lo: int, hi: int, clause: str = "auto") -> None:
+        self.em, self.toks, self.lo, self.hi = em, toks, lo, hi
+        self.clause = clause
+        self.expect_item = True
+        self.out: list[str] = []
+        self.arms: list[list[Typed]] = [[]]
+        self.aliases: dict[str, Typed] = {}
+        self.distinct = False
+        self.set_column: str | None = None
+        self.ex = Expressions(self)
+
+    # --- Context ----------------------------------------------------------------------------------------------
+    def resolve(self, names: tuple[str, ...]) -> ColumnInfo | None:
+        if self.clause == "order" and len(names) == 1 and names[0].lower() in self.aliases:
+            return None
+        return self.em.scope.resolve(names)
+
+    def param_class(self, number: int) -> str:
+        return self.em.param_class(number)
+
+    def extra(self, name: str) -> str:
+        return self.em.extra(name)
+
+    def subquery(self, sub: Sub) -> tuple[str, list[Typed]]:
+        inner = Walker(self.em, self.toks, sub.lo, sub.hi)
+        return inner.write(), inner.columns
+
+    def window(self, over: tuple[int, int] | str) -> str:
+        if isinstance(over, str):
+            return over
+        return "(" + Walker(self.em, self.toks, over[0], over[1], "window").write() + ")"
+
+    @property
+    def columns(self) -> list[Typed]:
+        return self.arms[0]
+
+    # --- the walk -----------------------------------------------------------------------------------------------
+    def write(self) -> str:
+        i = self.lo
+        while i < self.hi:
+            tok = self.toks[i]
+            if tok.trivia:
+                self.out.append(" ")
+                i += 1
+                continue
+            i = self.step(i, tok)
+        self._check_arms()
+        return "".join(self.out).strip()
+
+    def step(self, i: int, tok: Token) -> int:
+        if tok.kind == "word" and self._is_keyword(i, tok):
+            return self.keyword(i, tok)
+        clause = self.clause
+        if clause == "from" or clause == "conflict":
+            return self.from_item(i, tok)
+        if clause == "set":
+            return self.assignment(i, tok)
+        if clause == "values":
+            return self.values(i, tok)
+        if clause in ("cte", "window_def"):
+            return self.definition(i, tok)
+        if clause in ("frame", "verbatim"):
+            return self.copy(i)
+        if tok.kind == "op" and tok.text == ",":
+            self.expect_item = True
+            return self.copy(i)
+        if clause in _LIST_CLAUSES and not self.expect_item:
+            return self.copy(i)  # an alias, a direction
+        if clause in _LIST_CLAUSES and self._star(i, tok):
+            return self._copy_star(i, tok)
+        if clause == "window" and tok.kind == "word" and not self.expect_item:
+            return self.copy(i)
+        if starts_expression(tok):
+            return self.expression(i)
+        return self.copy(i)
+
+    def _is_keyword(self, i: int, tok: Token) -> bool:
+        upper = tok.upper
+        if upper not in _KEYWORDS:
+            return False
+        if upper in _DIRECTION:  # ASC, DESC, NULLS FIRST/LAST: only right after a sort key; else may be names
+            return self.clause in ("order", "window", "partition") and not self.expect_item
+        if self.clause in _LIST_CLAUSES and not self.expect_item and upper not in _CLAUSE_WORDS:
+            return upper == "AS"
+        return True
+
+    def keyword(self, i: int, tok: Token) -> int:
+        upper = tok.upper
+        handler = _KEYWORDS[upper]
+        return handler(self, i, tok)
+
+    # --- copying --------------------------------------------------------------------------------------------------
+    def copy(self, i: int) -> int:
+        self.out.append(self.em.verbatim(self.toks[i], "".join(self.out[-2:])))
+        return i + 1
+
+    def copy_group(self, i: int) -> int:
+        """A parenthesised group copied as it stands (a column list)."""
+        close = self.closing(i)
+        for k in range(i, close + 1):
+            if not self.toks[k].trivia:
+                self.out.append(self.em.verbatim(self.toks[k], "".join(self.out[-2:])))
+            elif self.out and self.out[-1] != " ":
+                self.out.append(" ")
+        return close + 1
+
+    def nested(self, i: int, clause: str = "auto") -> int:
+        close = self.closing(i)
+        self.out.append("(" + Walker(self.em, self.toks, i + 1, close, clause).write() + ")")
+        return close + 1
+
+    def closing(self, open_i: int) -> int:
+        depth = 0
+        for k in range(open_i, self.hi):
+            tok = self.toks[k]
+            if tok.kind == "op" and tok.text == "(":
+                depth += 1
+            elif tok.kind == "op" and tok.text == ")":
+                depth -= 1
+                if depth == 0:
+                    return k
+        raise D1Unsupported("unbalanced parentheses")
+
+    def next_sig(self, i: int) -> int | None:
+        while i < self.hi and self.toks[i].trivia:
+            i += 1
+        return i if i < self.hi else None
+
+    def _star(self, i: int, tok: Token) -> bool:
+        if tok.kind == "op" and tok.text == "*":
+            return True
+        dot = self.next_sig(i + 1)
+        star = self.next_sig(dot + 1) if dot is not None else None
+        return tok.kind in ("word", "qident") and dot is not None and self.toks[dot].text == "." and star is not None \
+            and self.toks[star].text == "*"
+
+    def _copy_star(self, i: int, tok: Token) -> int:
+        self.arms[-1].append(Typed("*", "any", aff="?"))
+        self.expect_item = False
+        if tok.text == "*":
+            return self.copy(i)
+        end = self.next_sig(self.next_sig(i + 1) + 1)  # type: ignore[operator]
+        for k in range(i, end + 1):  # type: ignore[operator]
+            if not self.toks[k].trivia:
+                self.copy(k)
+        return end + 1  # type: ignore[operator]
+
+    # --- expressions ----------------------------------------------------------------------------------------------
+    def parse(self, i: int) -> tuple[Node, int]:
+        parser = Parser(self.toks, self.hi, self.em.param_number)
+        parser.i = i
+        node = parser.expr()
+        return node, parser.i
+
+    def value(self, lo: int, hi: int) -> Typed:
+        """The range [lo, hi) as one expression, typed."""
+        start = self.next_sig(lo)
+        node, end = self.parse(start if start is not None else lo)
+        rest = self.next_sig(end)
+        if rest is not None and rest < hi:
+            raise D1Unsupported(f"unexpected {self.toks[rest].text!r} after a value")
+        return self.ex.emit(node)
+
+    def expression(self, i: int) -> int:
+        node, end = self.parse(i)
+        clause = self.clause
+        self.expect_item = False
+        if clause == "expr":
+            self.out.append(self.ex.condition(node))
+        elif clause == "order":
+            end = self.order_item(node, end)
+        elif clause in ("group", "partition"):
+            self.out.append(self.group_item(node))
+        elif clause in ("select", "returning"):
+            self.out.append(self.result_item(node, end))
+        else:
+            self.out.append(self.ex.emit(node).sql)
+        return end
+
+    def result_item(self, node: Node, end: int) -> str:
+        e = self.ex.emit(node)
+        if self.distinct and e.t == "dyn":
+            raise D1Unsupported("SELECT DISTINCT over values of mixed types on the DuckDB engine; CAST them to one type")
+        self.arms[-1].append(e)
+        alias = self._alias_after(end)
+        if alias is not None:
+            self.aliases[alias.lower()] = e
+        elif isinstance(node, Column):
+            self.aliases.setdefault(node.names[-1].lower(), e)
+        return e.sql
+
+    def _alias_after(self, end: int) -> str | None:
+        k = self.next_sig(end)
+        if k is not None and self.toks[k].is_word("AS"):
+            k = self.next_sig(k + 1)
+        if k is not None and self.toks[k].kind in ("word", "qident") and self.toks[k].upper not in STOP_WORDS:
+            return self.toks[k].name
+        return None
+
+    def order_item(self, node: Node, end: int) -> int:
+        direction = []
+        k = self.next_sig(end)
+        while k is not None and self.toks[k].is_word(*_DIRECTION):
+            direction.append(self.toks[k].upper)
+            end = k + 1
+            k = self.next_sig(end)
+        suffix = (" " + " ".join(direction)) if direction else ""
+        if isinstance(node, Lit) and node.kind == "int":
+            self._positional(node.value)  # type: ignore[arg-type]
+            self.out.append(f"{node.value}{suffix}")
+            return end
+        e = self._order_value(node)
+        self.out.append(", ".join(key + suffix for key in sort_keys(e)))
+        return end
+
+    def _order_value(self, node: Node) -> Typed:
+        if isinstance(node, Column) and len(node.names) == 1 and node.names[0].lower() in self.aliases:
+            alias = self.aliases[node.names[0].lower()]
+            return Typed(node.text, alias.t, alias.aff, alias.coll, alias.col_coll)
+        return self.ex.emit(node)
+
+    def _positional(self, position: int) -> None:
+        columns = self.arms[0]
+        if 0 < position <= len(columns) and columns[position - 1].t == "dyn":
+            raise D1Unsupported(
+                f"ORDER BY {position}, a column of mixed types, on the DuckDB engine; ORDER BY the expression itself"
+            )
+
+    def group_item(self, node: Node) -> str:
+        if isinstance(node, Lit) and node.kind == "int" and self.clause == "group":
+            return str(node.value)
+        e = self._order_value(node) if self.clause == "group" else self.ex.emit(node)
+        if e.t == "dyn":
+            raise D1Unsupported(f"{self.clause.upper()} BY a value of mixed types on the DuckDB engine; CAST it to one type")
+        if e.t == "text" and (e.coll or e.col_coll) in ("NOCASE", "RTRIM"):
+            raise D1Unsupported(f"{self.clause.upper()} BY a {e.coll or e.col_coll} text on the DuckDB engine; "
+                                "group by lower() or rtrim() of it")
+        return e.sql
+
+    def limit(self, i: int, tok: Token) -> int:
+        self.copy(i)
+        node, end = self.parse(self.next_sig(i + 1) or i + 1)
+        comma = self.next_sig(end)
+        if tok.upper == "LIMIT" and comma is not None and self.toks[comma].text == ",":
+            second, end = self.parse(self.next_sig(comma + 1) or comma + 1)  # LIMIT offset, count
+            self.out.append(" " + count(self.ex, self.ex.emit(second), False))
+            self.out.append(" OFFSET " + count(self.ex, self.ex.emit(node), True) + " ")
+            return end
+        self.out.append(" " + count(self.ex, self.ex.emit(node), tok.upper == "OFFSET") + " ")
+        return end
+
+    # --- clauses that are not expression lists --------------------------------------------------------------------
+    def from_item(self, i: int, tok: Token) -> int:
+        if tok.kind == "op" and tok.text == "(":
+            first = self.next_sig(i + 1)
+            if first is not None and self.toks[first].is_word("SELECT", "WITH", "VALUES"):
+                return self.nested(i)
+            if self.clause == "conflict":
+                return self.copy_group(i)
+            return self.nested(i, "from")
+        nxt = self.next_sig(i + 1)
+        if tok.kind in ("word", "qident") and nxt is not None and self.toks[nxt].text == "(":
+            self.copy(i)
+            return self.copy_group(nxt)  # a table-valued function
+        return self.copy(i)
+
+    def assignment(self, i: int, tok: Token) -> int:
+        if tok.kind == "op" and tok.text == ",":
+            self.set_column = None
+            return self.copy(i)
+        if tok.kind == "op" and tok.text == "(" and self.set_column is None:
+            raise D1Unsupported("SET (a, b) = (...) on the DuckDB engine; assign each column on its own")
+        if tok.kind == "op" and tok.text == "=":
+            return self.copy(i)
+        if self.set_column is None:
+            self.set_column = tok.name
+            return self.copy(i)
+        node, end = self.parse(i)
+        e = self.ex.emit(node)
+        target = self.em.store_target
+        info = target.column_info(self.set_column) if target is not None else None
+        self.out.append(store(self.ex, e, info, f"{target.name}.{self.set_column}") if info and target else e.sql)
+        return end
+
+    def values(self, i: int, tok: Token) -> int:
+        if tok.kind == "op" and tok.text == "(":
+            rows, end = self._rows(i)
+            self.out.append(", ".join("(" + ", ".join(row) + ")" for row in rows))
+            return end
+        return self.copy(i)
+
+    def _rows(self, i: int) -> tuple[list[list[str]], int]:
+        """VALUES (...), (...): each column written so DuckDB keeps SQLite's type per row."""
+        rows: list[list[Typed]] = []
+        k: int | None = i
+        end = i
+        while k is not None and self.toks[k].text == "(":
+            close = self.closing(k)
+            row = []
+            j = self.next_sig(k + 1)
+            while j is not None and j < close:
+                node, after = self.parse(j)
+                row.append(self.ex.emit(node))
+                j = self.next_sig(after)
+                if j is not None and self.toks[j].text == ",":
+                    j = self.next_sig(j + 1)
+            rows.append(row)
+            end = close + 1
+            comma = self.next_sig(end)
+            if comma is None or self.toks[comma].text != ",":
+                break
+            k = self.next_sig(comma + 1)
+            if k is None or self.toks[k].text != "(":
+                break
+            end = k
+        width = max(len(r) for r in rows)
+        kinds = [self.ex.unify([r[c] for r in rows if c < len(r)]) for c in range(width)]
+        self.arms[-1].extend(Typed("", t) for _, t in kinds)
+        return [[kinds[c][0][n] for c in range(len(r))] for n, r in enumerate(rows)], end
+
+    def definition(self, i: int, tok: Token) -> int:
+        """WITH name [(columns)] AS (select), ...; WINDOW name AS (spec), ..."""
+        if tok.kind == "op" and tok.text == "(":
+            prev = next((t for t in reversed(self.out) if t.strip()), "")
+            if prev.upper() in ("AS", "MATERIALIZED"):
+                return self.nested(i, "window" if self.clause == "window_def" else "auto")
+            return self.copy_group(i)
+        return self.copy(i)
+
+    def _check_arms(self) -> None:
+        if len(self.arms) < 2:
+            return
+        for n, first in enumerate(self.arms[0]):
+            kinds = {arm[n].t for arm in self.arms if n < len(arm)} - {"null"}
+            if len(kinds) > 1 and not kinds <= {"int", "bool"}:
+                raise D1Unsupported(
+                    f"a compound SELECT whose column {n + 1} has values of different types ({', '.join(sorted(kinds))})"
+                    " in its parts: SQLite keeps each row's type, DuckDB would convert them; CAST them to one type"
+                )
+
+
+def sort_keys(e: Typed) -> list[str]:
+    """ORDER BY keys with SQLite's order: native for one type; class, number (exactly), text, blob for mixed."""
+    if e.t in ("dyn", "any"):
+        v = e.sql if e.t == "dyn" else f"CAST({e.sql} AS VARIANT)"
+        text = f"__sq_sk_text({v})"
+        coll = e.coll or e.col_coll
+        if coll == "NOCASE":
+            text = f"__sq_nocase({text})"
+        return [f"__sq_sk_class({v})", f"__sq_sk_num({v})", f"__sq_sk_int({v})", text, f"__sq_sk_blob({v})"]
+    coll = e.coll or e.col_coll
+    if e.t == "text" and coll == "NOCASE":
+        return [f"__sq_nocase({e.sql})"]
+    if e.t == "text" and coll == "RTRIM":
+        return [f"rtrim({e.sql}, ' ')"]
+    return [e.sql]
+
+
+def starts_expression(tok: Token) -> bool:
+    if tok.kind in ("number", "string", "blob", "param", "qident"):
+        return True
+    if tok.kind == "op":
+        return tok.text in ("(", "-", "+", "~")
+    return tok.kind == "word" and tok.upper not in STOP_WORDS
+
+
+# --- keyword handlers ---------------------------------------------------------------------------------------------
+def _set_clause(clause: str, expect: bool = True):  # type: ignore[no-untyped-def]
+    def handle(w: Walker, i: int, tok: Token) -> int:
+        w.clause, w.expect_item = clause, expect
+        return w.copy(i)
+
+    return handle
+
+
+def _select(w: Walker, i: int, tok: Token) -> int:
+    w.clause, w.expect_item, w.distinct = "select", True, False
+    w.copy(i)
+    k = w.next_sig(i + 1)
+    if k is not None and w.toks[k].is_word("DISTINCT", "ALL"):
+        w.distinct = w.toks[k].upper == "DISTINCT"
+        w.out.append(" ")
+        return w.copy(k)
+    return i + 1
+
+
+def _compound(w: Walker, i: int, tok: Token) -> int:
+    w.arms.append([])
+    w.clause = "verbatim"
+    return w.copy(i)
+
+
+def _by(w: Walker, i: int, tok: Token) -> int:
+    k = w.next_sig(i + 1)
+    if k is None or not w.toks[k].is_word("BY"):
+        return w.copy(i)
+    w.clause = {"ORDER": "order", "GROUP": "group", "PARTITION": "partition"}[tok.upper]
+    w.expect_item = True
+    w.copy(i)
+    w.out.append(" ")
+    return w.copy(k)
+
+
+def _on(w: Walker, i: int, tok: Token) -> int:
+    k = w.next_sig(i + 1)
+    if k is not None and w.toks[k].is_word("CONFLICT"):
+        w.clause = "conflict"
+    else:
+        w.clause = "expr"
+    return w.copy(i)
+
+
+def _as(w: Walker, i: int, tok: Token) -> int:
+    w.copy(i)
+    k = w.next_sig(i + 1)
+    if w.clause in _LIST_CLAUSES and k is not None and w.toks[k].kind in ("word", "qident", "string"):
+        w.out.append(" ")
+        return w.copy(k)
+    return i + 1
+
+
+def _update(w: Walker, i: int, tok: Token) -> int:
+    w.clause = "from" if w.clause != "conflict" else "conflict"
+    return w.copy(i)
+
+
+def _rows_frame(w: Walker, i: int, tok: Token) -> int:
+    if w.clause in ("order", "window", "partition"):
+        w.clause = "frame"
+    return w.copy(i)
+
+
+def _verbatim(w: Walker, i: int, tok: Token) -> int:
+    return w.copy(i)
+
+
+_CLAUSE_WORDS = frozenset({
+    "SELECT", "FROM", "WHERE", "GROUP", "ORDER", "HAVING", "LIMIT", "OFFSET", "UNION", "EXCEPT", "INTERSECT",
+    "WINDOW", "RETURNING", "ON", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "CROSS", "NATURAL", "USING",
+    "SET", "VALUES", "PARTITION", "ROWS", "RANGE", "GROUPS", "DO",
+})
+_KEYWORDS = {
+    "SELECT": _select, "FROM": _set_clause("from"), "WHERE": _set_clause("expr"), "HAVING": _set_clause("expr"),
+    "ON": _on, "ORDER": _by, "GROUP": _by, "PARTITION": _by, "LIMIT": Walker.limit, "OFFSET": Walker.limit,
+    "SET": _set_clause("set"), "VALUES": _set_clause("values"), "RETURNING": _set_clause("returning"),
+    "WITH": _set_clause("cte"), "WINDOW": _set_clause("window_def"), "UNION": _compound, "EXCEPT": _compound,
+    "INTERSECT": _compound, "UPDATE": _update, "DO": _set_clause("conflict"), "ROWS": _rows_frame,
+    "RANGE": _rows_frame, "GROUPS": _rows_frame, "AS": _as, "USING": _set_clause("verbatim"),
+    **{word: _set_clause("from") for word in _JOIN_WORDS},
+    **{word: _verbatim for word in ("DISTINCT", "ALL", "INTO", "INSERT", "DELETE", "RECURSIVE", "NOTHING",
+                                    "CONFLICT", "MATERIALIZED")},
+    **{word: _verbatim for word in _DIRECTION},
+}

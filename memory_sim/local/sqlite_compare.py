@@ -1,0 +1,210 @@
+"""Comparisons with SQLite's meaning on DuckDB (`'3' = 3` is false, an INTEGER column compared with '3' is true):
+affinity first (sqlite3CompareAffinity: a column's numeric affinity converts a well-formed numeric text, a TEXT
+column's affinity turns a number into text), then SQLite's order of storage classes (NULL < numbers < text <
+blobs), numbers exactly (an INTEGER against a REAL too), text by collation (BINARY, NOCASE, RTRIM). LIKE, GLOB and
+IN build on them.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from memory_sim.errors import D1Unsupported
+from memory_sim.local import sqlite_values as sv
+from memory_sim.local.sqlite_expr import InList, InSelect, Like
+from memory_sim.local.sqlite_typed import _FLIP, _IR, _RANK, TWO63, Typed, _bool, literal
+
+if TYPE_CHECKING:
+    from memory_sim.local.sqlite_typed import Expressions
+
+_NATIVE = {"=": "=", "<>": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">=", "IS": "IS NOT DISTINCT FROM",
+           "IS NOT": "IS DISTINCT FROM"}
+_ORDER = {"=": lambda o: o == 0, "<>": lambda o: o != 0, "<": lambda o: o < 0, "<=": lambda o: o <= 0,
+          ">": lambda o: o > 0, ">=": lambda o: o >= 0, "IS": lambda o: o == 0, "IS NOT": lambda o: o != 0}
+_NUMERIC_AFF = ("INTEGER", "REAL", "NUMERIC")
+_GLOB_SPECIAL = set("\\.^$|?*+()[]{}")
+
+
+def compare(ex: "Expressions", op: str, a: Typed, b: Typed) -> Typed:
+    a, b = _int_view(a), _int_view(b)
+    coll = a.coll or b.coll or a.col_coll or b.col_coll or "BINARY"
+    if a.t == "null" or b.t == "null":
+        return _with_null(op, a, b)
+    if "?" in (a.cls, b.cls):
+        return dynamic(op, a, b, coll)
+    if a.cls == b.cls:
+        return _same_class(op, a, b, coll)
+    if {a.cls, b.cls} == {"n", "t"}:
+        converted = _by_affinity(ex, op, a, b, coll)
+        if converted is not None:
+            return converted
+    return _class_order(op, a, b)
+
+
+def _int_view(e: Typed) -> Typed:
+    return Typed(f"CAST({e.sql} AS BIGINT)", "int", e.aff, e.coll, e.col_coll) if e.t == "bool" else e
+
+
+def _with_null(op: str, a: Typed, b: Typed) -> Typed:
+    if op not in ("IS", "IS NOT"):
+        return _bool(None)
+    other = b if a.t == "null" else a
+    return Typed(f"({other.sql} IS {'' if op == 'IS' else 'NOT '}NULL)", "bool")
+
+
+def dynamic(op: str, a: Typed, b: Typed, coll: str) -> Typed:
+    """Values whose types only each row knows: sqlite3's rules, per row (sqlite_udfs.compare)."""
+    args = f"'{op}', CAST({a.sql} AS VARIANT), CAST({b.sql} AS VARIANT), '{a.aff}', '{b.aff}', '{coll}'"
+    return Typed(f"__sq_compare({args})", "bool")
+
+
+def _same_class(op: str, a: Typed, b: Typed, coll: str) -> Typed:
+    if a.cls == "n" and {a.t, b.t} == {"int", "real"}:
+        return _int_real(op, a, b) if a.t == "int" else _int_real(_FLIP[op], b, a)
+    x, y = a.sql, b.sql
+    if a.cls == "t" and coll == "NOCASE":
+        x, y = f"__sq_nocase({x})", f"__sq_nocase({y})"
+    elif a.cls == "t" and coll == "RTRIM":
+        x, y = f"rtrim({x}, ' ')", f"rtrim({y}, ' ')"
+    return Typed(f"({x} {_NATIVE[op]} {y})", "bool")
+
+
+def _int_real(op: str, i: Typed, r: Typed) -> Typed:
+    """An INTEGER against a REAL, exactly: DuckDB would round the integer to a DOUBLE first."""
+    if i.known and i.const is not None and abs(i.const) <= 2**53:
+        return Typed(f"({i.sql} {_NATIVE[op]} {r.sql})", "bool")
+    if not r.known or r.const is None:
+        return Typed(f"__sq_{_IR[op]}_ir({i.sql}, {r.sql})", "bool")
+    real = float(r.const)
+    if real >= TWO63 or real < -TWO63 or (op in ("=", "<>", "IS", "IS NOT") and real != int(real)):
+        above = real >= TWO63
+        fixed = {"<": above, "<=": above, ">": not above, ">=": not above, "=": False, "<>": True,
+                 "IS": False, "IS NOT": True}[op]
+        if op in ("IS", "IS NOT"):
+            return _bool(fixed)
+        return Typed(f"(CASE WHEN {i.sql} IS NULL THEN NULL ELSE {'true' if fixed else 'false'} END)", "bool")
+    import math
+
+    bound = {"<": math.ceil(real), ">=": math.ceil(real), "<=": math.floor(real), ">": math.floor(real)}.get(op, int(real))
+    return Typed(f"({i.sql} {_NATIVE[op]} CAST({bound} AS BIGINT))", "bool")
+
+
+def _by_affinity(ex: "Expressions", op: str, a: Typed, b: Typed, coll: str) -> Typed | None:
+    """A number against a text: the affinity SQLite applies decides; None where it applies none."""
+    if "?" in (a.aff, b.aff):
+        raise D1Unsupported(
+            "a comparison of a number with a text where one side is a column of a subquery, CTE or view: SQLite may "
+            "convert either side by the column's affinity, which the DuckDB engine cannot tell; CAST one side AS "
+            "INTEGER, REAL or TEXT"
+        )
+    chosen, _ = sv.comparison_affinity(a.aff, b.aff)
+    text_left = a.cls == "t"
+    text, num = (a, b) if text_left else (b, a)
+    if chosen in _NUMERIC_AFF:
+        as_number = _numeric_view(ex, text)
+        if as_number is None:
+            return None
+        if isinstance(as_number, str):
+            return dynamic(op, a, b, coll)
+        return compare(ex, op, as_number, num) if text_left else compare(ex, op, num, as_number)
+    if chosen == "TEXT":
+        as_text = ex.text(num)
+        return _same_class(op, text, as_text, coll) if text_left else _same_class(op, as_text, text, coll)
+    return None
+
+
+def _numeric_view(ex: "Expressions", text: Typed) -> Typed | str | None:
+    """A text under numeric affinity: a number, None (it stays text), or "row" (depends on each row)."""
+    if text.known:
+        number = sv.numeric_affinity(text.const)
+        return None if number is None else literal(number)
+    if text.param:
+        cls = ex.ctx.param_class(text.param)[1]
+        return None if cls == "t" else ex.param_extra("aff", text, cls)
+    return "row"
+
+
+def _class_order(op: str, a: Typed, b: Typed) -> Typed:
+    """Values of different storage classes never convert: NULL < numbers < text < blobs decides."""
+    order = -1 if _RANK[a.cls] < _RANK[b.cls] else 1
+    if op in ("IS", "IS NOT"):
+        both_null = f"({a.sql} IS NULL AND {b.sql} IS NULL)"
+        return Typed(both_null if op == "IS" else f"(NOT {both_null})", "bool")
+    answer = "true" if _ORDER[op](order) else "false"
+    nullable = [e.sql for e in (a, b) if not (e.known and e.const is not None)]
+    if not nullable:
+        return Typed(answer, "bool")
+    test = " OR ".join(f"{sql} IS NULL" for sql in nullable)
+    return Typed(f"(CASE WHEN {test} THEN NULL ELSE {answer} END)", "bool")
+
+
+# --- LIKE, GLOB, IN -----------------------------------------------------------------------------------------------
+def like(ex: "Expressions", node: Like) -> Typed:
+    if node.op in ("MATCH", "REGEXP"):
+        raise D1Unsupported(f"{node.op} needs an extension SQLite does not load in D1; use LIKE or GLOB")
+    x, p = ex.emit(node.operand), ex.emit(node.pattern)
+    esc = ex.emit(node.escape) if node.escape is not None else None
+    parts = [x, p] + ([esc] if esc is not None else [])
+    result = _native_like(ex, node.op, x, p, esc) if all(e.t not in ("blob", "any", "dyn") for e in parts) else None
+    if result is None:
+        template = f"SELECT ?1 {node.op} ?2" + (" ESCAPE ?3" if esc is not None else "")
+        result = ex.delegate(template, parts, "bool", "BOOLEAN")
+    return Typed(f"(NOT {result.sql})", "bool") if node.negated else result
+
+
+def _native_like(ex: "Expressions", op: str, x: Typed, p: Typed, esc: Typed | None) -> Typed | None:
+    if op == "GLOB":
+        if esc is not None or not (p.known and isinstance(p.const, str)):
+            return None
+        regex = _glob_regex(p.const)
+        if regex is None:
+            return None
+        return Typed(f"regexp_full_match({ex.text(x).sql}, '{regex}')", "bool")
+    if esc is not None and not (esc.known and isinstance(esc.const, str) and len(esc.const) == 1):
+        return None
+    args = [ex.text(x).sql, ex.text(p).sql] + ([ex.text(esc).sql] if esc is not None else [])
+    return Typed(f"__sq_like({', '.join(args)})", "bool")
+
+
+def _glob_regex(pattern: str) -> str | None:
+    """A GLOB pattern of `*`, `?` and plain characters as an RE2 pattern; None for character sets."""
+    if "[" in pattern:
+        return None
+    out = ["(?s)"]
+    for char in pattern:
+        if char == "*":
+            out.append(".*")
+        elif char == "?":
+            out.append(".")
+        else:
+            out.append("\\" + char if char in _GLOB_SPECIAL else char)
+    return "".join(out).replace("'", "''")
+
+
+def in_list(ex: "Expressions", node: InList) -> Typed:
+    x = ex.emit(node.operand)
+    if not node.items:
+        return _bool(True if node.negated else False)
+    items = [Typed(i.sql, i.t, "", i.coll, "", i.const, i.param) for i in map(ex.emit, node.items)]
+    coll = x.coll or x.col_coll or "BINARY"
+    same = all(i.t == x.t and not i.coll for i in items) and x.t in ("int", "real", "text", "blob")
+    if same and (x.t != "text" or coll == "BINARY"):
+        body = f"({x.sql} IN ({', '.join(i.sql for i in items)}))"
+    else:
+        body = "(" + " OR ".join(compare(ex, "=", x, i).sql for i in items) + ")"
+    return Typed(f"(NOT {body})" if node.negated else body, "bool")
+
+
+def in_select(ex: "Expressions", node: InSelect) -> Typed:
+    x = ex.emit(node.operand)
+    sql, columns = ex.ctx.subquery(node.select)
+    column = columns[0] if columns else Typed("", "any", aff="?")
+    coll = x.coll or column.coll or x.col_coll or column.col_coll or "BINARY"
+    same = x.t == column.t and x.t in ("int", "real", "text", "blob") and (x.t != "text" or coll == "BINARY")
+    if not same and x.t != "null":
+        raise D1Unsupported(
+            "IN (SELECT ...) comparing values of different or unknown types on the DuckDB engine: SQLite converts "
+            "them by affinity per row; CAST both sides to one type"
+        )
+    body = f"({x.sql} IN ({sql}))"
+    return Typed(f"(NOT {body})" if node.negated else body, "bool")

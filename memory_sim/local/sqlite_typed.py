@@ -1,0 +1,343 @@
+"""SQLite expressions (sqlite_expr trees) written as DuckDB SQL with SQLite's meaning, typed as they go.
+
+Every value carries its static type as DuckDB will see it (int, real, text, blob, bool, null; `num` a native
+number of either kind; `any` a native type we cannot name; `dyn` a VARIANT holding SQLite's type per row), its
+SQLite affinity (a column's; "" for none, "?" for a column we cannot resolve) and collation. With both types known
+the emitter writes native SQL, or answers at translation time (a literal, a bound parameter whose class is part of
+the cache key); where values of several types meet per row, sqlite3 itself answers through a Python function
+(sqlite_udfs), so the answer is SQLite's. What neither can honour is refused (D1Unsupported) with the SQLite
+alternative. Operators are always parenthesised: DuckDB's precedence is not SQLite's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from memory_sim.errors import D1Error, D1Unsupported
+from memory_sim.local import sqlite_values as sv
+from memory_sim.local.sqlite_dialect import ColumnInfo
+from memory_sim.local.sqlite_expr import (
+    Between, Binary, Call, Case, Cast, Collate, Column, InList, InSelect, Like, Lit, Node, Now, NullTest, Param, Row,
+    Sub, Truth, Unary,
+)
+from memory_sim.local.sqlite_udfs import MAX_EVAL_ARGS, SqliteFailure, evaluate
+
+NOCONST: Any = object()
+NUMERIC_TYPES = ("int", "real", "num", "bool")
+_DUCK_TYPES = {"BIGINT": "int", "INTEGER": "int", "DOUBLE": "real", "VARCHAR": "text", "BLOB": "blob",
+               "VARIANT": "dyn", "BOOLEAN": "bool"}
+_CLASS = {"int": "n", "real": "n", "num": "n", "bool": "n", "text": "t", "blob": "b", "null": "", "any": "?",
+          "dyn": "?"}
+_RANK = {"n": 1, "t": 2, "b": 3}
+_FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>", "IS": "IS", "IS NOT": "IS NOT"}
+_IR = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "=": "eq", "<>": "ne", "IS": "is", "IS NOT": "isnot"}
+TWO63 = 2.0**63
+
+
+@dataclass(frozen=True, slots=True)
+class Typed:
+    sql: str
+    t: str
+    aff: str = ""
+    coll: str = ""  # from an explicit COLLATE
+    col_coll: str = ""  # the column's declared collation
+    const: Any = NOCONST
+    param: int = 0  # a bare user parameter's number
+
+    @property
+    def cls(self) -> str:
+        return _CLASS[self.t]
+
+    @property
+    def known(self) -> bool:
+        return self.const is not NOCONST
+
+
+class Context(Protocol):
+    """What the statement layer gives the expression emitter."""
+
+    def resolve(self, names: tuple[str, ...]) -> ColumnInfo | None: ...
+
+    def param_class(self, number: int) -> str: ...
+
+    def extra(self, name: str) -> str: ...
+
+    def subquery(self, sub: Sub) -> tuple[str, list[Typed]]: ...
+
+    def window(self, over: tuple[int, int] | str) -> str: ...
+
+
+def literal(value: Any) -> Typed:
+    """A known SQLite value as DuckDB SQL of its exact type."""
+    if value is None:
+        return Typed("NULL", "null", const=None)
+    if isinstance(value, bool) or isinstance(value, int):
+        return Typed(f"CAST({int(value)} AS BIGINT)", "int", const=int(value))
+    if isinstance(value, float):
+        text = repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
+        return Typed(f"CAST('{text}' AS DOUBLE)", "real", const=value)
+    if isinstance(value, str):
+        return Typed("CAST('" + value.replace("'", "''") + "' AS VARCHAR)", "text", const=value)
+    return Typed(f"from_hex('{bytes(value).hex()}')", "blob", const=bytes(value))
+
+
+def _bool(value: bool | None) -> Typed:
+    return Typed("CAST(NULL AS BOOLEAN)" if value is None else ("true" if value else "false"), "bool")
+
+
+class Expressions:
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+
+    # --- entry points -------------------------------------------------------------------------------------------
+    def emit(self, node: Node) -> Typed:
+        method = getattr(self, "_" + type(node).__name__.lower())
+        return method(node)
+
+    def condition(self, node: Node) -> str:
+        return self.truth(self.emit(node)).sql
+
+    # --- leaves -------------------------------------------------------------------------------------------------
+    def _lit(self, node: Lit) -> Typed:
+        if node.kind == "bigint":
+            return literal(float(node.value))  # type: ignore[arg-type]
+        return literal(node.value)
+
+    def _now(self, node: Now) -> Typed:
+        from memory_sim.local.sqlite_functions import NOW_TEXT
+
+        return Typed(NOW_TEXT[node.word], "text")
+
+    def _param(self, node: Param) -> Typed:
+        cls = self.ctx.param_class(node.number)
+        mark = self.ctx.extra(f"p:{node.number}")
+        if cls == "n":
+            return Typed(f"CAST({mark} AS VARCHAR)", "null", const=None, param=node.number)
+        if cls in ("i", "I"):
+            return Typed(f"CAST({mark} AS BIGINT)", "int", param=node.number)
+        if cls == "r":
+            return Typed(f"CAST({mark} AS DOUBLE)", "real", param=node.number)
+        if cls == "b":
+            return Typed(f"CAST({mark} AS BLOB)", "blob", param=node.number)
+        return Typed(f"CAST({mark} AS VARCHAR)", "text", param=node.number)
+
+    def _column(self, node: Column) -> Typed:
+        info = self.ctx.resolve(node.names)
+        if info is None:
+            return Typed(node.text, "any", aff="?")
+        return Typed(node.text, _DUCK_TYPES.get(info.duck, "any"), aff=info.aff, col_coll=info.coll)
+
+    def _sub(self, node: Sub) -> Typed:
+        sql, columns = self.ctx.subquery(node)
+        if node.exists:
+            return Typed(f"(EXISTS ({sql}))", "bool")
+        first = columns[0] if columns else Typed("", "any", aff="?")
+        return Typed(f"({sql})", first.t, aff=first.aff, col_coll=first.col_coll)
+
+    def _row(self, node: Row) -> Typed:
+        raise D1Unsupported("row values ((a, b) = (1, 2)) on the DuckDB engine; compare each column with AND")
+
+    def _call(self, node: Call) -> Typed:
+        from memory_sim.local.sqlite_calls import call
+
+        return call(self, node)
+
+    def _collate(self, node: Collate) -> Typed:
+        inner = self.emit(node.operand)
+        name = node.collation.upper()
+        if name not in ("BINARY", "NOCASE", "RTRIM"):
+            raise D1Unsupported(f"collation {name} on the DuckDB engine; use BINARY, NOCASE or RTRIM")
+        return replace(inner, coll=name)
+
+    # --- helpers shared with sqlite_calls ---------------------------------------------------------------------
+    def param_extra(self, kind: str, typed: Typed, cls: str) -> Typed:
+        """A bound parameter seen through a conversion the engine computes in Python (`kind:number`)."""
+        mark = self.ctx.extra(f"{kind}:{typed.param}")
+        if cls == "i":
+            return Typed(f"CAST({mark} AS BIGINT)", "int")
+        if cls == "r":
+            return Typed(f"CAST({mark} AS DOUBLE)", "real")
+        if cls == "b":
+            return Typed(f"CAST({mark} AS BOOLEAN)", "bool")
+        if cls == "v":
+            return Typed(f"CAST({mark} AS VARIANT)", "dyn")
+        return Typed(f"CAST({mark} AS VARCHAR)", "text")
+
+    def delegate(self, template: str, args: list[Typed], t: str = "dyn", cast: str = "") -> Typed:
+        """sqlite3 answers `template` (a SELECT of ?1..?n) row by row; folded here when every argument is known."""
+        if all(a.known for a in args):
+            try:
+                return literal(evaluate(template, *[a.const for a in args]))
+            except SqliteFailure:
+                pass  # SQLite raises it only if the row is reached: leave it to run time
+        if len(args) > MAX_EVAL_ARGS:
+            raise D1Unsupported(f"an expression with more than {MAX_EVAL_ARGS} values of mixed types; split it")
+        values = "".join(f", CAST({a.sql} AS VARIANT)" for a in args)
+        sql = f"__sq_eval_{len(args)}('" + template.replace("'", "''") + f"'{values})"
+        return Typed(f"CAST({sql} AS {cast})" if cast else sql, t)
+
+    def text(self, e: Typed) -> Typed:
+        """The value as SQLite converts it to TEXT."""
+        if e.t == "text":
+            return Typed(e.sql, "text", const=e.const, param=e.param)
+        if e.t == "null":
+            return Typed("CAST(NULL AS VARCHAR)", "text", const=None)
+        if e.known:
+            return literal(sv.as_text(e.const))
+        if e.t == "int":
+            return Typed(f"CAST({e.sql} AS VARCHAR)", "text")
+        if e.t == "bool":
+            return Typed(f"CAST(CAST({e.sql} AS BIGINT) AS VARCHAR)", "text")
+        if e.t == "real" and e.param:
+            return self.param_extra("text", e, "t")
+        return self.delegate("SELECT CAST(?1 AS TEXT)", [e], "text", "VARCHAR")
+
+    def number(self, e: Typed) -> Typed | None:
+        """The operand as a native number for arithmetic (SQLite reads a text's numeric prefix), or None where that
+        depends on each row's value."""
+        if e.t in ("int", "real", "num", "null"):
+            return e
+        if e.t == "bool":
+            return Typed(f"CAST({e.sql} AS BIGINT)", "int")
+        if e.t == "text" and e.known:
+            return literal(None if e.const is None else sv.arithmetic_value(e.const))
+        if e.t == "text" and e.param:
+            return self.param_extra("arith", e, self.ctx.param_class(e.param)[2])
+        return None
+
+    def truth(self, e: Typed) -> Typed:
+        """The value as a condition (SQLite: non-zero is true; text by its numeric prefix)."""
+        if e.t == "bool":
+            return e
+        if e.known:
+            return _bool(None if e.const is None else bool(sv.cast_real(e.const)))
+        if e.t in ("int", "num"):
+            return Typed(f"({e.sql} <> 0)", "bool")
+        if e.t == "real":
+            return Typed(f"({e.sql} <> 0.0)", "bool")
+        if e.t == "null":
+            return _bool(None)
+        if e.t == "text" and e.param:
+            return self.param_extra("truth", e, "b")
+        return self.delegate("SELECT CASE WHEN ?1 IS NULL THEN NULL WHEN ?1 THEN 1 ELSE 0 END", [e], "bool", "BOOLEAN")
+
+    def unify(self, values: list[Typed]) -> tuple[list[str], str]:
+        """Branches of a CASE (or arguments of coalesce...) written so DuckDB keeps each row's SQLite type: one
+        native type where they share one, VARIANTs where they do not."""
+        kinds = {v.t for v in values if v.t != "null"}
+        if kinds == {"int", "bool"}:
+            return [f"CAST({v.sql} AS BIGINT)" if v.t == "bool" else v.sql for v in values], "int"
+        if len(kinds) == 1 and not kinds & {"any", "num"}:
+            return [v.sql for v in values], kinds.pop()
+        if not kinds:
+            return [v.sql for v in values], "null"
+        return [f"CAST({v.sql} AS VARIANT)" for v in values], "dyn"
+
+    # --- operators ------------------------------------------------------------------------------------------------
+    def _unary(self, node: Unary) -> Typed:
+        e = self.emit(node.operand)
+        if node.op == "NOT":
+            return Typed(f"(NOT {self.truth(e).sql})", "bool")
+        if node.op == "+":
+            return replace(e, aff="", col_coll="")
+        if e.known:
+            return self.delegate(f"SELECT {node.op}?1", [e])
+        if node.op == "-":
+            n = self.number(e)
+            if n is not None:
+                return Typed(f"(- {n.sql})", n.t)
+        elif e.t in ("int", "bool"):
+            return Typed(f"(~ {self.number(e).sql})", "int")  # type: ignore[union-attr]
+        return self.delegate(f"SELECT {node.op}?1", [e])
+
+    def _binary(self, node: Binary) -> Typed:
+        op = node.op
+        if op in ("AND", "OR"):
+            a, b = self.truth(self.emit(node.left)), self.truth(self.emit(node.right))
+            return Typed(f"({a.sql} {op} {b.sql})", "bool")
+        a, b = self.emit(node.left), self.emit(node.right)
+        if op in _FLIP:
+            from memory_sim.local.sqlite_compare import compare
+
+            return compare(self, op, a, b)
+        if a.known and b.known:
+            return self.delegate(f"SELECT ?1 {op} ?2", [a, b])
+        if op == "||":
+            x, y = self.text(a), self.text(b)
+            return Typed(f"({x.sql} || {y.sql})", "text")
+        if op == "->":
+            return self.delegate("SELECT ?1 -> ?2", [a, b], "text", "VARCHAR")
+        if op == "->>":
+            return self.delegate("SELECT ?1 ->> ?2", [a, b])
+        return self.arithmetic(op, a, b)
+
+    def arithmetic(self, op: str, a: Typed, b: Typed) -> Typed:
+        x, y = self.number(a), self.number(b)
+        if x is None or y is None or op in ("<<", ">>") or (op in ("&", "|", "%") and "real" in (x.t, y.t)):
+            return self.delegate(f"SELECT ?1 {op} ?2", [a, b])
+        if "null" in (x.t, y.t):
+            return literal(None)
+        kinds = {x.t, y.t}
+        t = "int" if kinds == {"int"} else ("real" if "real" in kinds and "num" not in kinds else "num")
+        if op in ("&", "|") and t != "int":
+            return self.delegate(f"SELECT ?1 {op} ?2", [a, b])
+        sql = f"({x.sql} {op} {y.sql})"
+        if t == "real":
+            sql = f"nullif({sql}, CAST('nan' AS DOUBLE))"  # SQLite has no NaN: Inf - Inf is NULL
+        return Typed(sql, t)
+
+    def _like(self, node: Like) -> Typed:
+        from memory_sim.local.sqlite_compare import like
+
+        return like(self, node)
+
+    def _between(self, node: Between) -> Typed:
+        from memory_sim.local.sqlite_compare import compare
+
+        x = self.emit(node.operand)
+        low = compare(self, ">=", x, self.emit(node.low))
+        high = compare(self, "<=", x, self.emit(node.high))
+        both = f"({low.sql} AND {high.sql})"
+        return Typed(f"(NOT {both})" if node.negated else both, "bool")
+
+    def _inlist(self, node: InList) -> Typed:
+        from memory_sim.local.sqlite_compare import in_list
+
+        return in_list(self, node)
+
+    def _inselect(self, node: InSelect) -> Typed:
+        from memory_sim.local.sqlite_compare import in_select
+
+        return in_select(self, node)
+
+    def _nulltest(self, node: NullTest) -> Typed:
+        e = self.emit(node.operand)
+        return Typed(f"({e.sql} IS {'NOT ' if node.negated else ''}NULL)", "bool")
+
+    def _truth(self, node: Truth) -> Typed:
+        t = self.truth(self.emit(node.operand))
+        return Typed(f"({t.sql} IS {'NOT ' if node.negated else ''}{'true' if node.value else 'false'})", "bool")
+
+    def _case(self, node: Case) -> Typed:
+        from memory_sim.local.sqlite_compare import compare
+
+        base = self.emit(node.base) if node.base is not None else None
+        conditions = []
+        for when, _ in node.whens:
+            cond = self.emit(when)
+            conditions.append(compare(self, "=", base, cond).sql if base is not None else self.truth(cond).sql)
+        results = [self.emit(value) for _, value in node.whens]
+        results.append(self.emit(node.default) if node.default is not None else literal(None))
+        sqls, t = self.unify(results)
+        body = " ".join(f"WHEN {c} THEN {r}" for c, r in zip(conditions, sqls))
+        return Typed(f"(CASE {body} ELSE {sqls[-1]} END)", t)
+
+    def _cast(self, node: Cast) -> Typed:
+        from memory_sim.local.sqlite_calls import cast
+
+        return cast(self, self.emit(node.operand), node.type_name)
+
+    def fail(self, exc: SqliteFailure) -> D1Error:
+        return D1Error(str(exc))
