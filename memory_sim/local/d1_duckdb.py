@@ -33,7 +33,8 @@ from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text
 from memory_sim.local.sqlite_dialect import TableInfo, Translation, quote_name, translate
 from memory_sim.local.sqlite_replace import STAGE
 from memory_sim.local.sqlite_sandbox import CHECK, READ, SCHEMA, Sandbox
-from memory_sim.local.sqlite_tokens import dummy_values
+from memory_sim.local.sqlite_tokens import dummy_values, first_keyword
+from memory_sim.local.sqlite_udfs import OUT_TYPE, decode
 from memory_sim.local.sqlite_values import param_class, param_view
 
 _CONFIG = {
@@ -136,7 +137,7 @@ class DuckDBEngine:
             cursor = self._conn.execute(translation.sql, values)
             if translation.kind == "read":
                 return self._read(cursor)
-            rows = cursor.fetchall()
+            rows = _decoded(cursor.description or (), cursor.fetchall())
             columns = [d[0] for d in cursor.description or ()]
         except duckdb.Error as exc:
             raise self._failure(exc, translation) from exc
@@ -287,9 +288,9 @@ class DuckDBEngine:
         """The statement in DuckDB's SQL, once SQLite compiled it (on the mirror) and both views of it pass the
         sandbox (duckdb_sandbox); all cached."""
         check_sqlite_text(sql)
+        if first_keyword(sql) not in ("PRAGMA", "CREATE", "DROP", "ALTER"):
+            self._compile(sql)  # SQLite's verdict first: its errors are the answer
         translation = translate(sql, self._schema, tuple(param_class(v) for v in params))
-        if translation.kind not in ("mirror", "ddl"):
-            self._compile(sql)
         if translation.kind != "mirror":
             for text in (*translation.steps, translation.sql):
                 check_duckdb_text(text)
@@ -349,9 +350,9 @@ class DuckDBEngine:
         plain = len(set(columns)) == len(columns) and all(str(d[1]) in _PLAIN_TYPES for d in description)
         rows = cursor.fetchmany(_HEAD_ROWS)
         if len(rows) < _HEAD_ROWS:
-            return Outcome(columns, rows, 0, self._last_rowid, False, plain)
+            return Outcome(columns, _decoded(description, rows), 0, self._last_rowid, False, plain)
         if not plain:
-            return Outcome(columns, rows + cursor.fetchall(), 0, self._last_rowid, False)
+            return Outcome(columns, _decoded(description, rows + cursor.fetchall()), 0, self._last_rowid, False)
         arrays = cursor.fetchnumpy()
         tail = [arrays[name].tolist() for name in columns]
         return Outcome(columns, rows, 0, self._last_rowid, False, plain, tail)
@@ -400,11 +401,13 @@ class DuckDBEngine:
         if key in self._compiled:
             return
         self._sandbox.use(CHECK)
+        self._mirror.text_factory = bytes  # the program listing holds literals as they are, UTF-8 or not
         try:
             self._mirror.execute("EXPLAIN " + sql, dummy_values(sql)).fetchall()
         except sqlite3.Error as exc:
             raise sqlite_error(exc) from exc
         finally:
+            self._mirror.text_factory = str
             self._sandbox.use(READ)
         if len(self._compiled) > 4096:
             self._compiled.clear()
@@ -472,6 +475,20 @@ class DuckDBEngine:
         self._sandbox.use(READ)
         self._schema = schema_of(self._mirror, self._conn)
         self._fks.reload(self._mirror)
+
+
+def _decoded(description: Sequence[Any], rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """Rows with the values of mixed type (sqlite_udfs.__sq_out) back as SQLite's."""
+    wrapped = [n for n, d in enumerate(description) if str(d[1]) == OUT_TYPE]
+    if not wrapped or not rows:
+        return rows
+    out = []
+    for row in rows:
+        values = list(row)
+        for n in wrapped:
+            values[n] = decode(values[n])
+        out.append(tuple(values))
+    return out
 
 
 def _target_name(sql: str) -> str | None:

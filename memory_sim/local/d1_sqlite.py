@@ -11,11 +11,14 @@ from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 from memory_sim.local.sqlite_sandbox import Sandbox
+from memory_sim.local.sqlite_udfs import primary_code
 
 
 def sqlite_error(exc: sqlite3.Error) -> D1Error:
+    """SQLite's error as D1 words it: `<message>: SQLITE_<CODE>`, with the primary result code (D1 reports
+    `UNIQUE constraint failed: t.c: SQLITE_CONSTRAINT`, not the extended SQLITE_CONSTRAINT_UNIQUE)."""
     code = getattr(exc, "sqlite_errorname", None) or "SQLITE_ERROR"
-    return D1Error(f"{exc}: {code}")
+    return D1Error(f"{exc}: {primary_code(code)}")
 
 
 class SqliteEngine:

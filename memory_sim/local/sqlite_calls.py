@@ -72,13 +72,27 @@ def _aggregate(ex: "Expressions", node: Call, over: str) -> Typed:
             _plain_values(x, "count(DISTINCT ...)")
         return Typed(agg("count", x.sql), "int")
     if name == "group_concat":
+        if node.distinct:
+            raise D1Unsupported(
+                "group_concat(DISTINCT ...) on the DuckDB engine: SQLite joins the values in the order it reads them, "
+                "which DuckDB's DISTINCT does not keep; join them in the application"
+            )
         sep = ex.text(args[1]).sql if len(args) > 1 else "','"
         return Typed(f"string_agg({distinct}{ex.text(x).sql}, coalesce({sep}, '')){where}{over}", "text")
-    if x.t in ("text", "blob", "any", "dyn") and name in ("sum", "total", "avg"):
+    if x.t in ("text", "blob", "any", "dyn") and name in ("avg", "total"):
+        x = _to_real(ex, x)  # SQLite reads each value as a number (text by its numeric prefix), summed as REALs
+    if x.t in ("text", "blob", "any", "dyn") and name == "sum":
         raise D1Unsupported(
-            f"{name}() over values that are not all numbers (TEXT, BLOB or of unknown type) on the DuckDB engine: "
-            f"SQLite converts each by its content; CAST the argument AS INTEGER or AS REAL"
+            "sum() over values that are not all numbers (TEXT, BLOB or of unknown type) on the DuckDB engine: "
+            "SQLite's result is an INTEGER or a REAL depending on the values; CAST the argument AS INTEGER or AS REAL"
         )
+    if name in ("min", "max") and x.t in ("any", "dyn"):
+        v = x.sql if x.t == "dyn" else f"CAST({x.sql} AS VARIANT)"
+        key = "{" + ", ".join(f"'{k}': __sq_sk_{k}({v})" for k in ("class", "num", "int", "text", "blob")) + "}"
+        keep = f" FILTER (WHERE {v} IS NOT NULL" + (f" AND {ex.condition(node.filter)})" if node.filter is not None else ")")
+        if node.distinct or over:
+            raise D1Unsupported(f"{name}(DISTINCT ...) or {name}() OVER over values of mixed types on the DuckDB engine")
+        return Typed(f"arg_{name}({v}, {key}){keep}", "dyn")  # SQLite's order of mixed types, by sort keys
     if name in ("min", "max"):
         _plain_values(x, f"{name}()")
         return Typed(agg(name, x.sql), x.t)

@@ -28,21 +28,24 @@ _DIRECTION = frozenset({"ASC", "DESC", "NULLS", "FIRST", "LAST"})
 class Walker:
     """Writes one statement (or a parenthesised part of one) as DuckDB SQL; also the emitter's Context."""
 
-    def __init__(self, em: "Emitter", toks: list[Token], lo: int, hi: int, clause: str = "auto") -> None:
+    def __init__(self, em: "Emitter", toks: list[Token], lo: int, hi: int, clause: str = "auto", depth: int = 0) -> None:
         self.em, self.toks, self.lo, self.hi = em, toks, lo, hi
         self.clause = clause
+        self.depth = depth
+        # Result columns of mixed or unknown type leave DuckDB as a struct the engine decodes (d1_duckdb): a sorted
+        # VARIANT can come back with the wrong type in DuckDB 2.0. Not in compound SELECTs, views or subqueries.
+        self.wrap = depth == 0 and em.wrap_output and not self._compound()
         self.expect_item = True
         self.out: list[str] = []
         self.arms: list[list[Typed]] = [[]]
         self.aliases: dict[str, Typed] = {}
         self.distinct = False
+        self.deduplicated = False
         self.set_column: str | None = None
         self.ex = Expressions(self)
 
     # --- Context ----------------------------------------------------------------------------------------------
     def resolve(self, names: tuple[str, ...]) -> ColumnInfo | None:
-        if self.clause == "order" and len(names) == 1 and names[0].lower() in self.aliases:
-            return None
         return self.em.scope.resolve(names)
 
     def param_class(self, number: int) -> str:
@@ -52,13 +55,22 @@ class Walker:
         return self.em.extra(name)
 
     def subquery(self, sub: Sub) -> tuple[str, list[Typed]]:
-        inner = Walker(self.em, self.toks, sub.lo, sub.hi)
+        inner = Walker(self.em, self.toks, sub.lo, sub.hi, depth=self.depth + 1)
         return inner.write(), inner.columns
 
     def window(self, over: tuple[int, int] | str) -> str:
         if isinstance(over, str):
             return over
-        return "(" + Walker(self.em, self.toks, over[0], over[1], "window").write() + ")"
+        return "(" + Walker(self.em, self.toks, over[0], over[1], "window", self.depth + 1).write() + ")"
+
+    def _compound(self) -> bool:
+        depth = 0
+        for tok in self.toks[self.lo:self.hi]:
+            if tok.kind == "op" and tok.text in "()":
+                depth += 1 if tok.text == "(" else -1
+            elif depth == 0 and tok.is_word("UNION", "EXCEPT", "INTERSECT"):
+                return True
+        return False
 
     @property
     def columns(self) -> list[Typed]:
@@ -136,7 +148,7 @@ class Walker:
 
     def nested(self, i: int, clause: str = "auto") -> int:
         close = self.closing(i)
-        self.out.append("(" + Walker(self.em, self.toks, i + 1, close, clause).write() + ")")
+        self.out.append("(" + Walker(self.em, self.toks, i + 1, close, clause, self.depth + 1).write() + ")")
         return close + 1
 
     def closing(self, open_i: int) -> int:
@@ -217,6 +229,9 @@ class Walker:
             self.aliases[alias.lower()] = e
         elif isinstance(node, Column):
             self.aliases.setdefault(node.names[-1].lower(), e)
+        if self.wrap and e.t in ("dyn", "any"):
+            named = f' AS "{node.names[-1]}"' if alias is None and isinstance(node, Column) else ""
+            return f"__sq_out(CAST({e.sql} AS VARIANT)){named}"
         return e.sql
 
     def _alias_after(self, end: int) -> str | None:
@@ -236,8 +251,9 @@ class Walker:
             k = self.next_sig(end)
         suffix = (" " + " ".join(direction)) if direction else ""
         if isinstance(node, Lit) and node.kind == "int":
-            self._positional(node.value)  # type: ignore[arg-type]
-            self.out.append(f"{node.value}{suffix}")
+            item = self._positional(node.value)  # type: ignore[arg-type]
+            keys = sort_keys(item) if item is not None and self.wrap and item.t in ("dyn", "any") else [str(node.value)]
+            self.out.append(", ".join(key + suffix for key in keys))
             return end
         e = self._order_value(node)
         self.out.append(", ".join(key + suffix for key in sort_keys(e)))
@@ -246,15 +262,19 @@ class Walker:
     def _order_value(self, node: Node) -> Typed:
         if isinstance(node, Column) and len(node.names) == 1 and node.names[0].lower() in self.aliases:
             alias = self.aliases[node.names[0].lower()]
+            if self.wrap and alias.t in ("dyn", "any"):
+                return alias  # the output column is a struct: sort by the value itself
             return Typed(node.text, alias.t, alias.aff, alias.coll, alias.col_coll)
         return self.ex.emit(node)
 
-    def _positional(self, position: int) -> None:
+    def _positional(self, position: int) -> Typed | None:
         columns = self.arms[0]
-        if 0 < position <= len(columns) and columns[position - 1].t == "dyn":
+        item = columns[position - 1] if 0 < position <= len(columns) else None
+        if item is not None and item.t == "dyn" and not self.wrap:
             raise D1Unsupported(
                 f"ORDER BY {position}, a column of mixed types, on the DuckDB engine; ORDER BY the expression itself"
             )
+        return item if item is not None and item.sql != "*" else None
 
     def group_item(self, node: Node) -> str:
         if isinstance(node, Lit) and node.kind == "int" and self.clause == "group":
@@ -362,6 +382,11 @@ class Walker:
             return
         for n, first in enumerate(self.arms[0]):
             kinds = {arm[n].t for arm in self.arms if n < len(arm)} - {"null"}
+            if self.deduplicated and kinds & {"dyn"}:
+                raise D1Unsupported(
+                    "UNION, EXCEPT or INTERSECT over values of mixed types on the DuckDB engine: SQLite compares 1 and "
+                    "1.0 as equal, DuckDB's comparison of such values would not; CAST them to one type or UNION ALL"
+                )
             if len(kinds) > 1 and not kinds <= {"int", "bool"}:
                 raise D1Unsupported(
                     f"a compound SELECT whose column {n + 1} has values of different types ({', '.join(sorted(kinds))})"
@@ -371,6 +396,8 @@ class Walker:
 
 def sort_keys(e: Typed) -> list[str]:
     """ORDER BY keys with SQLite's order: native for one type; class, number (exactly), text, blob for mixed."""
+    if e.t == "null":
+        return ["CAST(NULL AS BIGINT)"]  # orders nothing; DuckDB refuses a bare NULL key
     if e.t in ("dyn", "any"):
         v = e.sql if e.t == "dyn" else f"CAST({e.sql} AS VARIANT)"
         text = f"__sq_sk_text({v})"
@@ -415,6 +442,9 @@ def _select(w: Walker, i: int, tok: Token) -> int:
 
 
 def _compound(w: Walker, i: int, tok: Token) -> int:
+    k = w.next_sig(i + 1)
+    if not (tok.is_word("UNION") and k is not None and w.toks[k].is_word("ALL")):
+        w.deduplicated = True  # UNION, EXCEPT, INTERSECT compare whole rows
     w.arms.append([])
     w.clause = "verbatim"
     return w.copy(i)

@@ -30,15 +30,33 @@ def compare(ex: "Expressions", op: str, a: Typed, b: Typed) -> Typed:
     coll = a.coll or b.coll or a.col_coll or b.col_coll or "BINARY"
     if a.t == "null" or b.t == "null":
         return _with_null(op, a, b)
-    if "?" in (a.cls, b.cls):
-        return dynamic(op, a, b, coll)
+    if "?" in (a.cls, b.cls) or ("?" in (a.aff, b.aff) and (a.cls != b.cls or a.cls == "t")):
+        return dynamic(op, a, b, coll)  # types or affinities only each row tells
+    chosen, _ = sv.comparison_affinity(a.aff, b.aff)
+    if chosen in _NUMERIC_AFF:
+        x, y = _numeric_side(ex, a), _numeric_side(ex, b)
+        if x is None or y is None:
+            return dynamic(op, a, b, coll)
+        a, b = x, y
+    elif chosen == "TEXT":
+        a, b = (ex.text(a) if a.cls == "n" else a), (ex.text(b) if b.cls == "n" else b)
     if a.cls == b.cls:
         return _same_class(op, a, b, coll)
-    if {a.cls, b.cls} == {"n", "t"}:
-        converted = _by_affinity(ex, op, a, b, coll)
-        if converted is not None:
-            return converted
     return _class_order(op, a, b)
+
+
+def _numeric_side(ex: "Expressions", e: Typed) -> Typed | None:
+    """An operand under numeric affinity: a text becomes a number where it reads as one; None where that depends
+    on each row. A column of numeric affinity holds no such text (it was converted when stored)."""
+    if e.cls != "t" or e.aff in _NUMERIC_AFF:
+        return e
+    if e.known:
+        number = sv.numeric_affinity(e.const)
+        return e if number is None else literal(number)
+    if e.param:
+        cls = ex.ctx.param_class(e.param)[1]
+        return e if cls == "t" else ex.param_extra("aff", e, cls)
+    return None
 
 
 def _int_view(e: Typed) -> Typed:
@@ -87,41 +105,6 @@ def _int_real(op: str, i: Typed, r: Typed) -> Typed:
 
     bound = {"<": math.ceil(real), ">=": math.ceil(real), "<=": math.floor(real), ">": math.floor(real)}.get(op, int(real))
     return Typed(f"({i.sql} {_NATIVE[op]} CAST({bound} AS BIGINT))", "bool")
-
-
-def _by_affinity(ex: "Expressions", op: str, a: Typed, b: Typed, coll: str) -> Typed | None:
-    """A number against a text: the affinity SQLite applies decides; None where it applies none."""
-    if "?" in (a.aff, b.aff):
-        raise D1Unsupported(
-            "a comparison of a number with a text where one side is a column of a subquery, CTE or view: SQLite may "
-            "convert either side by the column's affinity, which the DuckDB engine cannot tell; CAST one side AS "
-            "INTEGER, REAL or TEXT"
-        )
-    chosen, _ = sv.comparison_affinity(a.aff, b.aff)
-    text_left = a.cls == "t"
-    text, num = (a, b) if text_left else (b, a)
-    if chosen in _NUMERIC_AFF:
-        as_number = _numeric_view(ex, text)
-        if as_number is None:
-            return None
-        if isinstance(as_number, str):
-            return dynamic(op, a, b, coll)
-        return compare(ex, op, as_number, num) if text_left else compare(ex, op, num, as_number)
-    if chosen == "TEXT":
-        as_text = ex.text(num)
-        return _same_class(op, text, as_text, coll) if text_left else _same_class(op, as_text, text, coll)
-    return None
-
-
-def _numeric_view(ex: "Expressions", text: Typed) -> Typed | str | None:
-    """A text under numeric affinity: a number, None (it stays text), or "row" (depends on each row)."""
-    if text.known:
-        number = sv.numeric_affinity(text.const)
-        return None if number is None else literal(number)
-    if text.param:
-        cls = ex.ctx.param_class(text.param)[1]
-        return None if cls == "t" else ex.param_extra("aff", text, cls)
-    return "row"
 
 
 def _class_order(op: str, a: Typed, b: Typed) -> Typed:
@@ -196,15 +179,21 @@ def in_list(ex: "Expressions", node: InList) -> Typed:
 
 
 def in_select(ex: "Expressions", node: InSelect) -> Typed:
+    """`x IN (SELECT c ...)`: as `x = c` row by row (with both sides' affinities); native where both have one type."""
     x = ex.emit(node.operand)
     sql, columns = ex.ctx.subquery(node.select)
     column = columns[0] if columns else Typed("", "any", aff="?")
     coll = x.coll or column.coll or x.col_coll or column.col_coll or "BINARY"
     same = x.t == column.t and x.t in ("int", "real", "text", "blob") and (x.t != "text" or coll == "BINARY")
-    if not same and x.t != "null":
-        raise D1Unsupported(
-            "IN (SELECT ...) comparing values of different or unknown types on the DuckDB engine: SQLite converts "
-            "them by affinity per row; CAST both sides to one type"
+    if same or x.t == "null":
+        body = f"({x.sql} IN ({sql}))"
+    else:
+        value = Typed("__s.__v", column.t, column.aff, column.coll, column.col_coll)
+        match = compare(ex, "=", x, value).sql
+        rows = f"(SELECT * FROM ({sql}) AS __s(__v)"
+        body = (
+            f"(CASE WHEN {x.sql} IS NULL THEN (CASE WHEN EXISTS {rows}) THEN NULL ELSE false END) "
+            f"WHEN EXISTS {rows} WHERE {match}) THEN true "
+            f"WHEN EXISTS {rows} WHERE __s.__v IS NULL) THEN NULL ELSE false END)"
         )
-    body = f"({x.sql} IN ({sql}))"
     return Typed(f"(NOT {body})" if node.negated else body, "bool")

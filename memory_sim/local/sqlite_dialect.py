@@ -98,6 +98,7 @@ class Emitter:
     signature: tuple[str, ...] = ()  # each bound value's class (sqlite_params.param_class)
     scope: Any = None  # sqlite_scope.Scope: the statement's tables, for column types
     store_target: TableInfo | None = None  # the table SET clauses write to
+    wrap_output: bool = True  # result columns reach the user (not a view's or CREATE TABLE ... AS SELECT's)
 
     def extra(self, name: str) -> str:
         """The DuckDB parameter for a value the engine binds: `p:N` is the user's ?N, others the engine's own

@@ -271,7 +271,7 @@ class Parser:
                 escape = self.expr(_RELATIONAL)
             return Like(upper, negated, left, pattern, escape)
         if upper == "BETWEEN":
-            low = self.expr(_RELATIONAL)
+            low = self.expr(3)  # anything short of AND (SQLite's grammar brackets it with BETWEEN ... AND)
             self.expect("AND")
             return Between(negated, left, low, self.expr(_RELATIONAL))
         return self.in_(left, negated)

@@ -11,7 +11,6 @@ from memory_sim.local.sqlite_dialect import (
     Schema,
     TableInfo,
     Translation,
-    column_type,
     match_paren,
     new_emitter,
     next_significant,
@@ -19,6 +18,7 @@ from memory_sim.local.sqlite_dialect import (
     split_args,
     strip_end,
 )
+from memory_sim.local.sqlite_expr import Column, Parser
 from memory_sim.local.sqlite_rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
 from memory_sim.local.sqlite_scope import Scope
 from memory_sim.local.sqlite_tokens import Token
@@ -37,9 +37,6 @@ _REFUSED_WORDS = {
 _LIST_ENDS = {"FROM", "WHERE", "GROUP", "HAVING", "ORDER", "LIMIT", "UNION", "EXCEPT", "INTERSECT", "WINDOW"}
 _NOT_ALIASES = {"END", "NULL", "TRUE", "FALSE", "NOCASE", "BINARY", "RTRIM", "CURRENT_TIMESTAMP", "CURRENT_DATE",
                 "CURRENT_TIME", "ASC", "DESC"}
-_COLUMN_CONSTRAINTS = {"CONSTRAINT", "PRIMARY", "NOT", "NULL", "DEFAULT", "UNIQUE", "CHECK", "REFERENCES",
-                       "COLLATE", "GENERATED", "AS"}
-_TABLE_CONSTRAINTS = {"CONSTRAINT", "PRIMARY", "UNIQUE", "CHECK", "FOREIGN"}
 _SCHEMA_TABLES = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlite_temp_schema"}
 
 
@@ -61,7 +58,9 @@ def translate_statement(sql: str, schema: Schema, signature: tuple[str, ...] = (
     if head == "CREATE":
         return _create(em, toks, schema)
     if head in ("DROP", "ALTER"):
-        return Translation(_alter(em, toks) if head == "ALTER" else em.legacy(toks), "ddl", returns_rows=False)
+        from memory_sim.local.sqlite_ddl import alter
+
+        return Translation(alter(em, toks) if head == "ALTER" else em.legacy(toks), "ddl", returns_rows=False)
     if head in ("INSERT", "REPLACE"):
         from memory_sim.local.sqlite_insert import translate_insert
 
@@ -154,25 +153,19 @@ def _alias_list(toks: list[Token], start: int) -> list[Token]:
 
 
 def _needs_alias(item: list[Token]) -> str | None:
+    """The name SQLite gives an unaliased result expression (its text), or None: a column, `*`, or an item that
+    has an alias already (what follows the expression, as SQLite's grammar reads it)."""
     sig = [t for t in item if not t.trivia]
     if not sig or sig[-1].text == "*":
         return None
-    if len(sig) == 1 and sig[0].kind in ("word", "qident") or (
-        len(sig) == 3 and sig[1].text == "." and sig[2].kind in ("word", "qident")
-    ):
-        return None  # a column (or table.column): named by the column already
-    if len(sig) >= 2 and (sig[-2].is_word("AS") or _implicit_alias(sig)):
+    parser = Parser(item, len(item), lambda tok: 0)
+    try:
+        node = parser.expr()
+    except D1Unsupported:
+        return None
+    if any(not t.trivia for t in item[parser.i:]) or isinstance(node, Column):
         return None
     return "".join(t.text for t in item).strip()
-
-
-def _implicit_alias(sig: list[Token]) -> bool:
-    last, before = sig[-1], sig[-2]
-    if last.kind == "qident":
-        return before.kind != "op" or before.text == ")"
-    if last.kind != "word" or last.upper in _NOT_ALIASES:
-        return False
-    return before.kind in ("word", "qident", "number", "string", "param") or before.text == ")"
 
 
 # --- DDL ----------------------------------------------------------------------------------------------------------
@@ -180,107 +173,24 @@ def _create(em: Emitter, toks: list[Token], schema: Schema) -> Translation:
     sig = [t for t in toks if not t.trivia]
     kinds = [t.upper for t in sig[1:4]]
     if "TABLE" in kinds:
-        return Translation(_create_table(em, toks, schema), "ddl", returns_rows=False)
+        from memory_sim.local.sqlite_ddl import create_table
+
+        return Translation(create_table(em, toks, schema), "ddl", returns_rows=False)
     if "INDEX" in kinds and any(t.is_word("WHERE") for t in toks):
         raise D1Unsupported("partial indexes (CREATE INDEX ... WHERE) are not available on DuckDB; index all rows")
     if "VIEW" in kinds:
-        return Translation(_as_select(em, name_result_columns(toks), schema), "ddl", returns_rows=False)
+        return Translation(as_select(em, name_result_columns(toks), schema), "ddl", returns_rows=False)
     return Translation(em.legacy(toks), "ddl", returns_rows=False)
 
 
-def _as_select(em: Emitter, toks: list[Token], schema: Schema) -> str:
+def as_select(em: Emitter, toks: list[Token], schema: Schema) -> str:
     """CREATE VIEW / CREATE TABLE ... AS SELECT: the head as written, the SELECT typed."""
     at = next(i for i, t in enumerate(toks) if t.is_word("AS"))
     em.scope = Scope(schema, toks)
+    em.wrap_output = False
     body = em.emit(toks, at + 1)
     if em.extras:
         raise D1Unsupported("a view or CREATE TABLE ... AS SELECT that needs bound values on the DuckDB engine")
     return em.legacy(toks, 0, at + 1) + " " + body
 
 
-def _create_table(em: Emitter, toks: list[Token], schema: Schema) -> str:
-    open_i = next((i for i, t in enumerate(toks) if t.text == "(" and t.kind == "op"), None)
-    if open_i is None or any(t.is_word("AS") for t in toks[:open_i]):
-        return _as_select(em, name_result_columns(toks), schema)  # CREATE TABLE ... AS SELECT
-    close_i = match_paren(toks, open_i)
-    head = em.legacy(toks, 0, open_i + 1)
-    tail = [t for t in toks[close_i + 1 :] if not t.trivia]
-    if any(not t.is_word("WITHOUT", "ROWID", "STRICT") and t.text != "," for t in tail):
-        raise D1Unsupported("table options other than WITHOUT ROWID and STRICT")
-    parts = [toks[lo:hi] for lo, hi in split_args(toks, open_i, close_i)]
-    if not any(t.is_word("WITHOUT") for t in tail):
-        parts = [_nullable_key(part, _integer_columns(parts)) for part in parts]
-    items = [_column_or_constraint(em, part) for part in parts]
-    return head + ",".join(items) + ")"  # WITHOUT ROWID / STRICT dropped: DuckDB tables are both already
-
-
-def _integer_columns(parts: list[list[Token]]) -> set[str]:
-    out = set()
-    for part in parts:
-        sig = [t for t in part if not t.trivia]
-        if len(sig) > 1 and sig[0].upper not in _TABLE_CONSTRAINTS and sig[1].is_word("INTEGER"):
-            out.add(sig[0].name.lower())
-    return out
-
-
-def _nullable_key(part: list[Token], integer_columns: set[str]) -> list[Token]:
-    """A rowid table's PRIMARY KEY other than INTEGER PRIMARY KEY admits NULLs in SQLite (a legacy quirk: it is
-    only a UNIQUE index); DuckDB's PRIMARY KEY implies NOT NULL, so such keys become UNIQUE here."""
-    sig = [i for i, t in enumerate(part) if not t.trivia]
-    at = next((k for k, i in enumerate(sig[:-1]) if part[i].is_word("PRIMARY") and part[sig[k + 1]].is_word("KEY")), None)
-    if at is None:
-        return part
-    first = part[sig[0]]
-    if first.upper in _TABLE_CONSTRAINTS:
-        key_open = next((i for i in sig[at + 2 :] if part[i].text == "("), None)
-        names = [] if key_open is None else [
-            next(t for t in part[lo:hi] if not t.trivia).name.lower() for lo, hi in split_args(part, key_open, match_paren(part, key_open))
-        ]
-        if len(names) == 1 and names[0] in integer_columns:
-            return part
-    elif first.name.lower() in integer_columns:
-        return part  # INTEGER PRIMARY KEY: the rowid itself, never NULL
-    drop = {sig[at + 1]}
-    if at + 2 < len(sig) and part[sig[at + 2]].is_word("ASC", "DESC"):
-        drop.add(sig[at + 2])
-    return [Token("word", "UNIQUE") if i == sig[at] else t for i, t in enumerate(part) if i not in drop]
-
-
-def _column_or_constraint(em: Emitter, item: list[Token]) -> str:
-    sig = [t for t in item if not t.trivia]
-    if sig and sig[0].upper in _TABLE_CONSTRAINTS:
-        _check_references(sig)
-        return em.legacy(item)
-    _check_references(sig)
-    name_i = next(i for i, t in enumerate(item) if not t.trivia)
-    type_end = name_i + 1
-    while type_end < len(item):
-        tok = item[type_end]
-        if tok.kind == "word" and tok.upper in _COLUMN_CONSTRAINTS:
-            break
-        if tok.text == "(":
-            type_end = match_paren(item, type_end)
-        type_end += 1
-    declared = " ".join(t.text for t in item[name_i + 1 : type_end] if not t.trivia and t.kind == "word")
-    rest = [t for t in item[type_end:] if not t.is_word("AUTOINCREMENT")]  # ids come from the INSERT rewrite
-    return f" {em.legacy(item, name_i, name_i + 1)} {column_type(declared)} {em.legacy(rest)}".rstrip()
-
-
-def _check_references(sig: list[Token]) -> None:
-    for i, tok in enumerate(sig):
-        if tok.is_word("ON") and i + 1 < len(sig) and sig[i + 1].is_word("DELETE", "UPDATE"):
-            if any(t.is_word("REFERENCES") for t in sig[:i]):
-                raise D1Unsupported(
-                    "foreign key actions (ON DELETE/ON UPDATE ...) are not available on DuckDB; "
-                    "delete or update the child rows in the same batch()"
-                )
-
-
-def _alter(em: Emitter, toks: list[Token]) -> str:
-    sig = [(i, t) for i, t in enumerate(toks) if not t.trivia]
-    add_at = next((k for k, (_, t) in enumerate(sig) if t.is_word("ADD")), None)
-    if add_at is None:
-        return em.legacy(toks)
-    col_at = add_at + 2 if sig[add_at + 1][1].is_word("COLUMN") else add_at + 1
-    start = sig[col_at][0]
-    return em.legacy(toks, 0, start) + " " + _column_or_constraint(em, toks[start:]).strip()

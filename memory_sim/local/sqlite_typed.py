@@ -25,6 +25,10 @@ from memory_sim.local.sqlite_expr import (
 from memory_sim.local.sqlite_udfs import MAX_EVAL_ARGS, SqliteFailure, evaluate
 
 NOCONST: Any = object()
+NOT_UTF8 = (
+    "a text that is not valid UTF-8 (a BLOB read as TEXT): SQLite keeps its bytes, a DuckDB text cannot; keep the "
+    "value a BLOB (hex() shows it as text)"
+)
 NUMERIC_TYPES = ("int", "real", "num", "bool")
 _DUCK_TYPES = {"BIGINT": "int", "INTEGER": "int", "DOUBLE": "real", "VARCHAR": "text", "BLOB": "blob",
                "VARIANT": "dyn", "BOOLEAN": "bool"}
@@ -79,7 +83,8 @@ def literal(value: Any) -> Typed:
         text = repr(value) if math.isfinite(value) else ("inf" if value > 0 else "-inf")
         return Typed(f"CAST('{text}' AS DOUBLE)", "real", const=value)
     if isinstance(value, str):
-        return Typed("CAST('" + value.replace("'", "''") + "' AS VARCHAR)", "text", const=value)
+        quoted = " || chr(0) || ".join("'" + part.replace("'", "''") + "'" for part in value.split("\x00"))
+        return Typed(f"CAST({quoted} AS VARCHAR)", "text", const=value)  # no NUL in the SQL text: see Emitter.extra
     return Typed(f"from_hex('{bytes(value).hex()}')", "blob", const=bytes(value))
 
 
@@ -112,9 +117,9 @@ class Expressions:
 
     def _param(self, node: Param) -> Typed:
         cls = self.ctx.param_class(node.number)
-        mark = self.ctx.extra(f"p:{node.number}")
         if cls == "n":
-            return Typed(f"CAST({mark} AS VARCHAR)", "null", const=None, param=node.number)
+            return Typed("NULL", "null", const=None)  # the value is known: nothing to bind
+        mark = self.ctx.extra(f"p:{node.number}")
         if cls in ("i", "I"):
             return Typed(f"CAST({mark} AS BIGINT)", "int", param=node.number)
         if cls == "r":
@@ -184,6 +189,11 @@ class Expressions:
             return Typed(e.sql, "text", const=e.const, param=e.param)
         if e.t == "null":
             return Typed("CAST(NULL AS VARCHAR)", "text", const=None)
+        if e.known and isinstance(e.const, bytes):
+            try:
+                return literal(e.const.decode("utf-8"))
+            except UnicodeDecodeError:
+                raise D1Unsupported(NOT_UTF8) from None
         if e.known:
             return literal(sv.as_text(e.const))
         if e.t == "int":

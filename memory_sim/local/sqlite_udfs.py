@@ -47,6 +47,7 @@ class _Oracle:
             from memory_sim.local.sqlite_sandbox import Sandbox
 
             conn = self._local.conn = sqlite3.connect(":memory:", check_same_thread=False)
+            conn.text_factory = _text
             Sandbox(conn)
         return conn
 
@@ -60,6 +61,16 @@ class _Oracle:
 
 
 ORACLE = _Oracle()
+
+
+def _text(raw: bytes) -> str:
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise SqliteFailure(refusal(
+            "a text that is not valid UTF-8 (a BLOB read as TEXT): SQLite keeps its bytes, a DuckDB text cannot; "
+            "keep the value a BLOB (hex() shows it as text)"
+        )) from None  # the same words as sqlite_typed.NOT_UTF8
 
 
 def primary_code(name: str) -> str:
@@ -102,9 +113,6 @@ _ORDER_OPS: dict[str, Callable[[int], bool]] = {
     "=": lambda o: o == 0, "<>": lambda o: o != 0, "<": lambda o: o < 0, "<=": lambda o: o <= 0,
     ">": lambda o: o > 0, ">=": lambda o: o >= 0,
 }
-_CLASS = {"null": "", "integer": "n", "real": "n", "text": "t", "blob": "b"}
-
-
 def compare(op: str, a: Any, b: Any, left: str, right: str, collation: str) -> bool | None:
     """A comparison as SQLite makes it: affinities (`?` where the engine could not tell a column's), then the
     storage-class order. Refused where an unknown affinity would decide the answer."""
@@ -121,13 +129,24 @@ def compare(op: str, a: Any, b: Any, left: str, right: str, collation: str) -> b
 
 
 def _order(a: Any, b: Any, left: str, right: str, collation: str) -> int:
-    classes = {_CLASS[sv.storage_class(a)], _CLASS[sv.storage_class(b)]}
-    if "?" in (left, right) and classes == {"n", "t"}:
+    """The order of two values with these affinities; an unknown one ("?") may be any: answered where every
+    choice gives the same order, refused where the choice would decide."""
+    choices = ("", "INTEGER", "TEXT", "BLOB")
+    orders = {
+        _order_known(a, b, la, ra, collation)
+        for la in (choices if left == "?" else (left,))
+        for ra in (choices if right == "?" else (right,))
+    }
+    if len(orders) > 1:
         raise SqliteFailure(refusal(
-            "a comparison of a number with a text whose column affinity the DuckDB engine cannot tell (a column "
-            "of a subquery, CTE or view): SQLite may convert either side; CAST one side AS INTEGER, REAL or TEXT"
+            "a comparison whose answer depends on the affinity of a column of a subquery, CTE or view, which the "
+            "DuckDB engine cannot tell: SQLite may convert either side; CAST one side AS INTEGER, REAL or TEXT"
         ))
-    fa, fb = sv.comparison_affinity(left.strip("?"), right.strip("?"))
+    return orders.pop()
+
+
+def _order_known(a: Any, b: Any, left: str, right: str, collation: str) -> int:
+    fa, fb = sv.comparison_affinity(left, right)
     order = sv.compare(sv.apply_affinity(a, fa), sv.apply_affinity(b, fb), collation)
     assert order is not None
     return order
@@ -186,6 +205,12 @@ MACROS = (
     "CREATE OR REPLACE TEMP MACRO __sq_whole(x, message) AS CASE WHEN x IS NULL THEN NULL "
     f"WHEN x = floor(x) AND x > -{_TOP} AND x < {_TOP} THEN CAST(x AS BIGINT) "
     "ELSE error(message) END",
+    # a result value of mixed type, leaving DuckDB as typed fields (d1_duckdb decodes them)
+    "CREATE OR REPLACE TEMP MACRO __sq_out(x) AS {"
+    f"'t': variant_typeof(x), 'i': CASE WHEN variant_typeof(x) IN ({_INTS}) THEN TRY_CAST(x AS BIGINT) END, "
+    "'f': CASE WHEN variant_typeof(x) IN ('DOUBLE', 'FLOAT') THEN TRY_CAST(x AS DOUBLE) END, "
+    "'s': CASE WHEN variant_typeof(x) = 'VARCHAR' THEN TRY_CAST(x AS VARCHAR) END, "
+    "'b': CASE WHEN variant_typeof(x) = 'BLOB' THEN TRY_CAST(x AS BLOB) END}",
     # sort keys for values of mixed types (VARIANT): class, number, exact tie-break of large integers, text, blob
     "CREATE OR REPLACE TEMP MACRO __sq_sk_class(x) AS CASE WHEN x IS NULL THEN 0 "
     f"WHEN variant_typeof(x) IN ({_NUMS}) THEN 1 WHEN variant_typeof(x) = 'VARCHAR' THEN 2 ELSE 3 END",
@@ -197,6 +222,23 @@ MACROS = (
     "THEN TRY_CAST(x AS VARCHAR) END",
     "CREATE OR REPLACE TEMP MACRO __sq_sk_blob(x) AS CASE WHEN variant_typeof(x) = 'BLOB' THEN TRY_CAST(x AS BLOB) END",
 )
+
+
+OUT_TYPE = "STRUCT(t VARCHAR, i BIGINT, f DOUBLE, s VARCHAR, b BLOB)"
+
+
+def decode(value: Any) -> Any:
+    """A value written by __sq_out, back as SQLite's."""
+    if value is None:
+        return None
+    kind = value["t"]
+    if kind in ("DOUBLE", "FLOAT"):
+        return value["f"]
+    if kind == "VARCHAR":
+        return value["s"]
+    if kind == "BLOB":
+        return value["b"]
+    return value["i"]
 
 
 def register(conn: Any) -> None:
