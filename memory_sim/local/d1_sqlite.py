@@ -35,11 +35,20 @@ class SqliteEngine:
         Sandbox(self._conn)  # no ATTACH, VACUUM INTO, extensions or PRAGMAs outside D1's: no file but this one
 
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
+        """One statement; outside a batch inside its own transaction, as D1 runs every query (so `PRAGMA
+        foreign_keys = OFF` changes nothing and `PRAGMA defer_foreign_keys` ends with the statement)."""
+        own = not self._conn.in_transaction
         before = self._conn.total_changes
         try:
+            if own:
+                self._conn.execute("BEGIN")
             cursor = self._conn.execute(sql, tuple(params))
             rows = cursor.fetchall()
+            if own and self._conn.in_transaction:
+                self._conn.execute("COMMIT")
         except (sqlite3.Error, OverflowError) as exc:
+            if own and self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             raise self._failure(exc) if isinstance(exc, sqlite3.Error) else D1Error(str(exc)) from exc
         columns = [d[0] for d in cursor.description or ()]
         changes = self._conn.total_changes - before
@@ -55,7 +64,8 @@ class SqliteEngine:
     def commit(self) -> None:
         try:
             self._conn.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except sqlite3.Error as exc:  # e.g. a deferred foreign key still violated: SQLite keeps the transaction open
+            self.rollback()
             raise self._failure(exc) from exc
 
     def rollback(self) -> None:

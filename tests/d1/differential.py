@@ -133,6 +133,8 @@ FUNCTIONS = [
     ("abs", 1), ("length", 1), ("upper", 1), ("lower", 1), ("typeof", 1), ("coalesce", 2), ("ifnull", 2),
     ("nullif", 2), ("max", 2), ("min", 2), ("substr", 2), ("substr", 3), ("instr", 2), ("replace", 3), ("round", 1),
     ("round", 2), ("hex", 1), ("quote", 1), ("trim", 1), ("iif", 3), ("sign", 1), ("char", 1), ("unicode", 1),
+    ("date", 1), ("datetime", 2), ("strftime", 2), ("julianday", 1), ("json_extract", 2), ("json_array", 2),
+    ("ltrim", 2), ("printf", 2), ("zeroblob", 1), ("likely", 1),
 ]
 AGGREGATES = ["count", "sum", "avg", "min", "max", "total", "group_concat"]
 
@@ -142,7 +144,8 @@ def reads(draw: st.DrawFn) -> Statement:
     """A query over the fixed rows of t (and p, c)."""
     params: list[Any] = []
     shape = draw(st.sampled_from(["select", "select", "where", "where", "order", "order", "aggregate", "group",
-                                  "bare", "limit", "distinct", "compound", "in_select", "join"]))
+                                  "bare", "limit", "distinct", "compound", "in_select", "join", "cte", "window",
+                                  "scalar", "exists"]))
 
     def e(columns: tuple[str, ...] = tuple(COLUMNS)) -> str:
         return draw(expressions(params, columns=columns))
@@ -176,6 +179,19 @@ def reads(draw: st.DrawFn) -> Statement:
     if shape == "in_select":
         column = draw(st.sampled_from(["i", "s", "r", "n"]))
         return Statement(f"SELECT id FROM t WHERE {e()} IN (SELECT {column} FROM t) ORDER BY id", params)
+    if shape == "cte":
+        inner = e()
+        outer = e(("x", "id"))
+        return Statement(f"WITH q AS (SELECT id, {inner} AS x FROM t) SELECT id, {outer} FROM q ORDER BY id", params)
+    if shape == "window":
+        key = e()
+        return Statement(f"SELECT id, row_number() OVER (ORDER BY {key}, id) AS rn FROM t ORDER BY id", params)
+    if shape == "scalar":
+        column = draw(st.sampled_from(["i", "s", "r", "n", "b"]))
+        return Statement(f"SELECT id, {e()} > (SELECT max({column}) FROM t) FROM t ORDER BY id", params)
+    if shape == "exists":
+        return Statement(f"SELECT id FROM t AS o WHERE EXISTS (SELECT 1 FROM t WHERE t.id < o.id AND {e()}) "
+                         "ORDER BY id", params)
     joined = e(("c.id", "c.k", "c.w", "p.k", "p.v"))
     return Statement(f"SELECT c.id, {joined} FROM c LEFT JOIN p ON p.k = c.k ORDER BY c.id", params)
 
