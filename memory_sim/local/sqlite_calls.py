@@ -196,7 +196,8 @@ def _typeof(ex: "Expressions", args: list[Typed]) -> Typed | None:
 
 
 def _identity(ex: "Expressions", args: list[Typed]) -> Typed | None:
-    return args[0]  # likely(), unlikely(), likelihood(): hints to SQLite's planner
+    x = args[0]  # likely(), unlikely(), likelihood(): hints to SQLite's planner; a call, so no column affinity
+    return Typed(x.sql, x.t, "", x.coll, x.col_coll, x.const, x.param)
 
 
 def _minmax(which: str) -> Callable[["Expressions", list[Typed]], Typed | None]:

@@ -29,6 +29,8 @@ def compare(ex: "Expressions", op: str, a: Typed, b: Typed) -> Typed:
     a, b = _int_view(a), _int_view(b)
     coll = a.coll or b.coll or a.col_coll or b.col_coll or "BINARY"
     if a.t == "null" or b.t == "null":
+        if a.may_fail or b.may_fail:  # SQLite still evaluates the other operand, and its error
+            return dynamic(op, a, b, coll)
         return _with_null(op, a, b)
     if "?" in (a.cls, b.cls) or ("?" in (a.aff, b.aff) and (a.cls != b.cls or a.cls == "t")):
         return dynamic(op, a, b, coll)  # types or affinities only each row tells

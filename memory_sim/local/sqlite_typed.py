@@ -58,6 +58,11 @@ class Typed:
     def known(self) -> bool:
         return self.const is not NOCONST
 
+    @property
+    def may_fail(self) -> bool:
+        """Evaluating it may raise an error SQLite would raise too (it must not be optimised away)."""
+        return "__sq_eval" in self.sql or "__sq_store" in self.sql or "error(" in self.sql
+
 
 class Context(Protocol):
     """What the statement layer gives the expression emitter."""
@@ -288,6 +293,8 @@ class Expressions:
         if x is None or y is None or op in ("<<", ">>") or (op in ("&", "|", "%") and "real" in (x.t, y.t)):
             return self.delegate(f"SELECT ?1 {op} ?2", [a, b])
         if "null" in (x.t, y.t):
+            if a.may_fail or b.may_fail:  # SQLite still evaluates the other operand, and its error
+                return self.delegate(f"SELECT ?1 {op} ?2", [a, b])
             return literal(None)
         kinds = {x.t, y.t}
         t = "int" if kinds == {"int"} else ("real" if "real" in kinds and "num" not in kinds else "num")
