@@ -19,6 +19,7 @@ from typing import Any, Callable
 from memory_sim.local.d1_duckdb import DuckDBDatabase
 from memory_sim.local.d1_sqlite import SqliteDatabase
 from memory_sim.local.sqlite_dialect import translate
+from memory_sim.local.sqlite_values import param_class
 
 TABLE = (
     "CREATE TABLE short_term_memories (id TEXT PRIMARY KEY, npc_id TEXT NOT NULL, content TEXT, importance REAL,"
@@ -69,14 +70,20 @@ def filled(n: int, npcs: int) -> DuckDBDatabase:
     return db
 
 
+def raw_sql(db: DuckDBDatabase, sql: str, params: tuple[Any, ...]) -> tuple[str, list[Any]]:
+    """The DuckDB SQL the engine runs for `sql` bound to `params`, and the values it binds."""
+    engine = db._engine  # type: ignore[attr-defined]
+    translation = translate(sql, engine._schema, tuple(param_class(v) for v in params))
+    return translation.sql, [engine._extra(name, translation, params) for name in translation.extras]
+
+
 def overhead(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
     raw = db._engine._conn  # type: ignore[attr-defined]
-    schema = db._engine._schema  # type: ignore[attr-defined]
     ours = raws = 0.0
     for sql, params in STATEMENTS:
-        translated = translate(sql, schema).sql
+        translated, values = raw_sql(db, sql, params)
         mine, theirs = paired(
-            lambda: db.prepare(sql).bind(*params).all(), lambda: raw.execute(translated, list(params)).fetchall(), repeat
+            lambda: db.prepare(sql).bind(*params).all(), lambda: raw.execute(translated, values).fetchall(), repeat
         )
         ours, raws = ours + mine, raws + theirs
     n = len(STATEMENTS)
@@ -103,8 +110,8 @@ def batch_insert(n: int, repeat: int = 3) -> dict[str, float]:
 
 def day_ordered_read(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
     raw = db._engine._conn  # type: ignore[attr-defined]
-    translated = translate(READ, db._engine._schema).sql  # type: ignore[attr-defined]
-    ours, raws = paired(lambda: db.prepare(READ).bind("npc3").all(), lambda: raw.execute(translated, ["npc3"]).fetchall(), repeat)
+    translated, values = raw_sql(db, READ, ("npc3",))
+    ours, raws = paired(lambda: db.prepare(READ).bind("npc3").all(), lambda: raw.execute(translated, values).fetchall(), repeat)
     count = len(db.prepare(READ).bind("npc3").all().results)
     return {"rows": count, "d1_ms": ours * 1000, "raw_ms": raws * 1000, "ratio": ours / raws}
 

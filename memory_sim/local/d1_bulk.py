@@ -89,8 +89,8 @@ def bulk_insert(sql: str, schema: Schema) -> BulkInsert | None:
         f"INSERT INTO {em.verbatim(toks[sig[2]], '')} ({quoted}) "
         f"SELECT {', '.join(exprs)} FROM (SELECT {', '.join(sources)}) AS __rows"
     )
-    columns = tuple(tuple(written.get(n, ())) for n in range(1, marks.count + 1))
-    return BulkInsert(text, marks.count, table if rowid is not None else None, columns)
+    per_param = tuple(tuple(written.get(n, ())) for n in range(1, marks.count + 1))
+    return BulkInsert(text, marks.count, table if rowid is not None else None, per_param)
 
 
 def column_lists(rows: Sequence[Sequence[Any]], bulk: BulkInsert) -> list[list[Any]] | None:
@@ -124,7 +124,8 @@ _NOT_LITERAL = object()
 
 def number_or_value(tok: Token) -> Any:
     """A literal token's SQLite value, or _NOT_LITERAL."""
-    from memory_sim.local.sqlite_expr import Lit, number
+    from memory_sim.local.sqlite_ast import Lit
+    from memory_sim.local.sqlite_expr import number
 
     if tok.is_word("NULL"):
         return None

@@ -14,27 +14,24 @@ One process owns a DuckDB file: a second process gets DataInUseError and should 
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any, Sequence
 
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.damage import d1_damaged, looks_damaged
-from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
+from memory_sim.errors import D1Error, DataInUseError
 from memory_sim.local import sqlite_functions
 from memory_sim.local.d1_bulk import bulk_insert, column_lists
 from memory_sim.local.d1_core import D1CoreDatabase, Outcome
 from memory_sim.local.d1_duckdb_errors import d1_error
 from memory_sim.local.d1_duckdb_pragmas import Pragmas
-from memory_sim.local.d1_duckdb_schema import check_constraints, schema_of
+from memory_sim.local.d1_duckdb_mirror import Mirror
+from memory_sim.local.d1_duckdb_rows import decoded, read, target_name
 from memory_sim.local.d1_foreign_keys import Enforcer
-from memory_sim.local.d1_sqlite import sqlite_error
-from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
+from memory_sim.local.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
 from memory_sim.local.sqlite_dialect import TableInfo, Translation, quote_name, translate
 from memory_sim.local.sqlite_replace import STAGE
-from memory_sim.local.sqlite_sandbox import CHECK, READ, SCHEMA, Sandbox
-from memory_sim.local.sqlite_tokens import dummy_values, first_keyword
-from memory_sim.local.sqlite_udfs import OUT_TYPE, decode
+from memory_sim.local.sqlite_tokens import first_keyword
 from memory_sim.local.sqlite_values import param_class, param_view
 
 _CONFIG = {
@@ -48,9 +45,6 @@ _CONFIG = {
     "python_enable_replacements": False,  # FROM name never reads a Python object of this process
     "lock_configuration": True,  # and a statement cannot SET it back
 }
-# Result types whose Python values need no reshaping for D1 (and convert exactly through numpy).
-_PLAIN_TYPES = frozenset({"VARCHAR", "BIGINT", "INTEGER", "DOUBLE"})
-_HEAD_ROWS = 64  # rows fetched as tuples before a large result switches to columnar fetching
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
 _SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
 
@@ -94,7 +88,6 @@ class DuckDBEngine:
         self._ddl_in_transaction = False
         self._in_transaction = False
         self._fks = Enforcer()
-        self._compiled: dict[tuple[str, int], None] = {}  # statements the mirror compiled, per schema version
         try:
             self._rebuild_mirror()
         except duckdb.Error as exc:  # the ledger's reads are where a torn file shows too
@@ -111,7 +104,7 @@ class DuckDBEngine:
         translation = self._translate(sql, params)
         if translation.kind == "mirror":
             pragma = self._pragmas.answer(sql, self._in_transaction)
-            return pragma if pragma is not None else self._on_mirror(sql, params)
+            return pragma if pragma is not None else self._mirror.answer(sql, params, self._last_rowid)
         if translation.kind == "ddl":
             return self._ddl(sql, translation, params)
         if translation.kind != "read" and (translation.upsert or translation.sql.lstrip()[:6].upper() != "INSERT"):
@@ -136,8 +129,8 @@ class DuckDBEngine:
         try:
             cursor = self._conn.execute(translation.sql, values)
             if translation.kind == "read":
-                return self._read(cursor)
-            rows = _decoded(cursor.description or (), cursor.fetchall())
+                return read(cursor, self._last_rowid)
+            rows = decoded(cursor.description or (), cursor.fetchall())
             columns = [d[0] for d in cursor.description or ()]
         except duckdb.Error as exc:
             raise self._failure(exc, translation) from exc
@@ -275,21 +268,21 @@ class DuckDBEngine:
         if isinstance(exc, D1Error):
             return exc
         table = self._written_table(translation) if translation is not None else None
-        return d1_error(exc, self._schema.table(table) if table else None, lambda t: check_constraints(self._mirror, t))
+        return d1_error(exc, self._schema.table(table) if table else None, self._mirror.checks)
 
     def _written_table(self, translation: Translation) -> str | None:
         if translation.kind not in ("write", "replace"):
             return None
         if translation.target is not None:
             return translation.target.name
-        return _target_name(translation.steps[-1] if translation.kind == "replace" else translation.sql)
+        return target_name(translation.steps[-1] if translation.kind == "replace" else translation.sql)
 
     def _translate(self, sql: str, params: Sequence[D1Value] = ()) -> Translation:
         """The statement in DuckDB's SQL, once SQLite compiled it (on the mirror) and both views of it pass the
         sandbox (duckdb_sandbox); all cached."""
         check_sqlite_text(sql)
         if first_keyword(sql) not in ("PRAGMA", "CREATE", "DROP", "ALTER"):
-            self._compile(sql)  # SQLite's verdict first: its errors are the answer
+            self._mirror.compile(sql, self._schema.version)  # SQLite's verdict first: its errors are the answer
         translation = translate(sql, self._schema, tuple(param_class(v) for v in params))
         if translation.kind != "mirror":
             for text in (*translation.steps, translation.sql):
@@ -342,21 +335,6 @@ class DuckDBEngine:
         outcome.changes, outcome.changed_db = staged, staged > 0
         return outcome
 
-    def _read(self, cursor: Any) -> Outcome:
-        """Rows as tuples; past the first few, columns of plain types come columnar (numpy), which is far
-        cheaper for large reads than Python tuples."""
-        description = cursor.description or ()
-        columns = [d[0] for d in description]
-        plain = len(set(columns)) == len(columns) and all(str(d[1]) in _PLAIN_TYPES for d in description)
-        rows = cursor.fetchmany(_HEAD_ROWS)
-        if len(rows) < _HEAD_ROWS:
-            return Outcome(columns, _decoded(description, rows), 0, self._last_rowid, False, plain)
-        if not plain:
-            return Outcome(columns, _decoded(description, rows + cursor.fetchall()), 0, self._last_rowid, False)
-        arrays = cursor.fetchnumpy()
-        tail = [arrays[name].tolist() for name in columns]
-        return Outcome(columns, rows, 0, self._last_rowid, False, plain, tail)
-
     def _extra(self, name: str, translation: Translation, params: Sequence[D1Value] = ()) -> Any:
         if name == "last_rowid":
             return self._last_rowid
@@ -394,49 +372,10 @@ class DuckDBEngine:
                 [table.name, top],
             )
 
-    def _compile(self, sql: str) -> None:
-        """SQLite's own verdict on the statement (no such table/column, syntax, wrong arguments...), from the
-        mirror compiling it without running it."""
-        key = (sql, self._schema.version)
-        if key in self._compiled:
-            return
-        self._sandbox.use(CHECK)
-        self._mirror.text_factory = bytes  # the program listing holds literals as they are, UTF-8 or not
-        try:
-            self._mirror.execute("EXPLAIN " + sql, dummy_values(sql)).fetchall()
-        except sqlite3.Error as exc:
-            raise sqlite_error(exc) from exc
-        finally:
-            self._mirror.text_factory = str
-            self._sandbox.use(READ)
-        if len(self._compiled) > 4096:
-            self._compiled.clear()
-        self._compiled[key] = None
-
-    def _on_mirror(self, sql: str, params: Sequence[D1Value]) -> Outcome:
-        self._sandbox.read_data_table = False
-        try:
-            cursor = self._mirror.execute(sql, tuple(params))
-            rows = cursor.fetchall()
-        except sqlite3.Error as exc:
-            if self._sandbox.read_data_table:  # the mirror has the tables but none of their rows
-                raise D1Unsupported(
-                    "sqlite_master or a PRAGMA function together with a table's rows on the DuckDB engine; "
-                    "query the schema on its own"
-                ) from exc
-            raise sqlite_error(exc) from exc
-        return Outcome([d[0] for d in cursor.description or ()], rows, 0, self._last_rowid, False)
-
     def _ddl(self, sql: str, translation: Translation, params: Sequence[D1Value]) -> Outcome:
         import duckdb
 
-        self._sandbox.use(SCHEMA)
-        try:
-            self._mirror.execute(sql, tuple(params))  # SQLite's own checks and wording come first
-        except sqlite3.Error as exc:
-            raise sqlite_error(exc) from exc
-        finally:
-            self._sandbox.use(READ)
+        self._mirror.define(sql, params)
         own = not self._in_transaction
         try:
             if own:
@@ -454,52 +393,19 @@ class DuckDBEngine:
             raise self._failure(exc) from exc
         self._ddl_in_transaction = True
         self._tops.clear()
-        self._schema = schema_of(self._mirror, self._conn)
-        self._fks.reload(self._mirror)
+        self._schema = self._mirror.schema(self._conn)
+        self._fks.reload(self._mirror.conn)
         return Outcome([], [], 0, self._last_rowid, True)
 
     def _rebuild_mirror(self) -> None:
         old = getattr(self, "_mirror", None)
         if old is not None:
             old.close()
-        self._mirror = sqlite3.connect(":memory:", check_same_thread=False)
-        self._mirror.execute("PRAGMA foreign_keys = ON")  # so compiling a statement reports malformed keys
-        self._sandbox = Sandbox(self._mirror, SCHEMA)
+        ledger = self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall()
+        self._mirror = Mirror(statement for (statement,) in ledger)
         self._pragmas = Pragmas(self._fks)
-        for (statement,) in self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall():
-            if replayable(statement):
-                try:
-                    self._mirror.execute(statement)
-                except sqlite3.Error:
-                    continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
-        self._sandbox.use(READ)
-        self._schema = schema_of(self._mirror, self._conn)
-        self._fks.reload(self._mirror)
-
-
-def _decoded(description: Sequence[Any], rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """Rows with the values of mixed type (sqlite_udfs.__sq_out) back as SQLite's."""
-    wrapped = [n for n, d in enumerate(description) if str(d[1]) == OUT_TYPE]
-    if not wrapped or not rows:
-        return rows
-    out = []
-    for row in rows:
-        values = list(row)
-        for n in wrapped:
-            values[n] = decode(values[n])
-        out.append(tuple(values))
-    return out
-
-
-def _target_name(sql: str) -> str | None:
-    """The table an INSERT/UPDATE/DELETE written by the dialect layer writes (its third or second word)."""
-    words = sql.replace("(", " ").split()
-    upper = [w.upper() for w in words]
-    for marker in ("INTO", "UPDATE", "FROM"):
-        if marker in upper[:4]:
-            name = words[upper.index(marker) + 1]
-            return name[1:-1].replace('""', '"') if name.startswith('"') else name
-    return None
+        self._schema = self._mirror.schema(self._conn)
+        self._fks.reload(self._mirror.conn)
 
 
 class DuckDBDatabase(D1CoreDatabase):

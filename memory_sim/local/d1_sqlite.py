@@ -37,7 +37,7 @@ class SqliteEngine:
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
         """One statement; outside a batch inside its own transaction, as D1 runs every query (so `PRAGMA
         foreign_keys = OFF` changes nothing and `PRAGMA defer_foreign_keys` ends with the statement)."""
-        own = not self._conn.in_transaction
+        own = not self._conn.in_transaction and _first_word(sql) != "VACUUM"  # VACUUM cannot; the sandbox denies it
         before = self._conn.total_changes
         try:
             if own:
@@ -94,9 +94,13 @@ class SqliteEngine:
 
 
 def _is_ddl(sql: str) -> bool:
+    return _first_word(sql) in ("CREATE", "DROP", "ALTER")
+
+
+def _first_word(sql: str) -> str:
     from memory_sim.local.sqlite_tokens import first_keyword
 
-    return first_keyword(sql) in ("CREATE", "DROP", "ALTER")
+    return first_keyword(sql)
 
 
 class SqliteDatabase(D1CoreDatabase):

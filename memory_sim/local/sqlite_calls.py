@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable
 
 from memory_sim.errors import D1Unsupported
 from memory_sim.local import sqlite_values as sv
-from memory_sim.local.sqlite_expr import Call, Cast, Lit, Node
+from memory_sim.local.sqlite_ast import Call, Cast, Lit, Node
 from memory_sim.local.sqlite_typed import Typed, literal
 from memory_sim.local.sqlite_udfs import failure
 

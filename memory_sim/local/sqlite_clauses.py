@@ -11,18 +11,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memory_sim.errors import D1Unsupported
-from memory_sim.local.sqlite_expr import STOP_WORDS, Column, Lit, Node, Parser, Sub
-from memory_sim.local.sqlite_store import count, store
+from memory_sim.local.sqlite_ast import Column, Lit, Node, Sub
+from memory_sim.local.sqlite_expr import STOP_WORDS, Parser
+from memory_sim.local.sqlite_store import store
 from memory_sim.local.sqlite_tokens import Token
 from memory_sim.local.sqlite_dialect import ColumnInfo
+from memory_sim.local.sqlite_keywords import (
+    CLAUSE_WORDS, DIRECTION, KEYWORDS, LIST_CLAUSES, sort_keys, starts_expression,
+)
 from memory_sim.local.sqlite_typed import Expressions, Typed
 
 if TYPE_CHECKING:
     from memory_sim.local.sqlite_dialect import Emitter
 
-_JOIN_WORDS = frozenset({"JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "CROSS", "NATURAL"})
-_LIST_CLAUSES = ("select", "returning", "order", "group", "partition")
-_DIRECTION = frozenset({"ASC", "DESC", "NULLS", "FIRST", "LAST"})
 
 
 class Walker:
@@ -106,9 +107,9 @@ class Walker:
         if tok.kind == "op" and tok.text == ",":
             self.expect_item = True
             return self.copy(i)
-        if clause in _LIST_CLAUSES and not self.expect_item:
+        if clause in LIST_CLAUSES and not self.expect_item:
             return self.copy(i)  # an alias, a direction
-        if clause in _LIST_CLAUSES and self._star(i, tok):
+        if clause in LIST_CLAUSES and self._star(i, tok):
             return self._copy_star(i, tok)
         if clause == "window" and tok.kind == "word" and not self.expect_item:
             return self.copy(i)
@@ -118,17 +119,17 @@ class Walker:
 
     def _is_keyword(self, i: int, tok: Token) -> bool:
         upper = tok.upper
-        if upper not in _KEYWORDS:
+        if upper not in KEYWORDS:
             return False
-        if upper in _DIRECTION:  # ASC, DESC, NULLS FIRST/LAST: only right after a sort key; else may be names
+        if upper in DIRECTION:  # ASC, DESC, NULLS FIRST/LAST: only right after a sort key; else may be names
             return self.clause in ("order", "window", "partition") and not self.expect_item
-        if self.clause in _LIST_CLAUSES and not self.expect_item and upper not in _CLAUSE_WORDS:
+        if self.clause in LIST_CLAUSES and not self.expect_item and upper not in CLAUSE_WORDS:
             return upper == "AS"
         return True
 
     def keyword(self, i: int, tok: Token) -> int:
         upper = tok.upper
-        handler = _KEYWORDS[upper]
+        handler = KEYWORDS[upper]
         return handler(self, i, tok)
 
     # --- copying --------------------------------------------------------------------------------------------------
@@ -245,7 +246,7 @@ class Walker:
     def order_item(self, node: Node, end: int) -> int:
         direction = []
         k = self.next_sig(end)
-        while k is not None and self.toks[k].is_word(*_DIRECTION):
+        while k is not None and self.toks[k].is_word(*DIRECTION):
             direction.append(self.toks[k].upper)
             end = k + 1
             k = self.next_sig(end)
@@ -286,18 +287,6 @@ class Walker:
             raise D1Unsupported(f"{self.clause.upper()} BY a {e.coll or e.col_coll} text on the DuckDB engine; "
                                 "group by lower() or rtrim() of it")
         return e.sql
-
-    def limit(self, i: int, tok: Token) -> int:
-        self.copy(i)
-        node, end = self.parse(self.next_sig(i + 1) or i + 1)
-        comma = self.next_sig(end)
-        if tok.upper == "LIMIT" and comma is not None and self.toks[comma].text == ",":
-            second, end = self.parse(self.next_sig(comma + 1) or comma + 1)  # LIMIT offset, count
-            self.out.append(" " + count(self.ex, self.ex.emit(second), False))
-            self.out.append(" OFFSET " + count(self.ex, self.ex.emit(node), True) + " ")
-            return end
-        self.out.append(" " + count(self.ex, self.ex.emit(node), tok.upper == "OFFSET") + " ")
-        return end
 
     # --- clauses that are not expression lists --------------------------------------------------------------------
     def from_item(self, i: int, tok: Token) -> int:
@@ -392,122 +381,3 @@ class Walker:
                     f"a compound SELECT whose column {n + 1} has values of different types ({', '.join(sorted(kinds))})"
                     " in its parts: SQLite keeps each row's type, DuckDB would convert them; CAST them to one type"
                 )
-
-
-def sort_keys(e: Typed) -> list[str]:
-    """ORDER BY keys with SQLite's order: native for one type; class, number (exactly), text, blob for mixed."""
-    if e.t == "null":
-        return ["CAST(NULL AS BIGINT)"]  # orders nothing; DuckDB refuses a bare NULL key
-    if e.t in ("dyn", "any"):
-        v = e.sql if e.t == "dyn" else f"CAST({e.sql} AS VARIANT)"
-        text = f"__sq_sk_text({v})"
-        coll = e.coll or e.col_coll
-        if coll == "NOCASE":
-            text = f"__sq_nocase({text})"
-        return [f"__sq_sk_class({v})", f"__sq_sk_num({v})", f"__sq_sk_int({v})", text, f"__sq_sk_blob({v})"]
-    coll = e.coll or e.col_coll
-    if e.t == "text" and coll == "NOCASE":
-        return [f"__sq_nocase({e.sql})"]
-    if e.t == "text" and coll == "RTRIM":
-        return [f"rtrim({e.sql}, ' ')"]
-    return [e.sql]
-
-
-def starts_expression(tok: Token) -> bool:
-    if tok.kind in ("number", "string", "blob", "param", "qident"):
-        return True
-    if tok.kind == "op":
-        return tok.text in ("(", "-", "+", "~")
-    return tok.kind == "word" and tok.upper not in STOP_WORDS
-
-
-# --- keyword handlers ---------------------------------------------------------------------------------------------
-def _set_clause(clause: str, expect: bool = True):  # type: ignore[no-untyped-def]
-    def handle(w: Walker, i: int, tok: Token) -> int:
-        w.clause, w.expect_item = clause, expect
-        return w.copy(i)
-
-    return handle
-
-
-def _select(w: Walker, i: int, tok: Token) -> int:
-    w.clause, w.expect_item, w.distinct = "select", True, False
-    w.copy(i)
-    k = w.next_sig(i + 1)
-    if k is not None and w.toks[k].is_word("DISTINCT", "ALL"):
-        w.distinct = w.toks[k].upper == "DISTINCT"
-        w.out.append(" ")
-        return w.copy(k)
-    return i + 1
-
-
-def _compound(w: Walker, i: int, tok: Token) -> int:
-    k = w.next_sig(i + 1)
-    if not (tok.is_word("UNION") and k is not None and w.toks[k].is_word("ALL")):
-        w.deduplicated = True  # UNION, EXCEPT, INTERSECT compare whole rows
-    w.arms.append([])
-    w.clause = "verbatim"
-    return w.copy(i)
-
-
-def _by(w: Walker, i: int, tok: Token) -> int:
-    k = w.next_sig(i + 1)
-    if k is None or not w.toks[k].is_word("BY"):
-        return w.copy(i)
-    w.clause = {"ORDER": "order", "GROUP": "group", "PARTITION": "partition"}[tok.upper]
-    w.expect_item = True
-    w.copy(i)
-    w.out.append(" ")
-    return w.copy(k)
-
-
-def _on(w: Walker, i: int, tok: Token) -> int:
-    k = w.next_sig(i + 1)
-    if k is not None and w.toks[k].is_word("CONFLICT"):
-        w.clause = "conflict"
-    else:
-        w.clause = "expr"
-    return w.copy(i)
-
-
-def _as(w: Walker, i: int, tok: Token) -> int:
-    w.copy(i)
-    k = w.next_sig(i + 1)
-    if w.clause in _LIST_CLAUSES and k is not None and w.toks[k].kind in ("word", "qident", "string"):
-        w.out.append(" ")
-        return w.copy(k)
-    return i + 1
-
-
-def _update(w: Walker, i: int, tok: Token) -> int:
-    w.clause = "from" if w.clause != "conflict" else "conflict"
-    return w.copy(i)
-
-
-def _rows_frame(w: Walker, i: int, tok: Token) -> int:
-    if w.clause in ("order", "window", "partition"):
-        w.clause = "frame"
-    return w.copy(i)
-
-
-def _verbatim(w: Walker, i: int, tok: Token) -> int:
-    return w.copy(i)
-
-
-_CLAUSE_WORDS = frozenset({
-    "SELECT", "FROM", "WHERE", "GROUP", "ORDER", "HAVING", "LIMIT", "OFFSET", "UNION", "EXCEPT", "INTERSECT",
-    "WINDOW", "RETURNING", "ON", "JOIN", "INNER", "LEFT", "RIGHT", "FULL", "OUTER", "CROSS", "NATURAL", "USING",
-    "SET", "VALUES", "PARTITION", "ROWS", "RANGE", "GROUPS", "DO",
-})
-_KEYWORDS = {
-    "SELECT": _select, "FROM": _set_clause("from"), "WHERE": _set_clause("expr"), "HAVING": _set_clause("expr"),
-    "ON": _on, "ORDER": _by, "GROUP": _by, "PARTITION": _by, "LIMIT": Walker.limit, "OFFSET": Walker.limit,
-    "SET": _set_clause("set"), "VALUES": _set_clause("values"), "RETURNING": _set_clause("returning"),
-    "WITH": _set_clause("cte"), "WINDOW": _set_clause("window_def"), "UNION": _compound, "EXCEPT": _compound,
-    "INTERSECT": _compound, "UPDATE": _update, "DO": _set_clause("conflict"), "ROWS": _rows_frame,
-    "RANGE": _rows_frame, "GROUPS": _rows_frame, "AS": _as, "USING": _set_clause("verbatim"),
-    **{word: _set_clause("from") for word in _JOIN_WORDS},
-    **{word: _verbatim for word in ("DISTINCT", "ALL", "INTO", "INSERT", "DELETE", "RECURSIVE", "NOTHING",
-                                    "CONFLICT", "MATERIALIZED")},
-    **{word: _verbatim for word in _DIRECTION},
-}

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from memory_sim.errors import D1Unsupported
 from memory_sim.local import sqlite_values as sv
-from memory_sim.local.sqlite_expr import InList, InSelect, Like
+from memory_sim.local.sqlite_ast import InList, InSelect, Like
 from memory_sim.local.sqlite_typed import _FLIP, _IR, _RANK, TWO63, Typed, _bool, literal
 
 if TYPE_CHECKING:
@@ -130,7 +130,10 @@ def like(ex: "Expressions", node: Like) -> Typed:
     x, p = ex.emit(node.operand), ex.emit(node.pattern)
     esc = ex.emit(node.escape) if node.escape is not None else None
     parts = [x, p] + ([esc] if esc is not None else [])
-    result = _native_like(ex, node.op, x, p, esc) if all(e.t not in ("blob", "any", "dyn") for e in parts) else None
+    native = all(e.t not in ("blob", "any", "dyn") for e in parts) and not (
+        any(e.t == "null" for e in parts) and any(e.may_fail for e in parts)  # SQLite evaluates all, and raises
+    )
+    result = _native_like(ex, node.op, x, p, esc) if native else None
     if result is None:
         template = f"SELECT ?1 {node.op} ?2" + (" ESCAPE ?3" if esc is not None else "")
         result = ex.delegate(template, parts, "bool", "BOOLEAN")

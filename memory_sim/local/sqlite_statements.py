@@ -11,14 +11,13 @@ from memory_sim.local.sqlite_dialect import (
     Schema,
     TableInfo,
     Translation,
-    match_paren,
     new_emitter,
     next_significant,
-    quote_name,
     split_args,
     strip_end,
 )
-from memory_sim.local.sqlite_expr import Column, Parser
+from memory_sim.local.sqlite_ast import Column
+from memory_sim.local.sqlite_expr import Parser
 from memory_sim.local.sqlite_rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
 from memory_sim.local.sqlite_scope import Scope
 from memory_sim.local.sqlite_tokens import Token

@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from memory_sim.errors import D1Error, D1Unsupported
 from memory_sim.local import sqlite_values as sv
 from memory_sim.local.sqlite_dialect import ColumnInfo
-from memory_sim.local.sqlite_expr import (
+from memory_sim.local.sqlite_ast import (
     Between, Binary, Call, Case, Cast, Collate, Column, InList, InSelect, Like, Lit, Node, Now, NullTest, Param, Row,
     Sub, Truth, Unary,
 )
@@ -280,6 +280,8 @@ class Expressions:
         if a.known and b.known:
             return self.delegate(f"SELECT ?1 {op} ?2", [a, b])
         if op == "||":
+            if "null" in (a.t, b.t) and (a.may_fail or b.may_fail):  # SQLite still evaluates, and raises
+                return self.delegate("SELECT ?1 || ?2", [a, b], "text", "VARCHAR")
             x, y = self.text(a), self.text(b)
             return Typed(f"({x.sql} || {y.sql})", "text")
         if op == "->":

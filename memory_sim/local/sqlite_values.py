@@ -77,6 +77,7 @@ def arithmetic_value(text: str) -> int | float:
     """The number a text stands for in arithmetic (`'12abc' + 1` is 13): its longest numeric prefix, INTEGER when
     that prefix is a plain integer that fits in 64 bits, else REAL; 0 without digits."""
     match = _PREFIX.match(text)
+    assert match is not None
     sign, digits, fraction, point = match.group(1), match.group(2), match.group(3), match.group(4)
     if digits is None and point is None:
         return 0
@@ -100,6 +101,7 @@ def cast_integer(value: Any) -> int | None:
         return _clamp_real(value)
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
     match = _PREFIX.match(text)
+    assert match is not None
     if match.group(2) is None:
         return 0
     number = int(match.group(1) + match.group(2))
@@ -124,6 +126,7 @@ def cast_real(value: Any) -> float | None:
         return float(value)
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
     match = _PREFIX.match(text)
+    assert match is not None  # every part of the prefix is optional
     sign = match.group(1)
     if match.group(2) is None and match.group(4) is None:
         return -0.0 if sign == "-" else 0.0
