@@ -265,6 +265,8 @@ def _sqlite_literal(node: Lit) -> str:
 # --- CAST ---------------------------------------------------------------------------------------------------------
 def cast(ex: "Expressions", e: Typed, type_name: str) -> Typed:
     aff = sv.affinity(type_name)
+    if e.known and e.const is None:
+        return Typed("NULL", "null", aff=aff, const=None)
     done = _CASTS[aff](ex, e)
     return Typed(done.sql, done.t, aff=aff, const=done.const)
 

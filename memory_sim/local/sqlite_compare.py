@@ -26,7 +26,7 @@ _GLOB_SPECIAL = set("\\.^$|?*+()[]{}")
 
 
 def compare(ex: "Expressions", op: str, a: Typed, b: Typed) -> Typed:
-    a, b = _int_view(a), _int_view(b)
+    a, b = _int_view(_null_view(a)), _int_view(_null_view(b))
     coll = a.coll or b.coll or a.col_coll or b.col_coll or "BINARY"
     if a.t == "null" or b.t == "null":
         if a.may_fail or b.may_fail:  # SQLite still evaluates the other operand, and its error
@@ -59,6 +59,10 @@ def _numeric_side(ex: "Expressions", e: Typed) -> Typed | None:
         cls = ex.ctx.param_class(e.param)[1]
         return e if cls == "t" else ex.param_extra("aff", e, cls)
     return None
+
+
+def _null_view(e: Typed) -> Typed:
+    return Typed(e.sql, "null", const=None) if e.known and e.const is None else e
 
 
 def _int_view(e: Typed) -> Typed:
@@ -111,6 +115,8 @@ def _int_real(op: str, i: Typed, r: Typed) -> Typed:
 
 def _class_order(op: str, a: Typed, b: Typed) -> Typed:
     """Values of different storage classes never convert: NULL < numbers < text < blobs decides."""
+    if a.may_fail or b.may_fail:  # SQLite still evaluates both, and raises their errors
+        return dynamic(op, a, b, a.coll or b.coll or a.col_coll or b.col_coll or "BINARY")
     order = -1 if _RANK[a.cls] < _RANK[b.cls] else 1
     if op in ("IS", "IS NOT"):
         both_null = f"({a.sql} IS NULL AND {b.sql} IS NULL)"
@@ -169,6 +175,10 @@ def _glob_regex(pattern: str) -> str | None:
     return "".join(out).replace("'", "''")
 
 
+def _as_real(e: Typed) -> Typed:
+    return Typed(f"CAST({e.sql} AS DOUBLE)", "real", e.aff, e.coll, e.col_coll) if e.t in ("int", "bool") else e
+
+
 def in_list(ex: "Expressions", node: InList) -> Typed:
     x = ex.emit(node.operand)
     if not node.items:
@@ -194,6 +204,9 @@ def in_select(ex: "Expressions", node: InSelect) -> Typed:
         body = f"({x.sql} IN ({sql}))"
     else:
         value = Typed("__s.__v", column.t, column.aff, column.coll, column.col_coll)
+        if sv.comparison_affinity(x.aff, column.aff)[0] == "REAL":
+            # SQLite looks the value up in the subquery's rows as REAL affinity stores it: an INTEGER as a REAL
+            x, value = _as_real(x), _as_real(value)
         match = compare(ex, "=", x, value).sql
         rows = f"(SELECT * FROM ({sql}) AS __s(__v)"
         body = (

@@ -83,7 +83,7 @@ def _column_or_constraint(em: Emitter, item: list[Token]) -> str:
             type_end = match_paren(item, type_end)
         type_end += 1
     declared = " ".join(t.text for t in item[name_i + 1 : type_end] if not t.trivia and t.kind == "word")
-    rest = _engine_only(item[type_end:])
+    rest = _stored_default(item[name_i].name, declared, _engine_only(item[type_end:]))
     return f" {em.legacy(item, name_i, name_i + 1)} {column_type(declared)} {em.legacy(rest)}".rstrip()
 
 
@@ -103,6 +103,29 @@ def _check_references(sig: list[Token]) -> None:
                 "DEFERRABLE INITIALLY DEFERRED foreign keys on the DuckDB engine; run PRAGMA defer_foreign_keys = ON "
                 "in the batch that needs them deferred"
             )
+
+
+def _stored_default(column: str, declared: str, rest: list[Token]) -> list[Token]:
+    """A literal DEFAULT written as the column keeps it (`DEFAULT 1e20` in a TEXT column is '1.0e+20'); refused
+    where SQLite would keep another type than the column's."""
+    from memory_sim.local.d1_bulk import _NOT_LITERAL, number_or_value, stored_literal
+    from memory_sim.local.sqlite_dialect import ColumnInfo
+    from memory_sim.local.sqlite_values import affinity
+
+    sig = [i for i, t in enumerate(rest) if not t.trivia]
+    at = next((k for k, i in enumerate(sig) if rest[i].is_word("DEFAULT")), None)
+    if at is None or at + 1 >= len(sig):
+        return rest
+    negative = rest[sig[at + 1]].text in ("-", "+") and at + 2 < len(sig)
+    last = sig[at + 2] if negative else sig[at + 1]
+    value = number_or_value(rest[last])
+    if value is _NOT_LITERAL or value is None:
+        return rest  # an expression (evaluated per row by DuckDB, as by SQLite) or NULL
+    if negative and rest[sig[at + 1]].text == "-" and isinstance(value, (int, float)):
+        value = -value
+    info = ColumnInfo(column_type(declared), affinity(declared))
+    sql = stored_literal(value, info, f"DEFAULT of column {column}")
+    return [*rest[: sig[at + 1]], Token("other", sql), *rest[last + 1 :]]
 
 
 def _is_foreign_key(part: list[Token]) -> bool:

@@ -27,7 +27,7 @@ _PARAM_CLASS = {"i": "INTEGER", "r": "REAL", "t": "TEXT"}
 def store(ex: "Expressions", e: Typed, column: ColumnInfo, where: str) -> str:
     """SQL for `e` written into `column` (named `where`, as table.column in messages)."""
     duck, aff = column.duck, column.aff
-    if e.t == "null":
+    if e.t == "null" or (e.known and e.const is None):
         return f"CAST(NULL AS {duck})"
     if e.known:
         return _known(e.const, column, where)

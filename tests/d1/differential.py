@@ -244,6 +244,8 @@ def run(db: Any, statement: Statement) -> tuple[str, Any]:
         return "refused", str(exc)
     except D1Error as exc:
         return "error", str(exc)
+    except Exception as exc:  # noqa: BLE001 - an engine bug: reported as a difference, the run goes on
+        return "crash", f"{type(exc).__name__}: {exc}"
 
 
 def _same_value(a: Any, b: Any, loose: bool) -> bool:
