@@ -251,8 +251,8 @@ class Walker:
             end = k + 1
             k = self.next_sig(end)
         suffix = (" " + " ".join(direction)) if direction else ""
-        if isinstance(node, Lit) and node.kind == "int":
-            item = self._positional(node.value)  # type: ignore[arg-type]
+        if _position(node):
+            item = self._positional(node.value)  # type: ignore[attr-defined]
             keys = sort_keys(item) if item is not None and self.wrap and item.t in ("dyn", "any") else [str(node.value)]
             self.out.append(", ".join(key + suffix for key in keys))
             return end
@@ -278,8 +278,8 @@ class Walker:
         return item if item is not None and item.sql != "*" else None
 
     def group_item(self, node: Node) -> str:
-        if isinstance(node, Lit) and node.kind == "int" and self.clause == "group":
-            return str(node.value)
+        if _position(node) and self.clause == "group":
+            return str(node.value)  # type: ignore[attr-defined]
         e = self._order_value(node) if self.clause == "group" else self.ex.emit(node)
         if e.t == "dyn":
             raise D1Unsupported(f"{self.clause.upper()} BY a value of mixed types on the DuckDB engine; CAST it to one type")
@@ -381,3 +381,9 @@ class Walker:
                     f"a compound SELECT whose column {n + 1} has values of different types ({', '.join(sorted(kinds))})"
                     " in its parts: SQLite keeps each row's type, DuckDB would convert them; CAST them to one type"
                 )
+
+
+def _position(node: Node) -> bool:
+    """A result column's position (ORDER BY 2): an integer literal SQLite reads as one (it fits in 32 bits; a
+    larger one is a constant, which orders nothing)."""
+    return isinstance(node, Lit) and node.kind == "int" and -(2**31) <= node.value < 2**31  # type: ignore[operator]

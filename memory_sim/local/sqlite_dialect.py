@@ -1,12 +1,12 @@
 """SQLite's dialect on DuckDB: translates one SQLite statement into DuckDB SQL with SQLite's meaning, or
-refuses it (D1Unsupported, naming the construct and the SQLite alternative). Token-level rewrites, cached
-by (SQL text, schema version): the schema matters because INSERTs into INTEGER PRIMARY KEY tables get ids.
+refuses it (D1Unsupported, naming the construct and the SQLite alternative). Cached by (SQL text, schema
+version, classes of the bound values): the schema gives each column's type and affinity, and a bound text's
+class (does it read as a number?) decides what SQLite makes of it.
 
-Rewrites done here (expressions): `?`/`?NNN` -> `$N`; LIKE -> __sq_like (ASCII-only case folding, as
-SQLite; sqlite_like); CURRENT_TIMESTAMP/DATE/TIME and datetime('now') & co. as SQLite's UTC text;
-date/time and json_extract/->> answered by sqlite3 itself (sqlite_functions); typeof, total, max/min with
-several arguments, CAST(x AS INTEGER) truncating; iif; last_insert_rowid(); unaliased result columns named
-by their SQL text as SQLite names them. Statement-level rewrites live in sqlite_statements.
+Statements are walked clause by clause (sqlite_clauses, sqlite_keywords; INSERT in sqlite_insert, CREATE and
+ALTER TABLE in sqlite_ddl, the rest in sqlite_statements); expressions are parsed (sqlite_expr) and written typed
+(sqlite_typed, sqlite_compare, sqlite_calls, sqlite_store). This module holds the schema's shape, the emitter
+that collects the values the engine binds, and the token-by-token writer DDL pieces still use (`legacy`).
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from memory_sim.errors import D1Error, D1Unsupported
+from memory_sim.errors import D1Unsupported
 from memory_sim.local import sqlite_values as sv
 from memory_sim.local.sqlite_dialect import ColumnInfo
 from memory_sim.local.sqlite_ast import (
@@ -357,6 +357,3 @@ class Expressions:
         from memory_sim.local.sqlite_calls import cast
 
         return cast(self, self.emit(node.operand), node.type_name)
-
-    def fail(self, exc: SqliteFailure) -> D1Error:
-        return D1Error(str(exc))

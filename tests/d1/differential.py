@@ -299,7 +299,7 @@ def _error_shape(message: str) -> str:
 
 
 _RULES = [
-    (re.compile(r" in (INTEGER|REAL|TEXT|BLOB|NUMERIC) column "), "a value of another type stored in a {} column"),
+    (re.compile(r" in (INTEGER|REAL|TEXT|BLOB|NUMERIC) column "), "a value of another type stored in a column of {} affinity"),
     (re.compile(r"compound SELECT whose column"), "a compound SELECT mixing types in one column"),
     (re.compile(r"^integer overflow in"), "integer overflow in an INTEGER expression"),
 ]
