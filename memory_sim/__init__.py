@@ -8,11 +8,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Env", "MemorySystem", "Settings", "__version__"]
+__all__ = ["Env", "MemorySystem", "Settings", "ShortTermMemory", "SimClock", "WorldTime", "__version__"]
 
 if TYPE_CHECKING:
     from memory_sim.env import Env, Settings
+    from memory_sim.memory.models import ShortTermMemory, WorldTime
     from memory_sim.memory.system import MemorySystem
+    from memory_sim.sim.clock import SimClock
 
 
 def __getattr__(name: str) -> Any:
@@ -25,4 +27,12 @@ def __getattr__(name: str) -> Any:
         from memory_sim.memory.system import MemorySystem
 
         return MemorySystem
+    if name in ("ShortTermMemory", "WorldTime"):
+        from memory_sim.memory import models
+
+        return getattr(models, name)
+    if name == "SimClock":
+        from memory_sim.sim.clock import SimClock
+
+        return SimClock
     raise AttributeError(f"module 'memory_sim' has no attribute {name!r}")

@@ -13,7 +13,7 @@ consistent copy, while nothing writes to it:
     embeddings.sqlite   sqlite3's online backup API, under the cache's lock
 
 The local index is not thread-safe and has no lock of its own: its owner calls it from one thread at a time, and
-`backup` must be called the same way (between two writes; `scheduling.backup_soon` queues it between the jobs of
+`backup` must be called the same way (between two writes; `backup_soon` queues it between the jobs of
 `memory-sim run`). The copy is written under a temporary name, reopened and checked against the counts taken
 from the live folder, and only then renamed to `dest` with its manifest: a backup that exists is complete.
 """
@@ -24,13 +24,19 @@ import json
 import os
 import shutil
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.env import Env
-from memory_sim.errors import BackupError, DataInUseError
+from memory_sim.errors import BackupError
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+    from memory_sim.memory.system import MemorySystem
 
 MANIFEST = "memory-sim-backup.json"
 FORMAT = 1
@@ -58,7 +64,7 @@ class Manifest:
         return asdict(self)
 
     @staticmethod
-    def read(folder: Path) -> "Manifest":
+    def read(folder: Path) -> Manifest:
         path = folder / MANIFEST
         try:
             fields = json.loads(path.read_text("utf-8"))
@@ -114,6 +120,15 @@ def backup(env: Env, dest: str | Path) -> Manifest:
     return manifest
 
 
+def backup_soon(scheduler: Any, system: MemorySystem, dest: str | Path) -> Future[Manifest]:
+    """Queues `backup(system.env, dest)` on a running service's one worker (`scheduling.start_service`): it runs
+    between two jobs, never during one, so no write is in flight while the folder is copied. The future gives the
+    manifest."""
+    from memory_sim.scheduling import run_soon
+
+    return run_soon(scheduler, lambda: backup(system.env, dest))
+
+
 def _new_destination(dest: Path) -> Path:
     if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
         raise BackupError(f"{dest} already exists and is not an empty folder; give a new path for the backup")
@@ -121,11 +136,11 @@ def _new_destination(dest: Path) -> Path:
 
 
 def _copy_parts(env: Env, partial: Path, manifest: Manifest) -> None:
-    from memory_sim.local.d1_account import D1Account
+    from memory_sim.builder import local_d1_account
 
     data = Path(env.settings.data_dir)
     for engine, name, db, own in _databases(env):
-        target = D1Account(partial, engine).path(name)  # type: ignore[arg-type]
+        target = local_d1_account(partial, engine).path(name)
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             manifest.databases[f"{engine}:{name}"] = db.backup(target)
@@ -141,12 +156,12 @@ def _copy_parts(env: Env, partial: Path, manifest: Manifest) -> None:
 
 def _databases(env: Env) -> Iterator[tuple[str, str, Any, bool]]:
     """(engine, name, open database, opened here) for every D1 database in the folder, the Env's own first."""
-    from memory_sim.local.d1_account import D1Account
+    from memory_sim.builder import local_d1_account
 
     settings = env.settings
     yield settings.d1_engine, settings.database_name, env.DB, False
     for engine in ("duckdb", "sqlite"):
-        account = D1Account(settings.data_dir, engine)  # type: ignore[arg-type]
+        account = local_d1_account(settings.data_dir, engine)
         for name in account.list():
             if (engine, name) != (settings.d1_engine, settings.database_name):
                 yield engine, name, account.get(name), True
@@ -192,14 +207,14 @@ def verify_copy(folder: Path, manifest: Manifest) -> None:
 
 
 def _d1_differences(folder: Path, manifest: Manifest) -> list[str]:
+    from memory_sim.builder import local_d1_account
     from memory_sim.errors import MemorySimError
-    from memory_sim.local.d1_account import D1Account
 
     problems = []
     for key, expected in manifest.databases.items():
         engine, name = key.split(":", 1)
         try:
-            db = D1Account(folder, engine).get(name)  # type: ignore[arg-type]
+            db = local_d1_account(folder, engine).get(name)
         except MemorySimError as exc:
             problems.append(f"D1 {name} does not open ({exc})")
             continue
@@ -216,11 +231,11 @@ def _d1_differences(folder: Path, manifest: Manifest) -> list[str]:
 def _index_differences(folder: Path, manifest: Manifest) -> list[str]:
     if not manifest.vectors:
         return []
+    from memory_sim.builder import local_vectorize_account
     from memory_sim.errors import MemorySimError
-    from memory_sim.local.vectorize_chroma import ChromaAccount
 
     try:
-        account = ChromaAccount(folder / "vectorize")
+        account = local_vectorize_account(folder / "vectorize")
     except MemorySimError as exc:
         return [f"the index does not open ({exc})"]
     try:

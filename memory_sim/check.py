@@ -14,13 +14,12 @@ by `retry_pending` for pending rows and by `repair` for the rest; docs/reliabili
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
-from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
-from memory_sim.bindings.ai import Embedder
 from memory_sim.bindings.limits import VECTORIZE_LIST_MAX_COUNT, VECTORIZE_MAX_BATCH_BINDING
-from memory_sim.bindings.vectorize import Vector, VectorizeIndex
+from memory_sim.bindings.vectorize import VectorizeIndex
 from memory_sim.env import Env
 
 # Metadata recall filters or shows; `decayFactor` is left out on purpose: the decay job updates D1 daily and
@@ -163,7 +162,9 @@ def compare(env: Env, *, compare_metadata_fields: bool = True) -> DriftReport:
     report = DriftReport(memories=len(states), due=len(due), pending=len(queued), vectors=len(present))
     report.missing = sorted(due - present)
     report.unknown = sorted(present - set(states))
-    report.disowned = sorted(i for i in present if states.get(i) in ("none", "unindexed"))
+    # a deliberately forgotten memory is drift only while its vector is still there ('forgetting': the forget
+    # under way or cut short deletes it, and retry finishes it)
+    report.disowned = sorted(i for i in present if states.get(i) in ("none", "unindexed", "forgotten"))
     report.duplicated = sorted(i for i, n in counts.items() if n > 1)
     report.stranded = sorted(i for i, s in states.items() if s == "pending" and i not in queued)
     if compare_metadata_fields:
@@ -182,7 +183,11 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     drop = sorted(set(report.unknown) | set(report.disowned) | set(report.duplicated))
     for chunk in _batches(drop):
         env.VECTORIZE.delete_by_ids(list(chunk))
-    rewrite = sorted((set(report.missing) | {m.id for m in report.metadata} | set(report.duplicated)) - set(report.disowned) - set(report.unknown))
+    rewrite = sorted(
+        (set(report.missing) | {m.id for m in report.metadata} | set(report.duplicated))
+        - set(report.disowned)
+        - set(report.unknown)
+    )
     rows = list(store.memories_by_ids(env.DB, rewrite).values())
     rows = [r for r in rows if r.index_state == DUE]
     indexing.embed_and_upsert(env, rows)

@@ -15,8 +15,9 @@ import logging
 import os
 import re
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from memory_sim.errors import D1Damaged, IndexDamaged
 
@@ -101,7 +102,7 @@ def index_damaged(op: str, folder: Path, cause: BaseException | str, file: Path 
     return error
 
 
-def run_with_index_rebuilt(open_env: Callable[[], "Env"], work: Callable[["Env"], T]) -> T:
+def run_with_index_rebuilt(open_env: Callable[[], Env], work: Callable[[Env], T]) -> T:
     """`work(env)` on a freshly opened Env, closed afterwards. Where the index's files turn out to be damaged,
     on opening or when `work` reaches them, the index folder is moved aside (kept, never deleted), a warning says
     where, and `work` runs again on a fresh, empty index, for it to rebuild from D1 (`check --repair`, `reembed`)."""

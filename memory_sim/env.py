@@ -10,9 +10,10 @@ settings, not code. Every way of opening one goes through `Settings` and the one
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from memory_sim.bindings.ai import Ai, Embedder
 from memory_sim.bindings.d1 import D1Database
@@ -38,7 +39,7 @@ class Env:
     def from_settings(
         settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
         before_rebuild: Callable[[D1Database], object] | None = None,
-    ) -> "Env":
+    ) -> Env:
         """The Env the settings describe; `embedder` replaces the model they name; `rebuild_index` recreates the
         index for it, after `before_rebuild(db)` (see `memory_sim.builder.build_env`)."""
         return build_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild)
@@ -47,7 +48,7 @@ class Env:
     def local(
         data_dir: str | Path | None = None, *, embedder: Embedder | None = None,
         environ: Mapping[str, str] | None = None, **overrides: Any,
-    ) -> "Env":
+    ) -> Env:
         """Local backends over a data folder. Settings not passed come from the environment (or `environ`),
         then `memory_sim.toml`, then the defaults; `embedder` replaces the model they name. While open, the Env
         serves the folder to other processes (`serve_owner=False` to not); a folder another process owns and
@@ -59,14 +60,14 @@ class Env:
     def cloudflare(
         account_id: str, api_token: str, index: str, database_id: str | None = None, base_url: str | None = None,
         *, embedder: Embedder | None = None, environ: Mapping[str, str] | None = None, **overrides: Any,
-    ) -> "Env":
+    ) -> Env:
         """The same bindings on a Cloudflare account (or any server speaking its REST API, via `base_url`)."""
         settings = Settings.load(environ=environ, backend="cloudflare", account_id=account_id, api_token=api_token,
                                  index_name=index, database_id=database_id, base_url=base_url, **overrides)
         return build_env(settings, embedder=embedder)
 
     @staticmethod
-    def in_memory(clock: Callable[[], float] | None = None, embedder: Embedder | None = None, **options: Any) -> "Env":
+    def in_memory(clock: Callable[[], float] | None = None, embedder: Embedder | None = None, **options: Any) -> Env:
         """Nothing on disk: the exact Vectorize oracle, sqlite3 D1 in memory and (unless given) the hashing
         embedder. For tests and notebooks; `options`: dimensions, visibility_lag_s, max_vectors, db."""
         from memory_sim.builder import build_in_memory_env
@@ -78,7 +79,7 @@ class Env:
             hook()
         self.close_hooks.clear()
 
-    def __enter__(self) -> "Env":
+    def __enter__(self) -> Env:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -17,6 +17,7 @@ at the boundary where they are raised, so callers catch these and nothing else.
     │   ├── D1ColumnNotFound        "D1_COLUMN_NOTFOUND: Column not found (<col>)"
     │   ├── D1ExecError             "D1_EXEC_ERROR: Error in line N: <line>: <msg>"
     │   ├── D1Unsupported           a SQLite construct the DuckDB dialect cannot honour; names the alternative
+    │   ├── D1StatementError        one statement of several failed: the same words, and its position (`index`)
     │   └── D1Damaged               (see DamagedDataError)
     └── AiError                     Workers AI's wording for bad input
         └── EmbeddingUnavailable    the model or provider failed (rate limit, 5xx, timeout); retry later
@@ -41,6 +42,10 @@ class ConfigError(MemorySimError):
 class InvalidInput(MemorySimError, ValueError):
     """A value given by the caller breaks a rule (an empty text, an importance outside 0..1, an over-long NPC id,
     a bad command-line argument); the message says which. Nothing was stored."""
+
+
+class NotFound(InvalidInput, LookupError):
+    """The caller named something that does not exist (an unregistered NPC, an unknown memory id)."""
 
 
 class DataInUseError(MemorySimError):
@@ -126,6 +131,16 @@ class D1Unsupported(D1Error):
 
     def __init__(self, cause: str) -> None:
         super().__init__(cause if cause.endswith(": SQLITE_ERROR") else f"{cause}: SQLITE_ERROR")
+
+
+class D1StatementError(D1Error):
+    """A statement of several run together failed: the same prefix and text as its own error (`error`), plus the
+    failing statement's position (`index`, from 0) so a caller can name it (REST's `source.pointer`)."""
+
+    def __init__(self, error: D1Error, index: int) -> None:
+        self.prefix = error.prefix
+        super().__init__(error.cause)
+        self.error, self.index = error, index
 
 
 class AiError(MemorySimError):

@@ -19,11 +19,13 @@ import json
 import os
 import sys
 import time
+import uuid
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from memory_sim.errors import ConfigError, DataInUseError
 
@@ -54,6 +56,15 @@ def acting_as(verb: str) -> Iterator[None]:
         yield
     finally:
         _verb = before
+
+
+_DATABASE_IDS = uuid.UUID("5d1b7e0c-7a43-4d4e-9a55-6d656d6f7279")  # namespace of the stable database ids
+
+
+def database_id_for(name: str) -> str:
+    """The id under which an owner publishes (owner.json) and serves the folder's D1 database `name`: the same
+    in every run."""
+    return str(uuid.uuid5(_DATABASE_IDS, name))
 
 
 @dataclass(frozen=True)
@@ -148,8 +159,16 @@ class FolderLock:
     def held(self) -> bool:
         return bool(self._lock.is_locked)
 
-    def publish(self, address: str, token: str | None = None, *, account_id: str | None = None,
-                database_id: str | None = None, database_name: str | None = None, index_name: str | None = None) -> None:
+    def publish(
+        self,
+        address: str,
+        token: str | None = None,
+        *,
+        account_id: str | None = None,
+        database_id: str | None = None,
+        database_name: str | None = None,
+        index_name: str | None = None,
+    ) -> None:
         """Records where the owner serves the folder (and which account, database and index there hold the folder's
         own data), so other processes can work through it. `token` goes first into a file only this user can
         read: whoever sees the address can then authenticate."""

@@ -22,14 +22,14 @@ import secrets
 import select
 import socket
 import threading
-import uuid
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from memory_sim.folder_lock import FolderLock, Owner, read_owner, read_token
+from memory_sim.folder_lock import FolderLock, Owner, database_id_for, read_owner, read_token
 
 if TYPE_CHECKING:
     from memory_sim.bindings.ai import Embedder
@@ -41,15 +41,9 @@ log = logging.getLogger(__name__)
 
 LOCAL_ACCOUNT = "local"  # the account id under which an owner serves its folder's own data
 SERVING_VERBS = frozenset({"run"})  # CLI verbs that live long enough to serve (`serve` serves by itself)
-_DATABASE_IDS = uuid.UUID("5d1b7e0c-7a43-4d4e-9a55-6d656d6f7279")  # namespace of the stable database ids
 
 _serve: ContextVar[bool | None] = ContextVar("memory_sim_serve_owner", default=None)
 _announce: ContextVar[Callable[[str], None] | None] = ContextVar("memory_sim_announce_owner", default=None)
-
-
-def database_id_for(name: str) -> str:
-    """The id under which an owner serves the folder's D1 database `name`: the same in every run."""
-    return str(uuid.uuid5(_DATABASE_IDS, name))
 
 
 # --- who serves, who says so ------------------------------------------------------------------------------------
@@ -85,7 +79,7 @@ def cli_process(verb: str | None) -> Iterator[None]:
         yield
 
 
-def should_serve(settings: "Settings") -> bool:
+def should_serve(settings: Settings) -> bool:
     wanted = _serve.get()
     if not (settings.serve_owner if wanted is None else wanted):
         return False
@@ -108,7 +102,7 @@ def _installed(module: str) -> bool:
 class OwnerService:
     """The owner's loopback API over its Env: published at once, started on the first connection."""
 
-    def __init__(self, held: FolderLock, settings: "Settings", sock: socket.socket) -> None:
+    def __init__(self, held: FolderLock, settings: Settings, sock: socket.socket) -> None:
         self.held, self.settings, self._sock = held, settings, sock
         self.token = new_token()
         self.address = f"http://127.0.0.1:{sock.getsockname()[1]}/client/v4"
@@ -121,7 +115,7 @@ class OwnerService:
                                          daemon=True)
 
     @classmethod
-    def open(cls, held: FolderLock, settings: "Settings") -> OwnerService | None:
+    def open(cls, held: FolderLock, settings: Settings) -> OwnerService | None:
         """Binds 127.0.0.1 (`owner_port`, else any free port) and publishes; None when the port cannot be had
         (the folder then opens as before, unserved)."""
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -138,7 +132,7 @@ class OwnerService:
         service._watcher.start()
         return service
 
-    def attach(self, env: "Env") -> None:
+    def attach(self, env: Env) -> None:
         """The Env is built: its Vectorize bindings take the served account's lock from now on, and the first
         client to connect starts the server."""
         if env.vectorize_account is None:
@@ -176,13 +170,15 @@ class OwnerService:
             self._sock.close()
 
     def _start(self) -> Any:
-        from memory_sim.server.app import create_app
+        from memory_sim.builder.server import build_server_app
         from memory_sim.server.env_account import EnvAccount
         from memory_sim.server.loopback import LoopbackServer
 
         assert self._env is not None
-        app = create_app(Path(self.settings.data_dir), [f"{self.token}:{LOCAL_ACCOUNT}"], d1_engine=self.settings.d1_engine, ai=self._env.AI)
-        app.state.accounts.install(LOCAL_ACCOUNT, EnvAccount(self._env, self._raw_account, self._lock))
+        app = build_server_app(Path(self.settings.data_dir), [f"{self.token}:{LOCAL_ACCOUNT}"],
+                               d1_engine=self.settings.d1_engine, ai=self._env.AI)
+        accounts = app.state.accounts
+        accounts.install(LOCAL_ACCOUNT, EnvAccount(self._env, self._raw_account, self._lock, accounts.d1_factory))
         log.debug("serving %s at %s", self.settings.data_dir, self.address)
         # LoopbackServer shortens the interpreter's switch interval while it serves: measured on an idle owner, a
         # recall through it took 6-8 ms (p50) instead of 19-21 ms with the default 5 ms (docs/reliability.md).
@@ -217,26 +213,28 @@ class GuardedAccount(Guarded):
             return Guarded(self._target.index(name), self._lock)
 
 
-def guard_env(env: "Env") -> threading.RLock:
+def guard_env(env: Env) -> threading.RLock:
     """From now on every call into the Env's Vectorize bindings holds the returned lock, as the served account's
     routes do (memory_sim/server/env_account.py). D1 locks itself; the embedder's cache too."""
     lock = threading.RLock()
-    env.VECTORIZE = Guarded(env.VECTORIZE, lock)  # type: ignore[assignment]
+    env.VECTORIZE = Guarded(env.VECTORIZE, lock)
     if env.vectorize_account is not None:
-        env.vectorize_account = GuardedAccount(env.vectorize_account, lock)  # type: ignore[assignment]
+        env.vectorize_account = GuardedAccount(env.vectorize_account, lock)
     return lock
 
 
-def serve_env(app: Any, env: "Env") -> None:
-    """Serves `env` (a local Env, owning its folder) as the account `local` of `app` (server.app.create_app)."""
+def serve_env(app: Any, env: Env) -> None:
+    """Serves `env` (a local Env, owning its folder) as the account `local` of `app` (server.app.create_app); its
+    other D1 databases open as the app opens any account's."""
     from memory_sim.server.env_account import EnvAccount
 
     account = env.vectorize_account
     lock = guard_env(env)
-    app.state.accounts.install(LOCAL_ACCOUNT, EnvAccount(env, account, lock))  # type: ignore[arg-type]
+    accounts = app.state.accounts
+    accounts.install(LOCAL_ACCOUNT, EnvAccount(env, account, lock, accounts.d1_factory))  # type: ignore[arg-type]
 
 
-def served_fields(settings: "Settings") -> dict[str, str]:
+def served_fields(settings: Settings) -> dict[str, str]:
     """What owner.json says about the folder's own data at the owner's address."""
     return {"account_id": LOCAL_ACCOUNT, "database_id": database_id_for(settings.database_name),
             "database_name": settings.database_name, "index_name": settings.index_name}
@@ -290,21 +288,19 @@ def announce(route: Route) -> None:
         log.info(route.notice())
 
 
-def rest_client(route: Route) -> Any:
-    """A Cloudflare REST client of the owner's account `local` (memory_sim/cloudflare/client.py)."""
-    from memory_sim.cloudflare.client import CloudflareClient
+def settings_through(route: Route, settings: Settings) -> Settings:
+    """`settings` moved onto the owner's API: the Cloudflare backend at its address, as its account `local`, with
+    the database it has open when the settings name that one."""
+    same_database = settings.database_name == route.owner.database_name
+    return settings.replace(backend="cloudflare", account_id=route.account_id, api_token=route.token,
+                            base_url=route.address, database_id=route.owner.database_id if same_database else None)
 
-    return CloudflareClient(route.account_id, route.token, route.address)
 
-
-def open_through(route: Route, settings: "Settings", embedder: "Embedder | None" = None) -> "Env":
+def open_through(route: Route, settings: Settings, embedder: Embedder | None = None) -> Env:
     """The Cloudflare-API Env over the owner's account: the same Vectorize index and D1 database the owner has
     open, embeddings by the owner's model through its `/ai/run` (no model loads here)."""
     from memory_sim.builder import build_cloudflare_env
 
-    same_database = settings.database_name == route.owner.database_name
-    remote = settings.replace(backend="cloudflare", account_id=route.account_id, api_token=route.token,
-                              base_url=route.address, database_id=route.owner.database_id if same_database else None)
-    env = build_cloudflare_env(remote, embedder=embedder, client=rest_client(route), shared_cache=False)
+    env = build_cloudflare_env(settings_through(route, settings), embedder=embedder, shared_cache=False)
     announce(route)
     return env

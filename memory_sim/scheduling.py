@@ -13,9 +13,11 @@ import logging
 import signal
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from datetime import UTC
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from memory_sim.memory import store
 from memory_sim.memory.models import JobReport
@@ -27,6 +29,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 HOUR_S = 3600.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +39,7 @@ class JobSpec:
     run: Callable[[float], JobReport]
 
 
-def memory_jobs(system: "MemorySystem") -> list[JobSpec]:
+def memory_jobs(system: MemorySystem) -> list[JobSpec]:
     return [
         JobSpec("retry_pending", HOUR_S, system.retry_pending),
         JobSpec("decay_and_prune", 24 * HOUR_S, system.decay_and_prune),
@@ -48,7 +51,7 @@ def period_of(now: float, every_s: float) -> int:
     return int(now // every_s)
 
 
-def run_if_due(system: "MemorySystem", job: JobSpec, now: float) -> JobReport | None:
+def run_if_due(system: MemorySystem, job: JobSpec, now: float) -> JobReport | None:
     """Runs `job` unless D1 says it already ran for this period. A crash between the run and the record
     only means one harmless re-run: every job is idempotent."""
     period = period_of(now, job.every_s)
@@ -63,7 +66,7 @@ def run_if_due(system: "MemorySystem", job: JobSpec, now: float) -> JobReport | 
 class SimScheduler:
     """Call `tick(now)` each sim hour; runs the jobs whose period has come, in a fixed order."""
 
-    def __init__(self, system: "MemorySystem", jobs: list[JobSpec] | None = None) -> None:
+    def __init__(self, system: MemorySystem, jobs: list[JobSpec] | None = None) -> None:
         self.system = system
         self.jobs = jobs if jobs is not None else memory_jobs(system)
 
@@ -83,7 +86,7 @@ class WorldClock:
         return self.origin + (self.wall() - self.started) * self.scale
 
 
-def build_service(system: "MemorySystem", scale: float = 1.0, lock: threading.Lock | None = None) -> Any:
+def build_service(system: MemorySystem, scale: float = 1.0, lock: threading.Lock | None = None) -> Any:
     """An APScheduler 3 BackgroundScheduler running the memory jobs on the wall clock.
 
     One worker thread, `max_instances=1` and `coalesce=True`: jobs never overlap and missed runs collapse into
@@ -92,6 +95,9 @@ def build_service(system: "MemorySystem", scale: float = 1.0, lock: threading.Lo
     from apscheduler.executors.pool import ThreadPoolExecutor
     from apscheduler.schedulers.background import BackgroundScheduler
 
+    quiet = logging.getLogger("apscheduler")
+    if quiet.level == logging.NOTSET:  # its INFO is a line per job run, every second at speed; a level set stays
+        quiet.setLevel(logging.WARNING)
     scheduler = BackgroundScheduler(executors={"default": ThreadPoolExecutor(max_workers=1)})
     guard = lock or threading.Lock()
     for job in memory_jobs(system):
@@ -101,6 +107,7 @@ def build_service(system: "MemorySystem", scale: float = 1.0, lock: threading.Lo
             seconds=max(1.0, job.every_s / scale),
             args=(system, job, guard),
             id=job.name,
+            name=job.name,  # what APScheduler's own messages call it (else the function's name)
             max_instances=1,
             coalesce=True,
             misfire_grace_time=None,
@@ -109,36 +116,47 @@ def build_service(system: "MemorySystem", scale: float = 1.0, lock: threading.Lo
     return scheduler
 
 
-def _guarded(system: "MemorySystem", job: JobSpec, guard: threading.Lock) -> None:
+def _guarded(system: MemorySystem, job: JobSpec, guard: threading.Lock) -> None:
     with guard:
         report = run_if_due(system, job, system.clock())
-    if report is not None:
-        log.info("%s: %s", job.name, report)
+    if report is None:
+        return
+    log.debug("%s: %s", job.name, report)
+    if job.name == "decay_and_prune":  # once a world day: one line says how the memory stands
+        log.info(day_summary(system))
 
 
-def start_service(system: "MemorySystem", scale: float = 1.0) -> Any:
-    from datetime import datetime, timezone
+def day_summary(system: MemorySystem) -> str:
+    """One line: the world's day and hour, memories in D1, how many are indexed, and how many wait for it."""
+    from memory_sim.memory.models import WorldTime
+
+    db, when = system.env.DB, WorldTime.from_seconds(system.clock())
+    indexed = store.count_memories(db, "index_state = 'indexed'")
+    return (f"day {when.day} hour {when.hour}: {store.count_memories(db)} memories, {indexed} indexed, "
+            f"{store.outbox_size(db)} pending")
+
+
+def start_service(system: MemorySystem, scale: float = 1.0) -> Any:
+    from datetime import datetime
 
     scheduler = build_service(system, scale)
     scheduler.start()
     for job in scheduler.get_jobs():
-        job.modify(next_run_time=datetime.now(timezone.utc))
+        job.modify(next_run_time=datetime.now(UTC))
     return scheduler
 
 
-def backup_soon(scheduler: Any, system: "MemorySystem", dest: Any) -> "Future[Any]":
-    """Queues `backup.backup(system.env, dest)` on a running service's one worker: it runs between two jobs,
-    never during one, so no write is in flight while the folder is copied. The future gives the manifest."""
+def run_soon(scheduler: Any, work: Callable[[], T]) -> Future[T]:
+    """Queues `work()` on a running service's one worker: it runs between two jobs, never during one, so no job's
+    write is in flight meanwhile (`backup.backup_soon`). The future gives its result."""
     from concurrent.futures import Future
 
-    from memory_sim.backup import backup
-
-    done: Future[Any] = Future()
+    done: Future[T] = Future()
 
     def run() -> None:
         if done.set_running_or_notify_cancel():
             try:
-                done.set_result(backup(system.env, dest))
+                done.set_result(work())
             except BaseException as exc:  # handed to whoever waits on the future
                 done.set_exception(exc)
 

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import os
 import tomllib
+from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal, Mapping, NamedTuple
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
 from urllib.parse import urlparse
 
 from pydantic import Field, ValidationError, field_validator
@@ -57,6 +59,8 @@ class Settings(BaseSettings):
     database_name: str = Field("memory", validation_alias="MEMORY_SIM_DATABASE", min_length=1, max_length=64)
     embed_model: str = Field("default", validation_alias="MEMORY_SIM_MODEL", min_length=1)
     embed_runtime: EmbedRuntime = Field("onnx", description="local models: onnxruntime, torch as the fallback")
+    embed_threads: int = Field(1, ge=0, le=1024, description="threads one local embedding uses, on onnxruntime "
+                               "and torch alike (0: the runtime's own default, one per core)")
     d1_engine: D1Engine = "duckdb"
     vector_backend: VectorBackend = "chroma"
     chroma_url: str | None = Field(None, description="a Chroma server, e.g. http://127.0.0.1:8000")
@@ -70,7 +74,9 @@ class Settings(BaseSettings):
     server_tokens: str | None = Field(None, validation_alias="MEMORY_SIM_API_TOKEN", repr=False)
     # A local Env that owns its folder serves it to other processes on loopback (memory_sim/owner.py)
     serve_owner: bool = Field(True, description="a program's local Env serves its folder to other processes")
-    owner_port: int | None = Field(None, ge=1, le=65535, description="the owner's loopback port (default: any free one)")
+    owner_port: int | None = Field(
+        None, ge=1, le=65535, description="the owner's loopback port (default: any free one)"
+    )
 
     @field_validator("embed_model")
     @classmethod
@@ -110,7 +116,7 @@ class Settings(BaseSettings):
         return (init_settings, env, _MappingSource(settings_cls, call.file_values, by_env_name=False))
 
     @classmethod
-    def load(cls, *, environ: Mapping[str, str] | None = None, **flags: Any) -> "Settings":
+    def load(cls, *, environ: Mapping[str, str] | None = None, **flags: Any) -> Settings:
         """Flags (None means "not given") over the environment over `memory_sim.toml` over the defaults."""
         given = {k: v for k, v in flags.items() if v is not None}
         env = os.environ if environ is None else environ
@@ -118,7 +124,7 @@ class Settings(BaseSettings):
         file_values, file_path = read_config_file(data_dir)
         return _validated(given, environ, file_values, file_path)
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         """A copy with `changes` applied and validated (the sources are not read again)."""
         values = self.model_dump()
         values.update({k: v for k, v in changes.items() if v is not None})
@@ -151,11 +157,12 @@ def read_config_file(data_dir: Path) -> tuple[dict[str, Any], Path | None]:
 
 class _Sources(NamedTuple):
     environ: Mapping[str, str] | None  # None: the process environment, read by pydantic-settings itself
-    file_values: dict[str, Any]
+    file_values: Mapping[str, Any]
 
 
+_NO_CALL = _Sources(None, MappingProxyType({}))  # immutable: shared by every context that has no call
 # What `Settings.load` passes to `settings_customise_sources` for one call (per thread and task).
-_CALL: ContextVar[_Sources] = ContextVar("memory_sim_settings_sources", default=_Sources(None, {}))
+_CALL: ContextVar[_Sources] = ContextVar("memory_sim_settings_sources", default=_NO_CALL)
 
 
 class _MappingSource(PydanticBaseSettingsSource):
@@ -196,7 +203,9 @@ def _validated(flags: dict[str, Any], environ: Mapping[str, str] | None, file_va
         _CALL.reset(token)
 
 
-def _one_line(exc: ValidationError, flags: Mapping[str, Any], environ: Mapping[str, str], file_path: Path | None) -> str:
+def _one_line(
+    exc: ValidationError, flags: Mapping[str, Any], environ: Mapping[str, str], file_path: Path | None
+) -> str:
     error = exc.errors()[0]
     name = str(error["loc"][0]) if error["loc"] else "settings"
     name = next((field for field, info in Settings.model_fields.items() if info.validation_alias == name), name)

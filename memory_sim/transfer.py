@@ -13,13 +13,14 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 from memory_sim.bindings import limits
 from memory_sim.bindings.d1 import D1Database
-from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex, Vector
+from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeIndex
 
 GET_CHUNK = limits.VECTORIZE_MAX_BATCH_BINDING  # get_by_ids per call, within every backend's limit
 ROWS_PER_REQUEST = 200
@@ -58,10 +59,16 @@ def paging_order(db: D1Database, table: str) -> str:
     return ", ".join(f'"{c["name"]}"' for c in key)
 
 
-def rows_of(db: D1Database, table: str, *, offset: int = 0, page: int = ROWS_PER_REQUEST) -> Iterator[tuple[list[str], list[list[Any]]]]:
+def rows_of(
+    db: D1Database, table: str, *, offset: int = 0, page: int = ROWS_PER_REQUEST
+) -> Iterator[tuple[list[str], list[list[Any]]]]:
     order = paging_order(db, table)
     while True:
-        rows = db.prepare(f'SELECT * FROM "{table}" ORDER BY {order} LIMIT ? OFFSET ?').bind(page, offset).raw(column_names=True)
+        rows = (
+            db.prepare(f'SELECT * FROM "{table}" ORDER BY {order} LIMIT ? OFFSET ?')
+            .bind(page, offset)
+            .raw(column_names=True)
+        )
         if len(rows) <= 1:
             return
         yield rows[0], rows[1:]
@@ -132,7 +139,7 @@ class Progress:
     tables_done: list[str] = field(default_factory=list)
 
     @staticmethod
-    def load(path: str | Path) -> "Progress":
+    def load(path: str | Path) -> Progress:
         path = Path(path)
         if not path.exists():
             return Progress(path)

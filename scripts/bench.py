@@ -1,4 +1,5 @@
-"""Every benchmark side by side in one run: a thin wrapper of `memory-sim bench [--quick] [--json]`.
+"""Every benchmark side by side in one run: a thin wrapper of `memory-sim bench [--quick] [--json]` that writes
+into the repository's benchmarks/ folder unless --out is given.
 
     .venv/bin/python scripts/bench.py --quick          # 10k vectors, about 1-2 minutes
     .venv/bin/python scripts/bench.py                  # 10k, 100k and 300k vectors
@@ -12,9 +13,11 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from memory_sim.cli import main  # noqa: E402
 
 if __name__ == "__main__":
-    raise SystemExit(main(["bench", *sys.argv[1:]]))
+    given = any(arg == "--out" or arg.startswith("--out=") for arg in sys.argv[1:])
+    raise SystemExit(main(["bench", *([] if given else ["--out", str(ROOT / "benchmarks")]), *sys.argv[1:]]))

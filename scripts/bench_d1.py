@@ -1,7 +1,12 @@
-"""D1 stand-in benchmarks (issue 3): our DuckDB D1 against raw DuckDB running the already-translated SQL.
+"""D1 stand-in benchmarks (issue 3): our DuckDB D1 against raw DuckDB running the already-translated SQL, and
+how D1 builds its result rows.
 
     .venv/bin/python scripts/bench_d1.py [--quick]
 
+Overhead, batch inserts and the day-ordered read are measured by memory_sim/bench/d1.py (also `memory-sim bench`'s
+d1 section). Row building: the whole `.all()` call of `SELECT` over 5 columns returning 1, 20, 100, 1,000 and 10,000
+rows through the binding on DuckDB, with rows built by an eval-generated dict-display lambda per column set
+against plain `dict(zip(columns, row))`, alternately in one run.
 Writes benchmarks/d1.json and benchmarks/d1.md. Figures are for this machine (see "machine" in the JSON).
 """
 
@@ -12,108 +17,95 @@ import json
 import os
 import platform
 import statistics
+import sys
 import time
+from functools import lru_cache
+from itertools import starmap
 from pathlib import Path
 from typing import Any, Callable
 
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
-from memory_sim.local.sqlite_dialect import translate
-from memory_sim.local.sqlite_values import param_class
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-TABLE = (
-    "CREATE TABLE short_term_memories (id TEXT PRIMARY KEY, npc_id TEXT NOT NULL, content TEXT, importance REAL,"
-    " day INTEGER, hour INTEGER, type TEXT, about TEXT, created_at TEXT DEFAULT CURRENT_TIMESTAMP)"
-)
-INSERT = "INSERT INTO short_term_memories (id, npc_id, content, importance, day, hour, type) VALUES (?, ?, ?, ?, ?, ?, ?)"
-READ = "SELECT id, content, importance, day, hour FROM short_term_memories WHERE npc_id = ? ORDER BY day, hour"
-STATEMENTS = [
-    ("SELECT count(*) FROM short_term_memories WHERE npc_id = ?", ("npc3",)),
-    ("SELECT id, content FROM short_term_memories WHERE id = ?", ("m42",)),
-    ("SELECT npc_id, count(*), max(importance) FROM short_term_memories WHERE day < ? GROUP BY npc_id", (3,)),
-    ("SELECT id FROM short_term_memories WHERE content LIKE ? ORDER BY day LIMIT 5", ("%FENCE 4%",)),
-    ("UPDATE short_term_memories SET importance = importance WHERE id = ?", ("m7",)),
-    ("INSERT OR IGNORE INTO short_term_memories (id, npc_id, content, day) VALUES (?, ?, ?, ?)", ("m1", "x", "y", 1)),
-]
+from memory_sim.bench.d1 import STATEMENTS, batch_insert, day_ordered_read, filled, overhead  # noqa: E402
+from memory_sim.local.d1 import core as d1_core  # noqa: E402
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase  # noqa: E402
+
+ROW_SIZES = (1, 20, 100, 1_000, 10_000)
+ROW_TABLE = "CREATE TABLE t (a INTEGER, b TEXT, c DOUBLE, d BIGINT, e TEXT)"
+ROW_READ = "SELECT a, b, c, d, e FROM t WHERE a < ?"
 
 
-def rows(n: int, npcs: int) -> list[tuple[Any, ...]]:
-    return [(f"m{i}", f"npc{i % npcs}", f"memory about the fence {i}", (i % 100) / 100, i // 50, i % 24, "obs") for i in range(n)]
+@lru_cache(maxsize=256)
+def eval_row_maker(columns: tuple[str, ...]) -> Callable[..., dict[str, Any]]:
+    """The binding's former maker: a lambda with a dict display, generated with eval per column set."""
+    args = ", ".join(f"a{i}" for i in range(len(columns)))
+    body = ", ".join(f"{name!r}: a{i}" for i, name in enumerate(columns))
+    return eval(f"lambda {args}: {{{body}}}")  # noqa: S307 - built only from repr()'d names
 
 
-def best(fn: Callable[[], object], repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        started = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - started)
-    return min(times)
+def eval_rows(outcome: d1_core.Outcome) -> list[dict[str, Any]]:
+    if not outcome.plain:
+        return [{c: d1_core.shape_value(v) for c, v in zip(outcome.columns, row)} for row in outcome.rows]
+    make = eval_row_maker(tuple(outcome.columns))
+    rows = list(starmap(make, outcome.rows))
+    if outcome.tail:
+        rows.extend(map(make, *outcome.tail))
+    return rows
 
 
-def paired(ours: Callable[[], object], raw: Callable[[], object], repeat: int) -> tuple[float, float]:
-    """Best times of two functions measured alternately, so a load spike on this shared machine hits both."""
-    a: list[float] = []
-    b: list[float] = []
-    for _ in range(repeat):
-        a.append(best(ours, 1))
-        b.append(best(raw, 1))
-    return min(a), min(b)
+def zip_rows(outcome: d1_core.Outcome) -> list[dict[str, Any]]:
+    if not outcome.plain:
+        return [{c: d1_core.shape_value(v) for c, v in zip(outcome.columns, row)} for row in outcome.rows]
+    columns = outcome.columns
+    rows = [dict(zip(columns, row)) for row in outcome.rows]
+    if outcome.tail:
+        rows.extend(dict(zip(columns, row)) for row in zip(*outcome.tail))
+    return rows
 
 
-def filled(n: int, npcs: int) -> DuckDBDatabase:
+ROW_BUILDERS = {"eval-built maker": eval_rows, "dict(zip(columns, row))": zip_rows}
+
+
+def per_call_ms(call: Callable[[], object], calls: int) -> float:
+    started = time.perf_counter()
+    for _ in range(calls):
+        call()
+    return (time.perf_counter() - started) * 1000.0 / calls
+
+
+def row_building(seconds: float) -> list[dict[str, Any]]:
+    """Whole `.all()` time per builder and size, call by call in pairs (ABBA order, so load drift hits both
+    alike) for about `seconds` per size: medians of each, and the median of the paired ratios. Also the row
+    building alone, on one engine result."""
     db = DuckDBDatabase()
-    db.prepare(TABLE).run()
-    statement = db.prepare(INSERT)
-    data = rows(n, npcs)
-    for start in range(0, n, 5000):
-        db.batch([statement.bind(*r) for r in data[start : start + 5000]])
-    return db
-
-
-def raw_sql(db: DuckDBDatabase, sql: str, params: tuple[Any, ...]) -> tuple[str, list[Any]]:
-    """The DuckDB SQL the engine runs for `sql` bound to `params`, and the values it binds."""
-    engine = db._engine  # type: ignore[attr-defined]
-    translation = translate(sql, engine._schema, tuple(param_class(v) for v in params))
-    return translation.sql, [engine._extra(name, translation, params) for name in translation.extras]
-
-
-def overhead(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
-    raw = db._engine._conn  # type: ignore[attr-defined]
-    ours = raws = 0.0
-    for sql, params in STATEMENTS:
-        translated, values = raw_sql(db, sql, params)
-        mine, theirs = paired(
-            lambda: db.prepare(sql).bind(*params).all(), lambda: raw.execute(translated, values).fetchall(), repeat
-        )
-        ours, raws = ours + mine, raws + theirs
-    n = len(STATEMENTS)
-    return {"d1_ms_per_statement": ours / n * 1000, "raw_ms_per_statement": raws / n * 1000, "ratio": ours / raws}
-
-
-def batch_insert(n: int, repeat: int = 3) -> dict[str, float]:
-    """Best of `repeat` runs, each into a fresh database; binding is timed too (it is part of the caller's cost)."""
-    out: dict[str, float] = {}
-    data = rows(n, 10)
-    for name, cls in (("duckdb", DuckDBDatabase), ("sqlite", SqliteDatabase)):
-        seconds = []
-        for _ in range(repeat):
-            db = cls()
-            db.prepare(TABLE).run()
-            statement = db.prepare(INSERT)
-            started = time.perf_counter()
-            db.batch([statement.bind(*r) for r in data])
-            seconds.append(time.perf_counter() - started)
-            db.close()
-        out[f"{name}_rows_per_s"] = n / min(seconds)
+    db.prepare(ROW_TABLE).run()
+    insert = db.prepare("INSERT INTO t VALUES (?, ?, ?, ?, ?)")
+    db.batch([insert.bind(i, f"memory text {i}", i / 7, i * 1000, "opinion") for i in range(max(ROW_SIZES))])
+    shipped = d1_core._dict_rows  # what the binding uses now; restored below
+    names = list(ROW_BUILDERS)
+    out = []
+    try:
+        for n in ROW_SIZES:
+            statement = db.prepare(ROW_READ).bind(n)
+            assert len(statement.all().results) == n
+            pairs = max(30, int(seconds / 2 / (per_call_ms(statement.all, 5) / 1000.0)))
+            times: dict[str, list[float]] = {name: [] for name in names}
+            for pair in range(pairs):
+                for name in (names if pair % 2 == 0 else names[::-1]):
+                    d1_core._dict_rows = ROW_BUILDERS[name]  # type: ignore[assignment]
+                    times[name].append(per_call_ms(statement.all, 1))
+            outcome, _ = db._execute(statement)  # one engine result, built into rows by each builder alone
+            alone = {name: min(per_call_ms(lambda b=ROW_BUILDERS[name]: b(outcome), 20) for _ in range(5)) for name in names}
+            evaluated, zipped = (statistics.median(times[name]) for name in names)
+            ratio = statistics.median(z / e for e, z in zip(*(times[name] for name in names)))
+            out.append({"rows": n, "pairs": pairs, "eval_maker_ms": round(evaluated, 4), "dict_zip_ms": round(zipped, 4),
+                        "gain_of_eval_maker": round(ratio - 1.0, 3), "building_alone_eval_ms": round(alone[names[0]], 4),
+                        "building_alone_zip_ms": round(alone[names[1]], 4)})
+    finally:
+        d1_core._dict_rows = shipped  # type: ignore[assignment]
+        db.close()
     return out
-
-
-def day_ordered_read(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
-    raw = db._engine._conn  # type: ignore[attr-defined]
-    translated, values = raw_sql(db, READ, ("npc3",))
-    ours, raws = paired(lambda: db.prepare(READ).bind("npc3").all(), lambda: raw.execute(translated, values).fetchall(), repeat)
-    count = len(db.prepare(READ).bind("npc3").all().results)
-    return {"rows": count, "d1_ms": ours * 1000, "raw_ms": raws * 1000, "ratio": ours / raws}
 
 
 def main() -> None:
@@ -134,14 +126,21 @@ def main() -> None:
         "overhead": overhead(db, repeat),
         "batch_insert": {"rows": batch_rows, **batch_insert(batch_rows)},
         "day_ordered_read": day_ordered_read(db, repeat),
+        "row_building": row_building(1.0 if args.quick else 4.0),
     }
     db.close()
-    out = Path(__file__).resolve().parent.parent / "benchmarks"
+    out = ROOT / "benchmarks"
     out.mkdir(exist_ok=True)
     (out / "d1.json").write_text(json.dumps(result, indent=2) + "\n")
+    (out / "d1.md").write_text(markdown(result, repeat))
+    print(markdown(result, repeat))
+
+
+def markdown(result: dict[str, Any], repeat: int) -> str:
     o, b, r = result["overhead"], result["batch_insert"], result["day_ordered_read"]
     md = [
-        f"# D1 stand-in benchmark ({os.cpu_count()} CPUs, {'quick' if args.quick else 'full'} run, {table_rows:,}-row memory table)",
+        f"# D1 stand-in benchmark ({os.cpu_count()} CPUs, {'quick' if result['quick'] else 'full'} run, "
+        f"{result['table_rows']:,}-row memory table)",
         "",
         "| measure | D1 on DuckDB | raw DuckDB / sqlite3 | ratio | goal |",
         "|---|---|---|---|---|",
@@ -152,9 +151,15 @@ def main() -> None:
         f"Shared machine ({os.cpu_count()} CPUs, 1-minute load {result['machine']['load_average_1min']:.1f}): D1 and raw"
         f" DuckDB are timed alternately, best of {repeat}; batch() is the best of 3 runs, binding included.",
         "",
+        "Row building: the whole `.all()` call (5 columns, DuckDB), p50 of single calls taken in pairs (ABBA order);",
+        "gain = median of the paired time ratios; in brackets the building of the rows alone from one engine result:",
+        "",
+        "| rows | eval-built maker ms | dict(zip(columns, row)) ms | gain of the eval-built maker |",
+        "|---|---|---|---|",
     ]
-    (out / "d1.md").write_text("\n".join(md))
-    print("\n".join(md))
+    md += [f"| {x['rows']:,} | {x['eval_maker_ms']} ({x['building_alone_eval_ms']}) | {x['dict_zip_ms']} "
+           f"({x['building_alone_zip_ms']}) | {x['gain_of_eval_maker']:+.1%} |" for x in result["row_building"]]
+    return "\n".join(md + [""])
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """Hybrid recall for one NPC with many memories: 1k, 10k, 30k on the sqlite3 and DuckDB D1 engines, with the
-fast stand-ins (MemoryAccount index, HashingEmbedder; the query embedding is cached). Side by side in one run:
+fast stand-ins (OracleAccount index, HashingEmbedder; the query embedding is cached). Side by side in one run:
 the uncached path (every recall reads all the NPC's rows from D1 and rebuilds BM25) against the MemorySystem's
 per-NPC cache (memory/recall_cache.py), and the split of the uncached path. Writes
 benchmarks/memory_scale.{json,md}.
@@ -55,9 +55,9 @@ def make_system(engine: str, clock: Callable[[], float]) -> Any:
     from memory_sim.memory.system import MemorySystem
 
     if engine == "sqlite":
-        from memory_sim.local.d1_sqlite import SqliteDatabase as Db
+        from memory_sim.local.d1.sqlite_engine import SqliteDatabase as Db
     else:
-        from memory_sim.local.d1_duckdb import DuckDBDatabase as Db  # type: ignore[assignment]
+        from memory_sim.local.d1.duckdb_engine import DuckDBDatabase as Db  # type: ignore[assignment]
     env = Env.in_memory(clock, HashingEmbedder(64), max_vectors=200_000, db=Db())
     return MemorySystem(env, clock=clock)
 
@@ -150,7 +150,7 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "# Hybrid recall for one NPC with many memories",
         "",
         f"{meta['machine']}; load average at start {meta['load']}; {meta['queries']} queries per row, query "
-        "embedding cached; MemoryAccount index + HashingEmbedder(64); ~90 % of the memories indexed.",
+        "embedding cached; OracleAccount index + HashingEmbedder(64); ~90 % of the memories indexed.",
         "",
         "| engine | memories | uncached p50, ms | cached p50, ms | speedup | cached minus vector query, ms |"
         " first recall (builds the view), ms | after one write, ms |"

@@ -40,7 +40,7 @@ def over_server(seconds: float, folder: Path) -> dict[str, object]:
     from load import run_load, server_clients
 
     from memory_sim.memory import store
-    from memory_sim.server.testing import ServerForTests
+    from memory_sim.testing import ServerForTests
 
     with ServerForTests(folder, d1_engine="duckdb") as server:
         systems, db = server_clients(server, server.fresh_account_id())

@@ -8,7 +8,8 @@ the model's window are truncated. Backends: local sentence-transformers models, 
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import numpy as np
 

@@ -2,20 +2,26 @@
 
 `db.prepare(sql).bind(*values)` gives a statement; `.first()`, `.all()`, `.run()`, `.raw()` run it;
 `db.batch([...])` runs statements in one transaction; `db.exec(sql)` runs newline-separated statements.
-Results carry D1's shape: `success`, `results` (rows as dicts), `meta`. Backends: sqlite3 (the engine D1
-itself runs, and the reference) and DuckDB with a SQLite dialect layer; later Cloudflare's REST API.
+Results carry D1's shape: `success`, `results` (rows as dicts), `meta`. Every backend binds values by
+`check_value`; SQL text is read with `d1_sql` (statement boundaries, `?NNN` placeholders). Backends: sqlite3 (the
+engine D1 itself runs, and the reference), DuckDB with a SQLite dialect layer, Cloudflare's REST API.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol, Sequence, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
-from memory_sim.errors import D1ColumnNotFound
+from memory_sim.bindings import limits
+from memory_sim.errors import D1ColumnNotFound, D1Error, D1TypeError
 
 # What D1 accepts as a bound value; bytes come back as a list of ints, bools as 1/0.
 D1Value = None | int | float | str | bool | bytes
 Row = dict[str, Any]
+_INT64 = 2**63
+_DATABASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
 @dataclass(slots=True)
@@ -63,9 +69,37 @@ def first_of(rows: list[Row], column: str | None = None) -> Any:
     return rows[0][column]
 
 
+def check_value(value: object) -> D1Value:
+    """D1's bind-time type rules, checked by every backend's `bind` before anything runs; booleans become 1/0
+    (as D1 stores them), bytes-like values bytes."""
+    if isinstance(value, bool):
+        return int(value)
+    if value is None or isinstance(value, (bool, str, float)):
+        if isinstance(value, str) and len(value.encode()) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
+            raise D1Error("string or blob too big: SQLITE_TOOBIG")
+        return value
+    if isinstance(value, int):
+        if not -_INT64 <= value < _INT64:
+            raise D1TypeError(f"Type 'bigint' not supported for value '{value}'")
+        return value
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        blob = bytes(value)
+        if len(blob) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
+            raise D1Error("string or blob too big: SQLITE_TOOBIG")
+        return blob
+    raise D1TypeError(f"Type '{type(value).__name__}' not supported for value '{value}'")
+
+
+def check_database_name(name: str) -> str:
+    """The database names this project takes, on every backend: a local database is a file named after it."""
+    if not _DATABASE_NAME.fullmatch(name):
+        raise D1Error(f"invalid database name {name!r}: letters, digits, '-' and '_' (at most 64)")
+    return name
+
+
 @runtime_checkable
 class D1PreparedStatement(Protocol):
-    def bind(self, *values: D1Value) -> "D1PreparedStatement": ...
+    def bind(self, *values: D1Value) -> D1PreparedStatement: ...
 
     def first(self, column: str | None = None) -> Any: ...
 

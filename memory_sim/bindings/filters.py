@@ -15,10 +15,12 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.bindings.vectorize import MetadataIndexType
 from memory_sim.errors import VectorizeInputError
 
@@ -30,7 +32,7 @@ SET_OPS = ("$in", "$nin")
 LOWER_OPS = ("$gt", "$gte")
 UPPER_OPS = ("$lt", "$lte")
 OPERATORS = EQUALITY_OPS + SET_OPS + LOWER_OPS + UPPER_OPS
-FILTER_ERROR_CODE = 40008  # this project's code; Cloudflare's is unpublished
+FILTER_ERROR_CODE = codes.FILTER  # this project's code; production's is not known
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +98,9 @@ def _check_combination(op_name: str, key: str, ops: list[str]) -> None:
     lower = [o for o in ops if o in LOWER_OPS]
     upper = [o for o in ops if o in UPPER_OPS]
     if len(ops) != 2 or len(lower) != 1 or len(upper) != 1:
-        raise _reject(op_name, f"'{key}' combines {', '.join(ops)}; only one of $gt/$gte with one of $lt/$lte may be combined")
+        raise _reject(
+            op_name, f"'{key}' combines {', '.join(ops)}; only one of $gt/$gte with one of $lt/$lte may be combined"
+        )
 
 
 def _condition(op_name: str, key: str, value: Any) -> Condition:
@@ -147,13 +151,29 @@ def index_value(value: Any, index_type: MetadataIndexType) -> IndexedValue | Non
     return None
 
 
-def indexed_values(metadata: Mapping[str, Any] | None, indexes: Mapping[str, MetadataIndexType]) -> dict[str, IndexedValue]:
+def indexed_values(
+    metadata: Mapping[str, Any] | None, indexes: Mapping[str, MetadataIndexType]
+) -> dict[str, IndexedValue]:
     """The values a record's metadata contributes to the given metadata indexes, at write time."""
     out: dict[str, IndexedValue] = {}
     for prop, kind in indexes.items():
-        value = index_value(metadata.get(prop) if "." not in prop and type(metadata) is dict else lookup(metadata, prop), kind)
+        value = index_value(
+            metadata.get(prop) if "." not in prop and type(metadata) is dict else lookup(metadata, prop), kind
+        )
         if value is not None:
             out[prop] = value
+    return out
+
+
+def indexed_as_written(indexed: Mapping[str, IndexedValue], metadata: Mapping[str, Any] | None) -> dict[str, Any]:
+    """What `returnMetadata: 'indexed'` answers: the indexed values, a number with the type it was written with
+    (the index holds float64, but a 2 written comes back as 2, not 2.0; strings stay cut to 64 bytes)."""
+    out: dict[str, Any] = dict(indexed)
+    for key, value in indexed.items():
+        if type(value) is float:
+            written = lookup(metadata, key)
+            if type(written) is int:
+                out[key] = written
     return out
 
 

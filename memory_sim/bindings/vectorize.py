@@ -7,8 +7,9 @@ implements both, and one contract suite runs against each. Wire shapes (camelCas
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 Metric = Literal["cosine", "euclidean", "dot-product"]
 MetadataIndexType = Literal["string", "number", "boolean"]
@@ -37,7 +38,7 @@ class Vector:
         return out
 
     @staticmethod
-    def from_json(obj: dict[str, Any]) -> "Vector":
+    def from_json(obj: dict[str, Any]) -> Vector:
         return Vector(obj["id"], obj["values"], obj.get("metadata"), obj.get("namespace"))
 
 

@@ -2,8 +2,8 @@
 (bindings/limits.py) and wording, so that backends only store and search and all of them behave alike.
 
 Every function raises `VectorizeInputError` ("<OP>_ERROR (code = N): <text>") before anything is changed.
-Codes: 40006 is the dimension mismatch seen in the wild; the other numbers are this project's own, since
-Cloudflare does not publish its table.
+The codes, production's and this project's own, are listed in vectorize_codes.py; query options are read as
+the binding sends them and the service takes them (vectorize_wire.py).
 """
 
 from __future__ import annotations
@@ -11,12 +11,15 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_codes as codes
+from memory_sim.bindings import vectorize_wire as wire
 from memory_sim.bindings.filters import Condition, parse_filter
 from memory_sim.bindings.vectorize import Metadata, MetadataIndexType, Metric, ReturnMetadata, Vector
 from memory_sim.errors import VectorizeInputError
@@ -25,20 +28,17 @@ METRICS: tuple[Metric, ...] = ("cosine", "euclidean", "dot-product")
 INDEX_TYPES: tuple[MetadataIndexType, ...] = ("string", "number", "boolean")
 INDEX_NAME = re.compile(r"^[a-z](?:[a-z0-9-]*[a-z0-9])?$")
 
-CODE_DIMENSIONS = 40006
-CODE_BAD_VECTOR = 40001
-CODE_BAD_ID = 40002
-CODE_BAD_METADATA = 40003
-CODE_BAD_NAMESPACE = 40004
-CODE_BATCH = 40005
-CODE_TOP_K = 40007
-CODE_UNINDEXED = 40009
-CODE_INDEX_CONFIG = 40010
-CODE_METADATA_INDEX = 40011
-CODE_FULL = 40012
-CODE_NOT_FOUND = 40013
-CODE_EXISTS = 40014
-CODE_LIST = 40015
+# The names other modules import; the numbers and their sources are in vectorize_codes.py.
+CODE_BAD_VECTOR = codes.BAD_VECTOR
+CODE_BAD_ID = codes.BAD_ID
+CODE_BAD_METADATA = codes.BAD_METADATA
+CODE_BAD_NAMESPACE = codes.BAD_NAMESPACE
+CODE_BATCH = codes.BATCH
+CODE_UNINDEXED = codes.UNINDEXED
+CODE_INDEX_CONFIG = codes.INDEX_CONFIG
+CODE_METADATA_INDEX = codes.METADATA_INDEX
+CODE_FULL = codes.FULL
+CODE_LIST = codes.LIST
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +74,11 @@ def _utf8_len(text: str) -> int:
 
 # --- indexes ------------------------------------------------------------------------------------------------
 def check_index_name(name: Any, op: str = "INDEX_GET") -> str:
-    if not isinstance(name, str) or not INDEX_NAME.fullmatch(name) or _utf8_len(name) > limits.VECTORIZE_MAX_INDEX_NAME_BYTES:
+    if (
+        not isinstance(name, str)
+        or not INDEX_NAME.fullmatch(name)
+        or _utf8_len(name) > limits.VECTORIZE_MAX_INDEX_NAME_BYTES
+    ):
         raise VectorizeInputError(
             op,
             f"invalid index name {name!r}: lowercase letters, digits and dashes, starting with a letter, "
@@ -87,9 +91,15 @@ def check_index_name(name: Any, op: str = "INDEX_GET") -> str:
 def check_index_config(name: Any, dimensions: Any, metric: Any, description: Any) -> tuple[str, int, Metric, str]:
     op = "INDEX_CREATE"
     check_index_name(name, op)
-    if isinstance(dimensions, bool) or not isinstance(dimensions, int) or not 1 <= dimensions <= limits.VECTORIZE_MAX_DIMENSIONS:
+    if (
+        isinstance(dimensions, bool)
+        or not isinstance(dimensions, int)
+        or not 1 <= dimensions <= limits.VECTORIZE_MAX_DIMENSIONS
+    ):
         raise VectorizeInputError(
-            op, f"dimensions must be an integer from 1 to {limits.VECTORIZE_MAX_DIMENSIONS}, got {dimensions!r}", CODE_INDEX_CONFIG
+            op,
+            f"dimensions must be an integer from 1 to {limits.VECTORIZE_MAX_DIMENSIONS}, got {dimensions!r}",
+            CODE_INDEX_CONFIG,
         )
     if metric not in METRICS:
         raise VectorizeInputError(op, f"metric must be one of {', '.join(METRICS)}, got {metric!r}", CODE_INDEX_CONFIG)
@@ -99,23 +109,24 @@ def check_index_config(name: Any, dimensions: Any, metric: Any, description: Any
 
 
 def index_not_found(name: str, op: str = "INDEX_GET") -> VectorizeInputError:
-    error = VectorizeInputError(op, f"vectorize.index.not_found: index '{name}' does not exist", CODE_NOT_FOUND)
-    error.status = 404
-    return error
+    return VectorizeInputError(op, f'vectorize.index.not_found - Index name "{name}"', codes.INDEX_NOT_FOUND, 404)
 
 
 def index_exists(name: str) -> VectorizeInputError:
-    error = VectorizeInputError("INDEX_CREATE", f"vectorize.index.duplicate_name: index '{name}' already exists", CODE_EXISTS)
-    error.status = 409
-    return error
+    return VectorizeInputError(
+        "INDEX_CREATE", f'vectorize.index.duplicate_name - Index name "{name}"', codes.INDEX_DUPLICATE, 409
+    )
 
 
 # --- vectors ------------------------------------------------------------------------------------------------
 def check_id(value: Any, op: str) -> str:
     if not isinstance(value, str) or not value:
         raise VectorizeInputError(op, f"vector id must be a non-empty string, got {value!r}", CODE_BAD_ID)
-    if _utf8_len(value) > limits.VECTORIZE_MAX_ID_BYTES:
-        raise VectorizeInputError(op, f"vector id '{value[:20]}...' is longer than {limits.VECTORIZE_MAX_ID_BYTES} bytes", CODE_BAD_ID)
+    size = _utf8_len(value)
+    if size > limits.VECTORIZE_MAX_ID_BYTES:
+        raise VectorizeInputError(
+            op, f"id too long; max is {limits.VECTORIZE_MAX_ID_BYTES} bytes, got {size} bytes", codes.ID_TOO_LONG
+        )
     return value
 
 
@@ -134,7 +145,9 @@ def _holds_booleans(values: Any) -> bool:
     return bool in set(map(type, values))
 
 
-def check_values(values: Any, dimensions: int, op: str) -> np.ndarray:
+def check_values(values: Any, dimensions: int, op: str, vector_id: str | None = None) -> np.ndarray:
+    """A query vector (`vector_id` None) or a written one's values, as float32; the wrong length is production's
+    40006 for a query and 40012 for a write, in production's words."""
     if isinstance(values, (str, bytes)):
         raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR)
     try:
@@ -144,7 +157,10 @@ def check_values(values: Any, dimensions: int, op: str) -> np.ndarray:
     if array.ndim != 1 or _holds_booleans(values):
         raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR)
     if array.shape[0] != dimensions:
-        raise VectorizeInputError(op, f"expected {dimensions} dimensions, got {array.shape[0]}", CODE_DIMENSIONS)
+        got = f"expected {dimensions} dimensions, and got {array.shape[0]} dimensions"
+        if vector_id is None:
+            raise VectorizeInputError(op, f"invalid query vector, {got}", codes.QUERY_DIMENSIONS)
+        raise VectorizeInputError(op, f'invalid vector for id="{vector_id}", {got}', codes.WRITE_DIMENSIONS)
     single = array.astype(np.float32)  # stored as float32, as Vectorize stores them
     if not np.isfinite(single).all():
         raise VectorizeInputError(op, "vector values must be finite float32 numbers", CODE_BAD_VECTOR)
@@ -163,14 +179,18 @@ def _check_metadata_value(op: str, key: str, value: Any, depth: int) -> None:
         _check_metadata_keys(op, value, depth + 1)
         return
     raise VectorizeInputError(
-        op, f"metadata '{key}': values are strings, numbers, booleans, string arrays or one nested object", CODE_BAD_METADATA
+        op,
+        f"metadata '{key}': values are strings, numbers, booleans, string arrays or one nested object",
+        CODE_BAD_METADATA,
     )
 
 
 def _check_metadata_keys(op: str, metadata: Mapping[str, Any], depth: int = 0) -> None:
     for key, value in metadata.items():
         if not isinstance(key, str) or not key or key.startswith("$") or "." in key or '"' in key:
-            raise VectorizeInputError(op, f"invalid metadata key {key!r}: non-empty, no '.', no '\"', no leading '$'", CODE_BAD_METADATA)
+            raise VectorizeInputError(
+                op, f"invalid metadata key {key!r}: non-empty, no '.', no '\"', no leading '$'", CODE_BAD_METADATA
+            )
         _check_metadata_value(op, key, value, depth)
 
 
@@ -189,7 +209,9 @@ def _metadata_and_json(metadata: Any, op: str) -> tuple[Metadata | None, str | N
     size = len(compact) if compact.isascii() else _utf8_len(compact)
     if size > limits.VECTORIZE_MAX_METADATA_BYTES:
         raise VectorizeInputError(
-            op, f"metadata too large: {size} bytes > {limits.VECTORIZE_MAX_METADATA_BYTES} bytes per vector", CODE_BAD_METADATA
+            op,
+            f"metadata too large: {size} bytes > {limits.VECTORIZE_MAX_METADATA_BYTES} bytes per vector",
+            CODE_BAD_METADATA,
         )
     return json.loads(compact), compact  # the private copy, from the one serialisation the size check needed
 
@@ -199,12 +221,16 @@ def check_namespace(namespace: Any, op: str) -> str | None:
         return None
     if not isinstance(namespace, str) or not namespace or _utf8_len(namespace) > limits.VECTORIZE_MAX_NAMESPACE_BYTES:
         raise VectorizeInputError(
-            op, f"namespace must be a non-empty string of at most {limits.VECTORIZE_MAX_NAMESPACE_BYTES} bytes", CODE_BAD_NAMESPACE
+            op,
+            f"namespace must be a non-empty string of at most {limits.VECTORIZE_MAX_NAMESPACE_BYTES} bytes",
+            CODE_BAD_NAMESPACE,
         )
     return namespace
 
 
-def check_vectors(vectors: Any, dimensions: int, op: str, max_batch: int = limits.VECTORIZE_MAX_BATCH_BINDING) -> list[Record]:
+def check_vectors(
+    vectors: Any, dimensions: int, op: str, max_batch: int = limits.VECTORIZE_MAX_BATCH_BINDING
+) -> list[Record]:
     """Validate a write batch; `max_batch` is 1000 through the binding, 5000 through REST."""
     if isinstance(vectors, (str, bytes, dict)) or not isinstance(vectors, Sequence):
         raise VectorizeInputError(op, "vectors must be an array", CODE_BAD_VECTOR)
@@ -222,39 +248,58 @@ def _record(vector: Any, dimensions: int, op: str) -> Record:
         vector = Vector(vector["id"], vector["values"], vector.get("metadata"), vector.get("namespace"))
     if not isinstance(vector, Vector):
         raise VectorizeInputError(op, "each vector must be a Vector or an object with id and values", CODE_BAD_VECTOR)
+    vector_id = check_id(vector.id, op)
     metadata, compact = _metadata_and_json(vector.metadata, op)
     return Record(
-        check_id(vector.id, op), check_values(vector.values, dimensions, op), metadata, check_namespace(vector.namespace, op), compact
+        vector_id,
+        check_values(vector.values, dimensions, op, vector_id),
+        metadata,
+        check_namespace(vector.namespace, op),
+        compact,
     )
 
 
 # --- queries ------------------------------------------------------------------------------------------------
-def normalise_return_metadata(value: Any, op: str = "VECTOR_QUERY") -> ReturnMetadata:
-    if value is True:
-        return "all"
-    if value is False:
-        return "none"
-    if value in ("none", "indexed", "all"):
-        return value  # type: ignore[return-value]
-    raise VectorizeInputError(op, f"Invalid returnMetadata option: {value!r} (expected none, indexed, all or a boolean)", CODE_TOP_K)
-
-
 def check_query(
-    top_k: Any, filter: Any, return_values: Any, return_metadata: Any, namespace: Any, indexes: Mapping[str, MetadataIndexType]
+    top_k: Any,
+    filter: Any,
+    return_values: Any,
+    return_metadata: Any,
+    namespace: Any,
+    indexes: Mapping[str, MetadataIndexType],
+    source: Mapping[str, Any] | None = None,
 ) -> QueryOptions:
+    """The options of a binding call: converted as workerd's binding converts them (`true` is 'all', other values
+    that are not a level throw), then read as the service reads the body it is sent (40026 for a value of the
+    wrong type, `false` included). `source` ({"vector": ...} or {"vectorId": ...}) only places an error's column."""
     op = "VECTOR_QUERY"
-    metadata_mode = normalise_return_metadata(return_metadata, op)
-    if not isinstance(return_values, bool):
-        raise VectorizeInputError(op, "returnValues must be a boolean", CODE_TOP_K)
-    cap = limits.VECTORIZE_MAX_TOP_K_WITH_VALUES_OR_METADATA if return_values or metadata_mode == "all" else limits.VECTORIZE_MAX_TOP_K
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= cap:
-        raise VectorizeInputError(
-            op, f"topK must be an integer from 1 to {cap} (at most {limits.VECTORIZE_MAX_TOP_K_WITH_VALUES_OR_METADATA} "
-            f"with returnValues or returnMetadata 'all'), got {top_k!r}", CODE_TOP_K
-        )
+    sent = wire.sent_return_metadata(return_metadata)
+    body = _body(source or {}, top_k, filter, return_values, return_metadata, namespace)
+    metadata_mode = wire.service_return_metadata(sent, body)
+    values = wire.service_return_values(return_values, body)
+    k = wire.service_top_k(top_k, limits.VECTORIZE_DEFAULT_TOP_K, body)
+    cap = (
+        limits.VECTORIZE_MAX_TOP_K_WITH_VALUES_OR_METADATA
+        if values or metadata_mode == "all"
+        else limits.VECTORIZE_MAX_TOP_K
+    )
+    if k > cap:  # production's words; a cap of 50 applies with returnValues or returnMetadata 'all'
+        raise VectorizeInputError(op, f"max top K is {cap}, but got {k}", codes.TOP_K)
+    if k < 1:
+        raise VectorizeInputError(op, f"top K must be at least 1, but got {k}", codes.TOP_K)
     conditions = () if filter is None else parse_filter(filter, op)
     check_filter_indexed(conditions, indexes, op)
-    return QueryOptions(top_k, conditions, return_values, metadata_mode, check_namespace(namespace, op))
+    return QueryOptions(k, conditions, values, metadata_mode, check_namespace(namespace, op))
+
+
+def _body(source: Mapping[str, Any], *options: Any) -> Callable[[], bytes]:
+    """The JSON the binding would send, made only when an error needs its column."""
+
+    def encode() -> bytes:
+        plain = {key: [float(v) for v in value] if key == "vector" else value for key, value in source.items()}
+        return wire.dumps(wire.query_body(plain, *options))
+
+    return encode
 
 
 def check_filter_indexed(conditions: tuple[Condition, ...], indexes: Mapping[str, MetadataIndexType], op: str) -> None:
@@ -268,14 +313,18 @@ def check_filter_indexed(conditions: tuple[Condition, ...], indexes: Mapping[str
 
 
 # --- metadata indexes and listing ----------------------------------------------------------------------------
-def check_metadata_index(property_name: Any, index_type: Any, existing: Mapping[str, MetadataIndexType]) -> tuple[str, MetadataIndexType]:
+def check_metadata_index(
+    property_name: Any, index_type: Any, existing: Mapping[str, MetadataIndexType]
+) -> tuple[str, MetadataIndexType]:
     op = "METADATA_INDEX_CREATE"
     if not isinstance(property_name, str) or not property_name or property_name.startswith("$") or '"' in property_name:
         raise VectorizeInputError(op, f"invalid propertyName {property_name!r}", CODE_METADATA_INDEX)
     if _utf8_len(property_name) > limits.VECTORIZE_MAX_FILTER_KEY_CHARS:
         raise VectorizeInputError(op, "propertyName too long", CODE_METADATA_INDEX)
     if index_type not in INDEX_TYPES:
-        raise VectorizeInputError(op, f"indexType must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}", CODE_METADATA_INDEX)
+        raise VectorizeInputError(
+            op, f"indexType must be one of {', '.join(INDEX_TYPES)}, got {index_type!r}", CODE_METADATA_INDEX
+        )
     if property_name in existing:
         raise VectorizeInputError(op, f"a metadata index on '{property_name}' already exists", CODE_METADATA_INDEX)
     if len(existing) >= limits.VECTORIZE_MAX_METADATA_INDEXES:
@@ -287,15 +336,21 @@ def check_metadata_index(property_name: Any, index_type: Any, existing: Mapping[
 
 def check_metadata_index_delete(property_name: Any, existing: Mapping[str, MetadataIndexType]) -> str:
     if property_name not in existing:
-        raise VectorizeInputError("METADATA_INDEX_DELETE", f"no metadata index on {property_name!r}", CODE_METADATA_INDEX)
+        raise VectorizeInputError(
+            "METADATA_INDEX_DELETE", f"no metadata index on {property_name!r}", CODE_METADATA_INDEX
+        )
     return property_name
 
 
 def check_list_count(count: Any) -> int:
     if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= limits.VECTORIZE_LIST_MAX_COUNT:
-        raise VectorizeInputError("VECTOR_LIST", f"count must be an integer from 1 to {limits.VECTORIZE_LIST_MAX_COUNT}", CODE_LIST)
+        raise VectorizeInputError(
+            "VECTOR_LIST", f"count must be an integer from 1 to {limits.VECTORIZE_LIST_MAX_COUNT}", CODE_LIST
+        )
     return count
 
 
 def index_full(count: int, cap: int, op: str) -> VectorizeInputError:
-    return VectorizeInputError(op, f"index is full: {count} vectors would exceed the limit of {cap} vectors per index", CODE_FULL)
+    return VectorizeInputError(
+        op, f"index is full: {count} vectors would exceed the limit of {cap} vectors per index", CODE_FULL
+    )

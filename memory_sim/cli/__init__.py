@@ -13,7 +13,8 @@ import importlib
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any, Callable, NoReturn, Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 if TYPE_CHECKING:
     from memory_sim.settings import Settings
@@ -23,6 +24,7 @@ GROUPS = (
     "memory_sim.cli.d1",
     "memory_sim.cli.ai",
     "memory_sim.cli.memory",
+    "memory_sim.cli.records",
     "memory_sim.cli.server",
     "memory_sim.cli.transfer",
     "memory_sim.cli.check",
@@ -76,7 +78,9 @@ def settings_of(args: argparse.Namespace) -> Settings:
     """The settings of this command: its flags over the environment over memory_sim.toml over the defaults."""
     from memory_sim.settings import Settings
 
-    return Settings.load(data_dir=args.data, backend=args.backend, d1_engine=args.d1_engine, embed_model=args.embed_model)
+    return Settings.load(
+        data_dir=args.data, backend=args.backend, d1_engine=args.d1_engine, embed_model=args.embed_model
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -119,6 +123,20 @@ def _check_utf8(argv: Sequence[str]) -> None:
             raise InvalidInput(f"argument {position} is not valid UTF-8 text: {raw!r}") from None
 
 
+def _show_progress_notes() -> None:
+    """The library's notes on slow first steps ("loading <model>...", a one-time ONNX export) go to stderr, so a
+    first embedding that waits seconds for its model does not look like a hang."""
+    import logging
+
+    notes = logging.getLogger("memory_sim.local")
+    if not notes.handlers and notes.level == logging.NOTSET:
+        handler = logging.StreamHandler()  # stderr
+        handler.setFormatter(logging.Formatter("%(message)s"))
+        handler.addFilter(lambda record: not logging.getLogger().handlers)  # else the root's handlers show it
+        notes.addHandler(handler)
+        notes.setLevel(logging.INFO)
+
+
 def _run(argv: Sequence[str]) -> int:
     from memory_sim.errors import InvalidInput
 
@@ -135,6 +153,7 @@ def _run(argv: Sequence[str]) -> int:
         if not hasattr(args, "json"):
             raise InvalidInput(f"`memory-sim {args.command}` has no JSON output")
         args.json = True
+    _show_progress_notes()
     args.settings = settings_of(args)
     args.data = str(args.settings.data_dir)  # verbs that work on files see the folder the settings chose
     from memory_sim.folder_lock import acting_as

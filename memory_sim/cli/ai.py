@@ -42,17 +42,17 @@ def run_model(args: argparse.Namespace) -> int:
     if answer["shape"][0] != len(args.text):
         raise AiError("the model answered a different number of vectors than texts")
     print(f"model {name}  shape {answer['shape']}  pooling {answer['pooling']}")
-    for text, vector in zip(args.text, answer["data"]):
+    for text, vector in zip(args.text, answer["data"], strict=True):
         head = ", ".join(f"{x:+.4f}" for x in vector[:6])
         print(f"  [{head}, ...]  {text[:60]!r}")
     return 0
 
 
 def list_models(args: argparse.Namespace) -> int:
-    from memory_sim.local.models import model_statuses, resolve_default
+    from memory_sim.builder.models import default_model, model_statuses
 
     statuses = model_statuses()
-    default = resolve_default()
+    default = default_model()
     if args.json:
         rows = [{**vars(s), "default": s.name == default} for s in statuses]
         print(json.dumps(rows))

@@ -8,8 +8,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memory_sim.errors import MemorySimError
 from memory_sim.memory import rules
@@ -70,6 +71,23 @@ importance = checked("importance", float, rules.importance, "a number in 0..1")
 day = checked("day", int, rules.day, "a whole number of days")
 hour = checked("hour", int, rules.hour, "a whole hour, 0..23")
 top_k = checked("top_k", int, rules.top_k, "a whole number")
+registered_npc_id = checked("npc_id", _same, lambda v: _npcs().registered_id(v), "an NPC id")
+reason = checked("reason", _same, lambda v: rules.text("reason", v), "a reason")
+memory_id = checked("memory_id", _same, lambda v: rules.text("memory id", v), "a memory id")
+cursor = checked("cursor", int, lambda v: str(rules.day(v, "cursor")), "a cursor a previous page printed")
+
+
+def label(name: str) -> Convert:
+    """A name, role, alias, trait or reason: short text."""
+    return checked(name, _same, lambda v: _npcs().label(name, v), "text")
+
+
+def _npcs() -> Any:
+    from memory_sim.memory import npcs
+
+    return npcs
+
+
 about = checked("about", lambda text: tuple(a for a in text.split(",") if a), rules.about, "NPC ids")
 
 
@@ -86,14 +104,15 @@ village_npcs = checked("npcs", int, _village_size, "a whole number")
 
 
 def _model(name: str) -> str:
-    from memory_sim.local.models import canonical, locate
+    from memory_sim.builder.models import find_local_model
     from memory_sim.settings import HASHING_MODEL
 
     if name == HASHING_MODEL:
         return name
-    if locate(canonical(rules.text("model", name))) is None:  # raises ConfigError when known but not here
+    if find_local_model(rules.text("model", name)) is None:  # raises ConfigError when known but not here
         raise argparse.ArgumentTypeError(
-            f"unknown embedding model {name!r}: `memory-sim models` lists them; a sentence-transformers folder works too"
+            f"unknown embedding model {name!r}: `memory-sim models` lists them; "
+            "a sentence-transformers folder works too"
         )
     return name
 
@@ -155,7 +174,7 @@ def _query_top_k(value: int) -> int:
 
 
 def _database_name(name: str) -> str:
-    from memory_sim.local.d1_account import check_database_name
+    from memory_sim.bindings.d1 import check_database_name
 
     return check_database_name(name)
 

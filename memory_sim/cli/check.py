@@ -31,8 +31,8 @@ def register(sub: Any) -> None:
 def cmd_check(args: argparse.Namespace) -> int:
     """With --repair, damaged index files are moved aside and the index is rebuilt from D1 (memory_sim/damage.py)."""
     from memory_sim.check import check, repair
-    from memory_sim.env import Env
     from memory_sim.damage import run_with_index_rebuilt
+    from memory_sim.env import Env
 
     def work(env: Env) -> dict[str, Any]:
         report = check(env, compare_metadata_fields=not args.no_metadata)

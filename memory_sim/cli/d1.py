@@ -1,4 +1,7 @@
-"""`memory-sim d1 ...`, as wrangler has it: execute (--command or --file, --json), list, create, delete."""
+"""`memory-sim d1 ...`, as wrangler has it: execute (--command or --file, --json, --local/--remote), list, create,
+delete. `--json` prints what wrangler prints: the API's result (for execute, an error too: `{"error": {...}}` on
+stdout, code 7500 for a failed statement), and the API's description of databases for list and create.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +10,9 @@ import json
 from typing import Any
 
 from memory_sim.cli.folder import owning_folder
+
+JSON_HELP = "print JSON (the shape wrangler prints)"
+D1_SQL_CODE = 7500  # D1's code for a failed statement, as the REST API answers it (server/envelope.py)
 
 
 def register(subparsers: Any) -> None:
@@ -21,11 +27,21 @@ def register(subparsers: Any) -> None:
     source = execute.add_mutually_exclusive_group(required=True)
     source.add_argument("--command", type=arguments.sql, help="SQL statements, separated by ';'")
     source.add_argument("--file", type=arguments.input_file, help="a .sql file, statements separated by ';'")
-    execute.add_argument("--json", action="store_true", help="print D1's JSON result shape")
+    execute.add_argument(
+        "--json", action="store_true", help="print D1's JSON result shape (and an error as JSON on stdout)"
+    )
+    where = execute.add_mutually_exclusive_group()  # wrangler's flags, as a per-call --backend
+    where.add_argument("--local", dest="backend", action="store_const", const="local", default=argparse.SUPPRESS,
+                       help="run on the data folder's database (the default unless the settings choose cloudflare)")
+    where.add_argument("--remote", dest="backend", action="store_const", const="cloudflare", default=argparse.SUPPRESS,
+                       help="run on the configured Cloudflare account (CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN)")
     execute.set_defaults(handler=owning_folder(_execute, through_owner=True))
-    verbs.add_parser("list", help="list databases").set_defaults(handler=owning_folder(_list, through_owner=True))
+    listing = verbs.add_parser("list", help="list databases")
+    listing.add_argument("--json", action="store_true", help=JSON_HELP)
+    listing.set_defaults(handler=owning_folder(_list, through_owner=True))
     create = verbs.add_parser("create", help="create a database")
     create.add_argument("name", type=arguments.database_name)
+    create.add_argument("--json", action="store_true", help=JSON_HELP)
     create.set_defaults(handler=owning_folder(_create, through_owner=True))
     delete = verbs.add_parser("delete", help="delete a database and its data")
     delete.add_argument("name", type=arguments.database_name)
@@ -34,25 +50,31 @@ def register(subparsers: Any) -> None:
 
 def _account(args: argparse.Namespace) -> Any:
     from memory_sim.builder import open_d1_account
+    from memory_sim.owner import settings_through
 
     route = getattr(args, "owner_route", None)
     if route is not None:  # another process owns the folder: its databases through its API
-        from memory_sim.cloudflare.d1 import CloudflareD1Account
-        from memory_sim.owner import rest_client
-
-        return CloudflareD1Account(rest_client(route))
+        return open_d1_account(settings_through(route, args.settings))
     return open_d1_account(args.settings)
 
 
 def _execute(args: argparse.Namespace) -> int:
-    from memory_sim.local.sqlite_tokens import split_statements
+    from memory_sim.bindings.d1_sql import split_statements
+    from memory_sim.errors import D1Error, MemorySimError
 
     sql = args.command if args.command is not None else args.file.read_text()
-    db = _account(args).get(args.database)
-    try:  # like wrangler: the statements run as one batch (one transaction)
-        results = db.batch([db.prepare(s) for s in split_statements(sql)])
-    finally:
-        db.close()
+    running = False
+    try:
+        db = _account(args).get(args.database)
+        try:  # like wrangler: the statements run as one batch (one transaction)
+            running = True
+            results = db.batch([db.prepare(s) for s in split_statements(sql)])
+        finally:
+            db.close()
+    except MemorySimError as exc:
+        if args.json:  # wrangler --json: the error on stdout; the one line on stderr still follows
+            print(json.dumps({"error": _error_json(exc, running and isinstance(exc, D1Error))}, indent=2))
+        raise
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=2))
         return 0
@@ -60,6 +82,15 @@ def _execute(args: argparse.Namespace) -> int:
         _print_table(result.results)
         print(f"-- {result.meta.changes} changes, {result.meta.duration:.2f} ms")
     return 0
+
+
+def _error_json(exc: Exception, from_d1: bool) -> dict[str, Any]:
+    """An error as wrangler prints it under --json: its API error (notes carry `[code: N]`, D1 answers a failed
+    statement with 7500), or `{"text": ...}` for what went wrong before any SQL ran."""
+    if not from_d1:
+        return {"text": str(exc)}
+    return {"text": str(exc), "notes": [{"text": f"{exc} [code: {D1_SQL_CODE}]"}], "kind": "error", "name": "APIError",
+            "code": D1_SQL_CODE}
 
 
 def _print_table(rows: list[dict[str, Any]]) -> None:
@@ -71,14 +102,32 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
         print(" | ".join("NULL" if row[c] is None else str(row[c]) for c in columns))
 
 
+def _described(account: Any, name: str | None = None) -> list[dict[str, Any]]:
+    """The databases as the API describes them; a folder's own have no uuid or creation time to give."""
+    describe = getattr(account, "describe", None)
+    if describe is not None:
+        return [d for d in describe() if name is None or d.get("name") == name]
+    names = account.list() if name is None else [name]
+    return [{"uuid": None, "name": n, "created_at": None, "version": "production", "num_tables": None,
+             "file_size": account.path(n).stat().st_size} for n in names]
+
+
 def _list(args: argparse.Namespace) -> int:
-    for name in _account(args).list():
+    account = _account(args)
+    if args.json:
+        print(json.dumps(_described(account), indent=2))
+        return 0
+    for name in account.list():
         print(name)
     return 0
 
 
 def _create(args: argparse.Namespace) -> int:
-    _account(args).create(args.name).close()
+    account = _account(args)
+    account.create(args.name).close()
+    if args.json:
+        print(json.dumps(_described(account, args.name)[0], indent=2))
+        return 0
     where = "cloudflare" if args.settings.backend == "cloudflare" else args.settings.d1_engine
     print(f"created D1 database {args.name!r} ({where})")
     return 0

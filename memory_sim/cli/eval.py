@@ -1,10 +1,10 @@
 """`memory-sim eval locomo|village`: recall quality through the memory system's own API (memory_sim/eval).
 
     memory-sim eval locomo --dataset ../shared/data/locomo10.json [--json] [--modes vector,hybrid] [--conversations N]
-    memory-sim eval village [--questions data/village_questions.json] [--json]
+    memory-sim eval village [--questions FILE.json] [--json]
 
 Both build a fresh local Env (Chroma + DuckDB + bundled MiniLM) in a temp folder; the global --data folder is
-not touched. `--out DIR` also writes <name>.json and <name>.md there (benchmarks/ in the repo).
+not touched. `--out DIR` also writes <name>.json and <name>.md there.
 """
 
 from __future__ import annotations
@@ -26,8 +26,13 @@ def register(sub: Any) -> None:
     group = sub.add_parser("eval", help="recall quality: LoCoMo evidence recall, the village's ground truth")
     verbs = group.add_subparsers(dest="eval_command", metavar="EVAL", required=True)
     locomo = verbs.add_parser("locomo", help="LoCoMo evidence recall@k per mode through MemorySystem.recall")
-    locomo.add_argument("--dataset", dest="locomo_path", type=arguments.input_file, default="../shared/data/locomo10.json",
-                        help="locomo10.json (default: ../shared/data/locomo10.json)")
+    locomo.add_argument(
+        "--dataset",
+        dest="locomo_path",
+        type=arguments.input_file,
+        default="../shared/data/locomo10.json",
+        help="locomo10.json (default: ../shared/data/locomo10.json)",
+    )
     locomo.add_argument("--modes", default="vector,keyword,hybrid,weighted",
                         help="comma-separated: vector, keyword, hybrid, weighted")
     locomo.add_argument("--conversations", type=arguments.whole("conversations", 1), default=None,
@@ -38,7 +43,7 @@ def register(sub: Any) -> None:
     locomo.set_defaults(handler=cmd_locomo)
     village = verbs.add_parser("village", help="what NPCs think of each other: recall vs a LIKE scan of D1")
     village.add_argument("--questions", type=arguments.input_file, default=None,
-                         help="the ground-truth set (default: data/village_questions.json of the repo)")
+                         help="the ground-truth set (default: the 37 questions shipped with memory_sim)")
     _common(village)
     village.set_defaults(handler=cmd_village)
 
@@ -66,6 +71,14 @@ def _progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _env_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The settings an evaluation honours (--model, --d1-engine, their variables): its folders are its own."""
+    options: dict[str, Any] = {"d1_engine": args.settings.d1_engine}
+    if args.embed_model is not None or "MEMORY_SIM_MODEL" in os.environ:
+        options["model"] = args.settings.embed_model
+    return options
+
+
 def cmd_locomo(args: argparse.Namespace) -> int:
     from memory_sim.errors import ConfigError
     from memory_sim.eval.locomo import MODES, markdown, run_locomo
@@ -78,7 +91,7 @@ def cmd_locomo(args: argparse.Namespace) -> int:
         raise ConfigError("--conversations must be at least 1")
     conversations = load_locomo(args.locomo_path)[: args.conversations]
     _set_threads(args.threads)
-    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress)
+    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress, **_env_options(args))
     report["meta"]["machine"] = machine()
     return _emit(args, "locomo", report, markdown(report, machine()))
 
@@ -87,13 +100,13 @@ def cmd_village(args: argparse.Namespace) -> int:
     from memory_sim.errors import ConfigError
     from memory_sim.eval.village import load_questions, markdown, run_village_eval
 
-    path = args.questions or Path(__file__).resolve().parents[2] / "data" / "village_questions.json"
     try:
-        question_set = load_questions(path)
+        question_set = load_questions(args.questions)
     except (OSError, ValueError, KeyError) as exc:
-        raise ConfigError(f"cannot read the village questions {path}: {exc}") from exc
+        where = args.questions or "shipped with memory_sim"
+        raise ConfigError(f"cannot read the village questions ({where}): {exc}") from exc
     _set_threads(args.threads)
-    report = run_village_eval(question_set, progress=_progress)
+    report = run_village_eval(question_set, progress=_progress, **_env_options(args))
     report["meta"]["machine"] = machine()
     return _emit(args, "village_eval", report, markdown(report, machine()))
 

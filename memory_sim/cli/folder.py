@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import argparse
 import functools
-from typing import Callable
+from collections.abc import Callable
 
 Handler = Callable[[argparse.Namespace], int]
 

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memory_sim.env import Env
@@ -27,13 +28,16 @@ def _open(
     args: argparse.Namespace,
     clock: Callable[[], float] | None = None,
     *,
-    env: "Env | None" = None,
+    env: Env | None = None,
     resume: bool = False,
-) -> tuple["Env", "MemorySystem"]:
+    reads: bool = False,
+) -> tuple[Env, MemorySystem]:
     from memory_sim.env import Env
     from memory_sim.memory import store
     from memory_sim.memory.system import MemorySystem
 
+    if reads and env is None:
+        _refuse_missing_folder(args.settings)
     env = env if env is not None else Env.from_settings(args.settings)  # the model its index records, unless told
     if clock is None:
         system = MemorySystem(env, clock=lambda: 0.0)
@@ -48,7 +52,31 @@ def _open(
     return env, system
 
 
-def _resume(system: "MemorySystem") -> None:
+def _refuse_missing_folder(settings: Any) -> None:
+    """A verb that only reads must not create an empty folder for a mistyped --data and report zeros from it."""
+    from memory_sim.errors import ConfigError
+
+    folder = Path(settings.data_dir)
+    if settings.backend == "local" and not folder.is_dir():
+        raise ConfigError(f"no data folder {str(folder)!r} (a mistyped --data or $MEMORY_SIM_DATA?); "
+                          "`memory-sim remember` or `memory-sim demo` creates one")
+
+
+def _known_npc(system: MemorySystem, npc_id: str) -> None:
+    """Recall of an NPC with no memories at all is a mistake (a typo, a capital), not an empty answer."""
+    from memory_sim.errors import InvalidInput
+    from memory_sim.memory import store
+
+    db = system.env.DB
+    if db.prepare("SELECT 1 AS x FROM short_term_memories WHERE npc_id = ? LIMIT 1").bind(npc_id).first("x"):
+        return
+    near = db.prepare("SELECT DISTINCT npc_id FROM short_term_memories WHERE lower(npc_id) = lower(?) LIMIT 1")
+    match = near.bind(npc_id).first("npc_id")
+    hint = f"; did you mean {match!r}?" if match else f" ({store.count_memories(db)} memories of other NPCs)"
+    raise InvalidInput(f"no memories of NPC {npc_id!r} in this folder{hint}")
+
+
+def _resume(system: MemorySystem) -> None:
     """Indexes what a dead process left pending before the verb runs; says so on stderr when there was any."""
     import sys
 
@@ -84,7 +112,7 @@ def _refuse_foreign(path: Path) -> list[Path]:
     return entries
 
 
-def _claim_demo_folder(path: Path) -> "FolderLock":
+def _claim_demo_folder(path: Path) -> FolderLock:
     """The demo owns its folder: empty or made by an earlier demo (then it starts afresh), and open nowhere else.
     It deletes only what a demo made, only under the folder's lock; the lock is returned for the demo's Env."""
     import shutil
@@ -113,34 +141,42 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
     from memory_sim.builder import build_local_env
     from memory_sim.errors import ConfigError
-    from memory_sim.memory.models import HOURS_PER_DAY
+    from memory_sim.memory.rules import HOURS_PER_DAY
     from memory_sim.sim.clock import SimClock
     from memory_sim.sim.driver import run_village
     from memory_sim.sim.world import Village
 
     started = time.perf_counter()
     if args.settings.backend != "local":
-        raise ConfigError("the demo builds its village in a local data folder; use --backend local (then `memory-sim push`)")
+        raise ConfigError(
+            "the demo builds its village in a local data folder; use --backend local (then `memory-sim push`)"
+        )
     held = _claim_demo_folder(Path(args.data))  # first: a refused folder costs no model load
-    if args.threads:
-        import torch
-
-        # On a small shared machine torch's default (one thread per core) makes each small embedding call wait
-        # for busy cores: measured here, one thread ran the demo 2x faster at load 4 and 7x at load 6.
-        torch.set_num_threads(args.threads)
+    if args.threads is not None:
+        args.settings = args.settings.replace(embed_threads=args.threads)
     clock = SimClock()
     env, system = _open(args, clock, env=build_local_env(args.settings, folder_lock=held))
     with env:
+        village = Village(args.npcs, args.seed)
+        before = village.affinity.get(("margaret", "tom"))
         with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
-            summary = run_village(system, Village(args.npcs, args.seed), clock, args.days, lambda _: bar.update())
-        _report_demo(system, summary, time.perf_counter() - started)
+            summary = run_village(system, village, clock, args.days, lambda _: bar.update())
+        _report_demo(system, summary, time.perf_counter() - started, village, before)
     return 0
 
 
-def _report_demo(system: "MemorySystem", summary: Any, elapsed: float) -> None:
+def _report_demo(system: MemorySystem, summary: Any, elapsed: float, village: Any, before: float | None) -> None:
+    from memory_sim.cli.verdict import distinct, verdict
+
     day = system.today()
-    print(f'\n{DEMO_QUESTION}  (margaret, on day {day})\n')
-    for r in system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=5):
+    found = distinct(system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=10), 5)
+    print(f'\n{DEMO_QUESTION}  (margaret, on day {day})')
+    margaret = village.by_id.get("margaret")
+    if margaret is not None:
+        print(verdict(margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before,
+                      [r.text for r in found]))
+    print()
+    for r in found:
         print(f"  score {r.score:.3f}  weighted {r.effective_score or 0:.3f}  imp {r.importance:.2f}  day {r.day:>2}  "
               f"[{r.source}] {r.text}")
     stats = system.stats()
@@ -148,7 +184,8 @@ def _report_demo(system: "MemorySystem", summary: Any, elapsed: float) -> None:
         f"\n{summary.days} days, {len(system.env.DB.prepare('SELECT npc_id FROM npc_state').all().results)} NPCs: "
         f"{stats['memories']} memories in D1 ({stats['summaries']} consolidated summaries), "
         f"{stats['vectors']} vectors in the index, {stats.get('consolidations', 0)} consolidations, "
-        f"{stats.get('decay_runs', 0)} decay passes, {stats.get('prunes', 0) + stats.get('cap_prunes', 0)} pruned from the index, "
+        f"{stats.get('decay_runs', 0)} decay passes, "
+        f"{stats.get('prunes', 0) + stats.get('cap_prunes', 0)} pruned from the index, "
         f"{stats.get('reembeds', 0)} re-embedded, {stats.get('retries', 0)} retries, "
         f"{stats['pending']} pending; {summary.diaries} diaries; {elapsed:.1f} s"
     )
@@ -171,8 +208,13 @@ def cmd_remember(args: argparse.Namespace) -> int:
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
-    env, system = _open(args)
+    from memory_sim.errors import InvalidInput
+
+    if args.day is not None and not args.weighted:
+        raise InvalidInput("--day only counts with --weighted (it is the day ages are measured from)")
+    env, system = _open(args, reads=True)
     with env:
+        _known_npc(system, args.npc)
         if args.weighted:
             found = system.weighted_recall(args.npc, args.query, args.day, top_k=args.top_k, mode=args.mode)
         else:
@@ -188,7 +230,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 def _job(name: str) -> Callable[[argparse.Namespace], int]:
     def handler(args: argparse.Namespace) -> int:
-        env, system = _open(args, resume=name != "retry_pending")  # the retry itself takes what was left
+        env, system = _open(args, resume=name != "retry_pending", reads=True)  # the retry takes what was left
         with env:
             from dataclasses import asdict
 
@@ -199,7 +241,7 @@ def _job(name: str) -> Callable[[argparse.Namespace], int]:
 
 
 def cmd_stats(args: argparse.Namespace) -> int:
-    env, system = _open(args)
+    env, system = _open(args, reads=True)
     with env:
         _print(system.stats())
     return 0
@@ -262,14 +304,11 @@ def _wait(stop: Any, for_seconds: float | None) -> None:
             return
 
 
-def _stopped(system: "MemorySystem", now: float) -> str:
-    from memory_sim.memory import store
-    from memory_sim.memory.models import WorldTime
+def _stopped(system: MemorySystem, now: float) -> str:
+    from memory_sim.scheduling import day_summary
 
-    db, when = system.env.DB, WorldTime.from_seconds(now)
-    indexed = store.count_memories(db, "index_state = 'indexed'")
-    return (f"stopped at day {when.day} hour {when.hour}: {store.count_memories(db)} memories, {indexed} indexed, "
-            f"{store.outbox_size(db)} pending")
+    system.clock = lambda: now
+    return f"stopped at {day_summary(system)}"
 
 
 # --- registration ---------------------------------------------------------------------------------------------
@@ -283,8 +322,8 @@ def register(sub: Any) -> None:
     demo.add_argument("--days", type=arguments.whole("days", 1, rules.MAX_DAY), default=14)
     demo.add_argument("--npcs", type=arguments.village_npcs, default=8)
     demo.add_argument("--seed", type=int, default=7)
-    demo.add_argument("--threads", type=arguments.whole("threads", 0, 1024), default=1,
-                      help="torch threads for embeddings (0: torch's default)")
+    demo.add_argument("--threads", type=arguments.whole("threads", 0, 1024),
+                      help="threads one embedding uses (default: the embed_threads setting, 1; 0: the runtime's)")
     demo.set_defaults(handler=cmd_demo)
 
     remember = sub.add_parser("remember", help="store one memory (D1, and the index if important)")
@@ -292,7 +331,9 @@ def register(sub: Any) -> None:
     remember.add_argument("text", type=arguments.memory_text)
     remember.add_argument("--importance", type=arguments.importance, default=0.5, help="0..1 (default 0.5)")
     remember.add_argument("--type", default="event", choices=["event", "relationship", "opinion", "place"])
-    remember.add_argument("--about", type=arguments.about, default=(), help="comma-separated NPC ids the memory is about")
+    remember.add_argument(
+        "--about", type=arguments.about, default=(), help="comma-separated NPC ids the memory is about"
+    )
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
     remember.set_defaults(handler=cmd_remember)
@@ -325,5 +366,9 @@ def register(sub: Any) -> None:
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
     run.add_argument("--scale", type=arguments.number("scale", 0.0, above_low=True), default=1.0,
                      help="world seconds per real second")
-    run.add_argument("--for-seconds", type=arguments.number("for_seconds", 0.0), help="stop after this long (default: until Ctrl-C or SIGTERM)")
+    run.add_argument(
+        "--for-seconds",
+        type=arguments.number("for_seconds", 0.0),
+        help="stop after this long (default: until Ctrl-C or SIGTERM)",
+    )
     run.set_defaults(handler=cmd_run)

@@ -25,10 +25,10 @@ def _serve(args: argparse.Namespace) -> int:
 
     from memory_sim import owner
     from memory_sim.builder import build_local_env
+    from memory_sim.builder.server import build_server_app
     from memory_sim.errors import ConfigError
     from memory_sim.folder_lock import FolderLock
-    from memory_sim.server.app import create_app, parse_tokens
-    from memory_sim.server.protocol import server_config
+    from memory_sim.server.auth import parse_tokens
 
     given = args.token or args.settings.server_tokens or ""
     tokens = parse_tokens(given)
@@ -39,15 +39,17 @@ def _serve(args: argparse.Namespace) -> int:
         settings = args.settings.replace(backend="local")  # the folder's own data, whatever the backend
         with build_local_env(settings, folder_lock=owned, serve=False) as env:  # the folder's own data ...
             own_token = owner.new_token()  # ... for other local processes, besides the users' tokens
-            served = tokens.with_token(own_token, frozenset({owner.LOCAL_ACCOUNT}))  # the owner token opens `local` only
-            app = create_app(Path(args.data), served, d1_engine=settings.d1_engine,
-                             visibility_lag_s=args.visibility_lag, ai=env.AI)
+            served = tokens.with_token(
+                own_token, frozenset({owner.LOCAL_ACCOUNT})
+            )  # the owner token opens `local` only
+            app = build_server_app(Path(args.data), served, d1_engine=settings.d1_engine,
+                                   visibility_lag_s=args.visibility_lag, ai=env.AI)
             owner.serve_env(app, env)  # ... as the account `local`
             owned.publish(address, own_token, **owner.served_fields(settings))
             print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "
                   f"own data is account '{owner.LOCAL_ACCOUNT}'; OpenAPI at /docs, health at /health", flush=True)
             _unwind_on_sigterm()
-            uvicorn.Server(server_config(app, host=args.host, port=args.port, log_level=args.log_level)).run()
+            uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
     return 0
 
 

@@ -73,17 +73,25 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
     parser.add_argument("--index", type=arguments.index_name, default=os.environ.get("MEMORY_SIM_INDEX", "memories"),
                         help="Vectorize index name")
-    parser.add_argument("--database", type=arguments.database_name, default=os.environ.get("MEMORY_SIM_DATABASE", "memory"),
-                        help="local D1 database name")
+    parser.add_argument(
+        "--database",
+        type=arguments.database_name,
+        default=os.environ.get("MEMORY_SIM_DATABASE", "memory"),
+        help="local D1 database name",
+    )
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from memory_sim.cli import arguments
 
-    export = subparsers.add_parser("export", help="write the local index as NDJSON and the database as SQL, for wrangler")
+    export = subparsers.add_parser(
+        "export", help="write the local index as NDJSON and the database as SQL, for wrangler"
+    )
     export.add_argument("--vectorize-ndjson", metavar="FILE", type=arguments.output_file,
                         help="NDJSON for `wrangler vectorize insert --file`")
-    export.add_argument("--d1-sql", metavar="FILE", type=arguments.output_file, help="SQL for `wrangler d1 execute --file`")
+    export.add_argument(
+        "--d1-sql", metavar="FILE", type=arguments.output_file, help="SQL for `wrangler d1 execute --file`"
+    )
     _common(export)
     export.set_defaults(handler=owning_folder(_export))
 
@@ -92,7 +100,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     push.add_argument("--account-id", help="default $CLOUDFLARE_ACCOUNT_ID")
     push.add_argument("--api-token", help="default $CLOUDFLARE_API_TOKEN")
     push.add_argument("--database-id", help="target D1 database id (default $MEMORY_SIM_D1_DATABASE_ID, else by name)")
-    push.add_argument("--base-url", type=arguments.url, help="API base URL (default $CLOUDFLARE_BASE_URL or api.cloudflare.com)")
+    push.add_argument(
+        "--base-url", type=arguments.url, help="API base URL (default $CLOUDFLARE_BASE_URL or api.cloudflare.com)"
+    )
     push.add_argument("--progress", metavar="FILE", type=arguments.output_file,
                       help="progress record (default <data>/push-progress.json)")
     push.set_defaults(handler=owning_folder(_push))

@@ -1,6 +1,7 @@
 """`memory-sim vectorize ...`: wrangler's Vectorize verbs over the local Chroma backend in `<data>/vectorize/`.
 
-One verb, one library call. `--json` prints Cloudflare's JSON shape. Writes go through the REST limits
+One verb, one library call. `--json` prints what wrangler prints: the API's result, and for insert and upsert
+`{"index": NAME, "count": N}`. Writes go through the REST limits
 (5,000 vectors per request); bigger NDJSON files are sent in several requests, as wrangler does.
 """
 
@@ -8,8 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from memory_sim.cli.folder import owning_folder
 
@@ -19,13 +21,11 @@ Handler = Callable[[argparse.Namespace], int]
 def _account(args: argparse.Namespace) -> Any:
     from memory_sim.bindings import limits
     from memory_sim.builder import open_vectorize_account
+    from memory_sim.owner import settings_through
 
     route = getattr(args, "owner_route", None)
     if route is not None:  # another process owns the folder: its indexes through its API
-        from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-        from memory_sim.owner import rest_client
-
-        return CloudflareVectorizeAccount(rest_client(route))
+        return open_vectorize_account(settings_through(route, args.settings))
     return open_vectorize_account(args.settings, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
 
 
@@ -52,7 +52,9 @@ def _create(account: Any, args: argparse.Namespace) -> int:
 
 def _get(account: Any, args: argparse.Namespace) -> int:
     found = account.get_index(args.name)
-    return _emit(args, found.to_json(), f"{found.name}: {found.dimensions} dimensions, {found.metric}, '{found.description}'")
+    return _emit(
+        args, found.to_json(), f"{found.name}: {found.dimensions} dimensions, {found.metric}, '{found.description}'"
+    )
 
 
 def _list(account: Any, args: argparse.Namespace) -> int:
@@ -86,7 +88,9 @@ def _read_ndjson(path: str) -> list[Any]:
         try:
             out.append(Vector.from_json(json.loads(line)))
         except (ValueError, KeyError, TypeError):
-            raise VectorizeInputError("VECTOR_INSERT", f"{path} line {number}: not a vector object with id and values") from None
+            raise VectorizeInputError(
+                "VECTOR_INSERT", f"{path} line {number}: not a vector object with id and values"
+            ) from None
     return out
 
 
@@ -96,9 +100,11 @@ def _writer(kind: str) -> Callable[[Any, argparse.Namespace], int]:
 
         index, data = account.index(args.name), _read_ndjson(args.file)
         step = limits.VECTORIZE_MAX_BATCH_REST
-        mutations = [getattr(index, kind)(data[i : i + step]).to_json() for i in range(0, len(data), step)]
-        payload = mutations[-1] if len(mutations) == 1 else {"mutations": mutations}
-        return _emit(args, payload, f"{kind.capitalize()}ed {len(data)} vectors into '{args.name}'")
+        mutations = [getattr(index, kind)(data[i : i + step]).mutation_id for i in range(0, len(data), step)]
+        text = f"{kind.capitalize()}ed {len(data)} vectors into '{args.name}' (mutation {', '.join(mutations)})"
+        return _emit(
+            args, {"index": args.name, "count": len(data)}, text
+        )  # wrangler's --json: vectors sent, no mutation id
 
     return write
 
@@ -139,7 +145,9 @@ def _create_md(account: Any, args: argparse.Namespace) -> int:
 def _list_md(account: Any, args: argparse.Namespace) -> int:
     found = account.index(args.name).list_metadata_indexes()
     payload = {"metadataIndexes": [m.to_json() for m in found]}
-    return _emit(args, payload, "\n".join(f"{m.property_name}\t{m.index_type}" for m in found) or "No metadata indexes.")
+    return _emit(
+        args, payload, "\n".join(f"{m.property_name}\t{m.index_type}" for m in found) or "No metadata indexes."
+    )
 
 
 def _delete_md(account: Any, args: argparse.Namespace) -> int:
@@ -147,7 +155,9 @@ def _delete_md(account: Any, args: argparse.Namespace) -> int:
     return _emit(args, mutation.to_json(), f"Deleted metadata index on '{args.property_name}'")
 
 
-def _verb(sub: Any, name: str, help: str, body: Callable[[Any, argparse.Namespace], int], with_name: bool = True) -> Any:
+def _verb(
+    sub: Any, name: str, help: str, body: Callable[[Any, argparse.Namespace], int], with_name: bool = True
+) -> Any:
     from memory_sim.cli import arguments
 
     parser = sub.add_parser(name, help=help, description=help)
@@ -165,38 +175,72 @@ def register(subparsers: Any) -> None:
     group = subparsers.add_parser("vectorize", help="Vectorize indexes, as wrangler manages them")
     sub = group.add_subparsers(dest="vectorize_command", metavar="VERB", required=True)
     create = _verb(sub, "create", "create an index", _create)
-    create.add_argument("--dimensions", type=arguments.whole("dimensions", 1, limits.VECTORIZE_MAX_DIMENSIONS), required=True,
-                        help="vector dimensions (1-1536)")
-    create.add_argument("--metric", required=True, choices=["cosine", "euclidean", "dot-product"], help="distance metric")
+    create.add_argument(
+        "--dimensions",
+        type=arguments.whole("dimensions", 1, limits.VECTORIZE_MAX_DIMENSIONS),
+        required=True,
+        help="vector dimensions (1-1536)",
+    )
+    create.add_argument(
+        "--metric", required=True, choices=["cosine", "euclidean", "dot-product"], help="distance metric"
+    )
     create.add_argument("--description", default="", help="free text, e.g. the embedding model")
     _verb(sub, "get", "show an index's configuration", _get)
     _verb(sub, "list", "list indexes", _list, with_name=False)
     _verb(sub, "delete", "delete an index and its vectors", _delete)
     _verb(sub, "info", "vector count and last processed mutation", _info)
     for kind in ("insert", "upsert"):
-        writer = _verb(sub, kind, f"{kind} vectors from an NDJSON file ({{id, values, metadata?, namespace?}} per line)", _writer(kind))
+        writer = _verb(
+            sub,
+            kind,
+            f"{kind} vectors from an NDJSON file ({{id, values, metadata?, namespace?}} per line)",
+            _writer(kind),
+        )
         writer.add_argument("--file", type=arguments.input_file, required=True, help="NDJSON file")
     query = _verb(sub, "query", "query an index by vector or by a stored vector's id", _query)
     source = query.add_mutually_exclusive_group(required=True)
-    source.add_argument("--vector", type=arguments.vector_value, nargs="+", help="query vector, numbers separated by spaces")
+    source.add_argument(
+        "--vector", type=arguments.vector_value, nargs="+", help="query vector, numbers separated by spaces"
+    )
     source.add_argument("--vector-id", type=arguments.vector_id, help="query with a stored vector's values")
     query.add_argument("--top-k", type=arguments.query_top_k, default=5,
                        help="matches to return (default 5; at most 50 with --return-values or --return-metadata all)")
-    query.add_argument("--filter", type=arguments.metadata_filter, help='metadata filter as JSON, e.g. \'{"npcId": "margaret"}\'')
-    query.add_argument("--return-metadata", default="none", choices=["none", "indexed", "all"], help="metadata to return")
+    query.add_argument(
+        "--filter", type=arguments.metadata_filter, help='metadata filter as JSON, e.g. \'{"npcId": "margaret"}\''
+    )
+    query.add_argument(
+        "--return-metadata", default="none", choices=["none", "indexed", "all"], help="metadata to return"
+    )
     query.add_argument("--return-values", action="store_true", help="return the stored values")
     query.add_argument("--namespace", type=arguments.namespace, help="search only this namespace")
-    for verb, help, body in (("get-vectors", "fetch vectors by id", _get_vectors), ("delete-vectors", "delete vectors by id", _delete_vectors)):
-        _verb(sub, verb, help, body).add_argument("--ids", type=arguments.vector_id, nargs="+", required=True, help="vector ids")
+    for verb, help, body in (
+        ("get-vectors", "fetch vectors by id", _get_vectors),
+        ("delete-vectors", "delete vectors by id", _delete_vectors),
+    ):
+        _verb(sub, verb, help, body).add_argument(
+            "--ids", type=arguments.vector_id, nargs="+", required=True, help="vector ids"
+        )
     listing = _verb(sub, "list-vectors", "list vector ids, a page at a time", _list_vectors)
     listing.add_argument("--count", type=arguments.whole("count", 1, limits.VECTORIZE_LIST_MAX_COUNT), default=100,
                          help="ids per page (1-1000)")
     listing.add_argument("--cursor", help="cursor from the previous page")
     md = _verb(sub, "create-metadata-index", "index a metadata property for filtering", _create_md)
-    md.add_argument("--property-name", "--propertyName", dest="property_name", type=arguments.property_name, required=True,
-                    help="metadata property")
+    md.add_argument(
+        "--property-name",
+        "--propertyName",
+        dest="property_name",
+        type=arguments.property_name,
+        required=True,
+        help="metadata property",
+    )
     md.add_argument("--type", required=True, choices=["string", "number", "boolean"], help="value type")
     _verb(sub, "list-metadata-index", "list metadata indexes", _list_md)
     drop = _verb(sub, "delete-metadata-index", "delete a metadata index", _delete_md)
-    drop.add_argument("--property-name", "--propertyName", dest="property_name", type=arguments.property_name, required=True,
-                      help="metadata property")
+    drop.add_argument(
+        "--property-name",
+        "--propertyName",
+        dest="property_name",
+        type=arguments.property_name,
+        required=True,
+        help="metadata property",
+    )

@@ -1,7 +1,7 @@
 """The official `cloudflare` SDK client, built once per Env: base URL, token, timeout, and our own retries.
 
 The SDK's built-in retries sleep on the wall clock; they are switched off (`max_retries=0`) and `call` retries
-429, 5xx, timeouts and connection failures with capped exponential backoff (embedding/retry.py's `Backoff`,
+429, 5xx, timeouts and connection failures with capped exponential backoff (retry.py's `Backoff`,
 with injected `sleep` and a seeded `random.Random`). What is still failing after that is raised as the
 binding's own transient error; a 4xx is raised at once as the binding's input error with Cloudflare's text.
 """
@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
-from memory_sim.embedding.retry import Backoff
 from memory_sim.errors import ConfigError
+from memory_sim.retry import Backoff
 
 T = TypeVar("T")
 CLOUDFLARE_API = "https://api.cloudflare.com/client/v4"

@@ -4,7 +4,7 @@
 - `all`/`run`/`first` go to `/query`, `raw` to `/raw`; `batch` is one `{batch: [...]}` request (one transaction).
 - `exec` splits by newline as the runtime does and sends the lines as one batch; the failing line is taken from
   the error's `source.pointer` (`/batch/N`) where the server gives one.
-- Bind rules are checked here, before any request, with the local binding's own `check_value`. Bytes travel
+- Bind rules are checked here, before any request, with the D1 binding's own `check_value`. Bytes travel
   as an array of byte values (Cloudflare types params as strings; other JSON types are UNCONFIRMED).
 - Errors come back as D1's own classes, chosen by the message prefix (`D1_TYPE_ERROR: ...` and so on).
 """
@@ -12,10 +12,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
-from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, first_of
+from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, check_value, first_of
 from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
 from memory_sim.errors import D1ColumnNotFound, D1Error, D1ExecError, D1TypeError
 
@@ -48,13 +49,11 @@ def _meta(obj: dict[str, Any] | None) -> D1Meta:
 
 @dataclass(frozen=True, slots=True)
 class CloudflareStatement:
-    db: "CloudflareD1Database"
+    db: CloudflareD1Database
     sql: str
     values: tuple[D1Value, ...] = ()
 
-    def bind(self, *values: D1Value) -> "CloudflareStatement":
-        from memory_sim.local.d1_core import check_value  # the binding's bind rules, pure
-
+    def bind(self, *values: D1Value) -> CloudflareStatement:
         return CloudflareStatement(self.db, self.sql, tuple(check_value(v) for v in values))
 
     def wire(self) -> dict[str, Any]:
@@ -110,7 +109,9 @@ class CloudflareD1Database:
         pass
 
     # --- the wire -----------------------------------------------------------------------------------------------
-    def _send(self, route: str, statements: Sequence[CloudflareStatement], *, keep_position: bool = False) -> list[D1Result]:
+    def _send(
+        self, route: str, statements: Sequence[CloudflareStatement], *, keep_position: bool = False
+    ) -> list[D1Result]:
         body = statements[0].wire() if len(statements) == 1 else {"batch": [s.wire() for s in statements]}
         answers = self._post(route, body, keep_position=keep_position)
         return [D1Result(a.get("results") or [], _meta(a.get("meta")), bool(a.get("success", True))) for a in answers]
@@ -154,8 +155,15 @@ class CloudflareD1Account:
     def list(self) -> list[str]:
         return sorted(self._databases())
 
+    def describe(self) -> Sequence[dict[str, Any]]:
+        """Every database as the API describes it (uuid, name, created_at, ...), for `d1 list --json`."""
+        pages = self.client.call(lambda sdk: list(sdk.d1.database.list(account_id=self.client.account_id)), to_d1_error)
+        return sorted((d.to_dict(mode="json") for d in pages), key=lambda d: str(d.get("name")))
+
     def create(self, name: str) -> CloudflareD1Database:
-        made = self.client.call(lambda sdk: sdk.d1.database.create(account_id=self.client.account_id, name=name), to_d1_error)
+        made = self.client.call(
+            lambda sdk: sdk.d1.database.create(account_id=self.client.account_id, name=name), to_d1_error
+        )
         return CloudflareD1Database(self.client, made.uuid)
 
     def get(self, name: str) -> CloudflareD1Database:
@@ -166,4 +174,6 @@ class CloudflareD1Account:
 
     def delete(self, name: str) -> None:
         database = self.get(name)
-        self.client.call(lambda sdk: sdk.d1.database.delete(database.database_id, account_id=self.client.account_id), to_d1_error)
+        self.client.call(
+            lambda sdk: sdk.d1.database.delete(database.database_id, account_id=self.client.account_id), to_d1_error
+        )

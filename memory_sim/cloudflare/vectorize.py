@@ -10,10 +10,12 @@ that fails part way leaves the earlier requests applied.
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 from urllib.parse import quote
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.bindings.vectorize import (
     IndexDescription,
     IndexInfo,
@@ -27,9 +29,9 @@ from memory_sim.bindings.vectorize import (
     Vector,
     VectorIdPage,
 )
+from memory_sim.bindings.vectorize_wire import query_body
 from memory_sim.cloudflare.client import ApiFailure, CloudflareClient
 from memory_sim.errors import VectorizeError, VectorizeInputError, VectorizeUnavailable
-
 
 MULTIPART: Any = {"headers": {"Content-Type": "multipart/form-data"}}  # the SDK then adds the boundary
 
@@ -63,7 +65,7 @@ def to_ndjson(vectors: Sequence[Vector | dict[str, Any]], op: str) -> bytes:
         try:
             lines.append(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
         except (TypeError, ValueError) as exc:
-            raise VectorizeInputError(op, f"vector is not JSON-serialisable: {exc}", 40001) from None
+            raise VectorizeInputError(op, f"vector is not JSON-serialisable: {exc}", codes.BAD_VECTOR) from None
     return ("\n".join(lines) + "\n").encode("utf-8")
 
 
@@ -76,7 +78,9 @@ def _description(obj: Any) -> IndexDescription:
 
 
 def _text(value: Any) -> str:
-    return "" if value is None else value.isoformat().replace("+00:00", "Z") if hasattr(value, "isoformat") else str(value)
+    return (
+        "" if value is None else value.isoformat().replace("+00:00", "Z") if hasattr(value, "isoformat") else str(value)
+    )
 
 
 def _match(m: Any) -> Match:
@@ -86,7 +90,9 @@ def _match(m: Any) -> Match:
 class CloudflareVectorizeIndex:
     """`VectorizeIndex` for one index of the account."""
 
-    def __init__(self, client: CloudflareClient, name: str, *, max_batch: int = limits.VECTORIZE_MAX_BATCH_REST) -> None:
+    def __init__(
+        self, client: CloudflareClient, name: str, *, max_batch: int = limits.VECTORIZE_MAX_BATCH_REST
+    ) -> None:
         self._client = client
         self._name = name
         self._max_batch = max_batch
@@ -105,13 +111,19 @@ class CloudflareVectorizeIndex:
     def _write(self, kind: str, vectors: Sequence[Vector]) -> Mutation:
         op = "VECTOR_INSERT" if kind == "insert" else "VECTOR_UPSERT"
         if not vectors:
-            raise VectorizeInputError(op, "no vectors to write", 40005)
+            raise VectorizeInputError(op, "no vectors to write", codes.BATCH)
         # Sent as the multipart part `vectors`, as wrangler does (contract §2), through the SDK's raw `post`:
         # SDK 5.9's typed insert/upsert send the bytes labelled application/json and warn that it is deprecated.
         path = f"{self._path}/{kind}"
         answer: Any = None
         for start in range(0, len(vectors), self._max_batch):
-            files = {"vectors": ("vectors.ndjson", to_ndjson(vectors[start : start + self._max_batch], op), "application/x-ndjson")}
+            files = {
+                "vectors": (
+                    "vectors.ndjson",
+                    to_ndjson(vectors[start : start + self._max_batch], op),
+                    "application/x-ndjson",
+                )
+            }
             answer = self._call(op, lambda sdk, f=files: sdk.post(path, files=f, options=MULTIPART, cast_to=object))
         return Mutation(answer["result"]["mutationId"])
 
@@ -131,32 +143,47 @@ class CloudflareVectorizeIndex:
         # pool with its token (`CloudflareClient.post_json`), with the same retries and error mapping.
         content, path = dumps(body), f"{self._path}/query"
         result = loads(self._call("VECTOR_QUERY", lambda sdk: self._client.post_json(path, content)))["result"]
-        matches = [Match(m["id"], float(m["score"]), m.get("values"), m.get("metadata"), m.get("namespace")) for m in result["matches"]]
+        matches = [
+            Match(m["id"], float(m["score"]), m.get("values"), m.get("metadata"), m.get("namespace"))
+            for m in result["matches"]
+        ]
         return QueryResult(int(result["count"]), matches)
 
-    @staticmethod
-    def _options(top_k: Any, filter: Any, return_values: Any, return_metadata: Any, namespace: Any) -> dict[str, Any]:
-        body: dict[str, Any] = {"topK": top_k, "returnValues": return_values, "returnMetadata": return_metadata}
-        if filter is not None:
-            body["filter"] = filter
-        if namespace is not None:
-            body["namespace"] = namespace
-        return body
-
-    def query(self, vector: Sequence[float], top_k: int = limits.VECTORIZE_DEFAULT_TOP_K, filter: dict[str, Any] | None = None,
-              return_values: bool = False, return_metadata: ReturnMetadata | bool = "none", namespace: str | None = None) -> QueryResult:
+    def query(
+        self,
+        vector: Sequence[float],
+        top_k: int = limits.VECTORIZE_DEFAULT_TOP_K,
+        filter: dict[str, Any] | None = None,
+        return_values: bool = False,
+        return_metadata: ReturnMetadata | bool = "none",
+        namespace: str | None = None,
+    ) -> QueryResult:
         try:
             values = [float(v) for v in vector]
         except (TypeError, ValueError):
-            raise VectorizeInputError("VECTOR_QUERY", "vector values must be an array of numbers", 40001) from None
-        return self._query({"vector": values, **self._options(top_k, filter, return_values, return_metadata, namespace)})
+            raise VectorizeInputError(
+                "VECTOR_QUERY", "vector values must be an array of numbers", codes.BAD_VECTOR
+            ) from None
+        # The body workerd's binding sends: `true` for returnMetadata becomes 'all', `false` is sent as it is
+        # (and refused by the service), never both `vector` and `vectorId` (bindings/vectorize_wire.py).
+        return self._query(query_body({"vector": values}, top_k, filter, return_values, return_metadata, namespace))
 
-    def query_by_id(self, id: str, top_k: int = limits.VECTORIZE_DEFAULT_TOP_K, filter: dict[str, Any] | None = None,
-                    return_values: bool = False, return_metadata: ReturnMetadata | bool = "none", namespace: str | None = None) -> QueryResult:
-        return self._query({"vectorId": id, **self._options(top_k, filter, return_values, return_metadata, namespace)})
+    def query_by_id(
+        self,
+        id: str,
+        top_k: int = limits.VECTORIZE_DEFAULT_TOP_K,
+        filter: dict[str, Any] | None = None,
+        return_values: bool = False,
+        return_metadata: ReturnMetadata | bool = "none",
+        namespace: str | None = None,
+    ) -> QueryResult:
+        return self._query(query_body({"vectorId": id}, top_k, filter, return_values, return_metadata, namespace))
 
     def get_by_ids(self, ids: Sequence[str]) -> list[Vector]:
-        found = self._call("VECTOR_GET", lambda sdk: self._indexes.get_by_ids(self._name, account_id=self._client.account_id, ids=list(ids)))
+        found = self._call(
+            "VECTOR_GET",
+            lambda sdk: self._indexes.get_by_ids(self._name, account_id=self._client.account_id, ids=list(ids)),
+        )
         return [Vector.from_json(v) for v in found or []]
 
     def delete_by_ids(self, ids: Sequence[str]) -> Mutation:
@@ -164,7 +191,10 @@ class CloudflareVectorizeIndex:
         ids = list(ids)
         for start in range(0, max(len(ids), 1), self._max_batch):
             chunk = ids[start : start + self._max_batch]
-            answer = self._call("VECTOR_DELETE", lambda sdk, c=chunk: self._indexes.delete_by_ids(self._name, account_id=self._client.account_id, ids=c))
+            answer = self._call(
+                "VECTOR_DELETE",
+                lambda sdk, c=chunk: self._indexes.delete_by_ids(self._name, account_id=self._client.account_id, ids=c),
+            )
         return Mutation(answer.mutation_id)
 
     def describe(self) -> IndexInfo:
@@ -178,7 +208,10 @@ class CloudflareVectorizeIndex:
         return Mutation(answer.mutation_id)
 
     def list_metadata_indexes(self) -> list[MetadataIndex]:
-        answer = self._call("METADATA_INDEX_LIST", lambda sdk: self._indexes.metadata_index.list(self._name, account_id=self._client.account_id))
+        answer = self._call(
+            "METADATA_INDEX_LIST",
+            lambda sdk: self._indexes.metadata_index.list(self._name, account_id=self._client.account_id),
+        )
         return [MetadataIndex(m.property_name, m.index_type) for m in answer.metadata_indexes or []]
 
     def delete_metadata_index(self, property_name: str) -> Mutation:
@@ -188,9 +221,19 @@ class CloudflareVectorizeIndex:
 
     def list_vectors(self, count: int = limits.VECTORIZE_LIST_DEFAULT_COUNT, cursor: str | None = None) -> VectorIdPage:
         extra = {} if cursor is None else {"cursor": cursor}
-        page = self._call("VECTOR_LIST", lambda sdk: self._indexes.list_vectors(self._name, account_id=self._client.account_id, count=count, **extra))
-        return VectorIdPage([v.id for v in page.vectors], int(page.total_count), bool(page.is_truncated), page.next_cursor,
-                            _text(page.cursor_expiration_timestamp) or None)
+        page = self._call(
+            "VECTOR_LIST",
+            lambda sdk: self._indexes.list_vectors(
+                self._name, account_id=self._client.account_id, count=count, **extra
+            ),
+        )
+        return VectorIdPage(
+            [v.id for v in page.vectors],
+            int(page.total_count),
+            bool(page.is_truncated),
+            page.next_cursor,
+            _text(page.cursor_expiration_timestamp) or None,
+        )
 
 
 class CloudflareVectorizeAccount:
@@ -210,14 +253,20 @@ class CloudflareVectorizeAccount:
         return _description(made)
 
     def get_index(self, name: str) -> IndexDescription:
-        return _description(self.client.call(lambda sdk: self._indexes.get(name, account_id=self.client.account_id), mapper("INDEX_GET")))
+        return _description(
+            self.client.call(
+                lambda sdk: self._indexes.get(name, account_id=self.client.account_id), mapper("INDEX_GET")
+            )
+        )
 
     def list_indexes(self) -> list[IndexDescription]:
         page = self.client.call(lambda sdk: self._indexes.list(account_id=self.client.account_id), mapper("INDEX_LIST"))
         return [_description(d) for d in page.result or []]
 
     def delete_index(self, name: str) -> None:
-        self.client.call(lambda sdk: self._indexes.delete(name, account_id=self.client.account_id), mapper("INDEX_DELETE"))
+        self.client.call(
+            lambda sdk: self._indexes.delete(name, account_id=self.client.account_id), mapper("INDEX_DELETE")
+        )
 
     def index(self, name: str) -> CloudflareVectorizeIndex:
         self.get_index(name)

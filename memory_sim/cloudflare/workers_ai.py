@@ -12,9 +12,9 @@ from urllib.parse import quote
 
 import httpx
 
-from memory_sim.embedding.contract import parse_inputs
-from memory_sim.embedding.retry import Retrier, parse_retry_after, unavailable
+from memory_sim.bindings.ai_validation import parse_inputs
 from memory_sim.errors import AiError
+from memory_sim.retry import Retrier, parse_retry_after, unavailable
 
 CLOUDFLARE_API = "https://api.cloudflare.com/client/v4"
 

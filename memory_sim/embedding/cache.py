@@ -13,8 +13,9 @@ import hashlib
 import logging
 import sqlite3
 import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -120,7 +121,7 @@ class EmbeddingCache:
     def put_many(self, model: str, pooling: str, texts: Sequence[str], vectors: np.ndarray) -> None:
         rows = [
             (model, pooling, text_key(t), int(v.shape[0]), np.asarray(v, dtype=np.float32).tobytes())
-            for t, v in zip(texts, vectors)
+            for t, v in zip(texts, vectors, strict=True)
         ]
 
         def store(db: sqlite3.Connection) -> None:
@@ -150,7 +151,7 @@ class EmbeddingCache:
         with self._lock:
             self._db.close()
 
-    def __enter__(self) -> "EmbeddingCache":
+    def __enter__(self) -> EmbeddingCache:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -7,15 +7,15 @@ store them. Vectors come back L2-normalised float32, so cosine, dot and L2 rank 
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-from memory_sim.bindings.ai import BGE_BASE, DEFAULT_MODEL, Ai, Embedder, Pooling
+from memory_sim.bindings.ai import Ai, Pooling
+from memory_sim.bindings.ai_validation import POOLINGS, bad_input
 from memory_sim.bindings.limits import AI_MAX_TEXTS_PER_CALL
 from memory_sim.embedding.cache import EmbeddingCache
-from memory_sim.embedding.contract import POOLINGS, bad_input
 from memory_sim.errors import AiError, ConfigError
 
 DIMENSION_PROBE = "dimension probe"
@@ -67,11 +67,11 @@ class AiEmbedder:
         if not sent:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         cached = self.cache.get_many(self._model, self.pooling, sent)
-        misses = list(dict.fromkeys(t for t, v in zip(sent, cached) if v is None))
+        misses = list(dict.fromkeys(t for t, v in zip(sent, cached, strict=True) if v is None))
         fresh = self._embed_misses(misses)
         if misses:
             self.cache.put_many(self._model, self.pooling, misses, np.stack([fresh[t] for t in misses]))
-        rows = [v if v is not None else fresh[t] for t, v in zip(sent, cached)]
+        rows = [v if v is not None else fresh[t] for t, v in zip(sent, cached, strict=True)]
         out = np.stack(rows).astype(np.float32, copy=False)
         self._dimensions = self._dimensions or int(out.shape[1])
         return out
@@ -81,7 +81,7 @@ class AiEmbedder:
         fresh: dict[str, np.ndarray] = {}
         for start in range(0, len(by_length), self.batch_size):
             batch = by_length[start : start + self.batch_size]
-            fresh.update(zip(batch, self._run(batch)))
+            fresh.update(zip(batch, self._run(batch), strict=True))
         return fresh
 
     def _run(self, batch: list[str]) -> np.ndarray:
@@ -120,37 +120,3 @@ def _unit(vectors: np.ndarray) -> np.ndarray:
     # Workers AI does not say whether BGE outputs are unit length (contract §4.1); normalising is harmless if so.
     norms = np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors / np.where(norms == 0.0, 1.0, norms)
-
-
-def load_embedder(
-    model: str = DEFAULT_MODEL, *, cache_path: str | Path | None = None, ai: Ai | None = None,
-    pooling: Pooling | None = None,
-) -> Embedder:
-    """The embedder for a model name: `default`, a known name or alias, or a sentence-transformers folder.
-
-    With no `ai`, a `LocalAi` runs the model here. The pooling is the model's own (CLS for BGE, as we also send
-    to Workers AI; mean for MiniLM); a remote `ai` gets `pooling` (the one an index records), else CLS, the
-    pooling BGE was trained with."""
-    from memory_sim.local.models import canonical, locate
-
-    cache = EmbeddingCache(cache_path)
-    if ai is None:
-        from memory_sim.local.ai import LocalAi
-
-        ai = LocalAi()
-    pooling = pooling or "cls"
-    name = canonical(model)
-    model_dirs = getattr(ai, "model_dirs", None)
-    if _runs_locally(ai):
-        found = locate(name, model_dirs)
-        if found is None:
-            raise ConfigError(f"unknown embedding model {model!r}: expected 'default', {BGE_BASE!r}, "
-                              "'sentence-transformers/all-MiniLM-L6-v2' or a sentence-transformers folder")
-        name, pooling = found.name, found.pooling
-    elif name == DEFAULT_MODEL:
-        name = BGE_BASE  # the production default on Workers AI
-    return AiEmbedder(ai, name, pooling=pooling, cache=cache)
-
-
-def _runs_locally(ai: Ai) -> bool:
-    return getattr(ai, "is_local", False) is True

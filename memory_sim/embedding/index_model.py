@@ -38,7 +38,9 @@ def check_index_model(description: str, embedder: Embedder) -> None:
     if not recorded:
         return
     current = parse_description(describe_model(embedder))
-    differing = [k for k in ("model", "dimensions", "pooling") if k in recorded and k in current and recorded[k] != current[k]]
+    differing = [
+        k for k in ("model", "dimensions", "pooling") if k in recorded and k in current and recorded[k] != current[k]
+    ]
     if differing:
         raise ConfigError(
             f"this index was built with {_summary(recorded)} but the embedder is {_summary(current)}; "

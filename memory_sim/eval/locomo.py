@@ -22,10 +22,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from memory_sim.eval.metrics import KS, latency_summary, mean_scores, question_scores
 from memory_sim.locomo import CATEGORY_NAMES, Conversation, Session
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
-from memory_sim.eval.metrics import KS, latency_summary, mean_scores, question_scores
 
 MODES: tuple[str, ...] = ("vector", "keyword", "hybrid", "weighted")
 EVAL_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -120,6 +120,7 @@ def run_locomo(
     cache: Path | None = None,
     model: str = EVAL_MODEL,
     progress: Callable[[str], None] = lambda _: None,
+    d1_engine: str = "duckdb",
 ) -> dict[str, Any]:
     """The whole evaluation on a fresh local Env (Chroma + DuckDB + the model) in `work_dir` (a temp folder by
     default). `cache`: an embedding cache file copied in before and back after, so reruns skip the model."""
@@ -138,7 +139,7 @@ def run_locomo(
             shutil.copyfile(cache, data / "embeddings.sqlite")
         clock = SimClock()
         started = time.perf_counter()
-        with Env.local(data, embed_model=model) as env:
+        with Env.local(data, embed_model=model, d1_engine=d1_engine) as env:
             system = MemorySystem(env, clock=clock)
             for conversation in conversations:
                 progress(f"remembering {conversation.id} ({len(conversation.turns)} turns x 2 speakers)")

@@ -6,12 +6,15 @@ The full text stays in D1; the index holds only what recall filters and ranks by
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING, VECTORIZE_MAX_ID_BYTES
 from memory_sim.bindings.vectorize import Metadata, Vector
-from memory_sim.env import Env
 from memory_sim.memory.models import TEXT_PREVIEW_CHARS, StoredMemory
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 
 def vector_metadata(memory: StoredMemory, decay_factor: float | None = None) -> Metadata:
@@ -25,18 +28,27 @@ def vector_metadata(memory: StoredMemory, decay_factor: float | None = None) -> 
     }
 
 
-def embed_and_upsert(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> None:
-    """Embeds the texts in one call and upserts in batches; raises what the bindings raise (the caller decides
-    between outbox and retry)."""
+def vectors_for(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> list[Vector]:
+    """The memories' vectors, embedded in one call (none for no memories)."""
     if not memories:
-        return
+        return []
     values = env.embedder.embed([m.content for m in memories])
     decay = decay or {}
-    vectors = [
-        Vector(m.id, [float(x) for x in row], vector_metadata(m, decay.get(m.id))) for m, row in zip(memories, values)
+    return [
+        Vector(m.id, [float(x) for x in row], vector_metadata(m, decay.get(m.id)))
+        for m, row in zip(memories, values, strict=True)
     ]
+
+
+def upsert(env: Env, vectors: Sequence[Vector]) -> None:
     for start in range(0, len(vectors), VECTORIZE_MAX_BATCH_BINDING):
-        env.VECTORIZE.upsert(vectors[start : start + VECTORIZE_MAX_BATCH_BINDING])
+        env.VECTORIZE.upsert(list(vectors[start : start + VECTORIZE_MAX_BATCH_BINDING]))
+
+
+def embed_and_upsert(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> None:
+    """Embeds the texts in one call and upserts in batches; raises what the bindings raise (the memory system
+    indexes through memory/indexer.py, which decides between outbox and retry)."""
+    upsert(env, vectors_for(env, memories, decay))
 
 
 def delete_vectors(env: Env, ids: Sequence[str]) -> None:
@@ -45,5 +57,6 @@ def delete_vectors(env: Env, ids: Sequence[str]) -> None:
 
 
 def is_vector_id(memory_id: str) -> bool:
-    """Whether Vectorize can hold this id (1..64 bytes); memory ids are made to be, rows of older versions may not be."""
+    """Whether Vectorize can hold this id (1..64 bytes); memory ids are made to be, rows of older versions may
+    not be."""
     return 0 < len(memory_id.encode("utf-8", "surrogatepass")) <= VECTORIZE_MAX_ID_BYTES

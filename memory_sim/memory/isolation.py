@@ -10,8 +10,9 @@ raised: every NPC would fail the same way, and the callers already postpone all 
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Generic, Sequence, TypeVar
+from typing import Generic, TypeVar
 
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 
@@ -44,7 +45,9 @@ def note_failure(job: str, npc_id: str, error: BaseException, failed: dict[str, 
     failed[npc_id] = describe(error)
 
 
-def each_npc(job: str, items: Sequence[T], npc_of: Callable[[T], str], action: Callable[[Sequence[T]], None]) -> Outcome[T]:
+def each_npc(
+    job: str, items: Sequence[T], npc_of: Callable[[T], str], action: Callable[[Sequence[T]], None]
+) -> Outcome[T]:
     """`action(items)`; if it fails (not an outage), `action` once per NPC's items. Returns what was done and,
     per NPC, why the rest failed. An outage met while going NPC by NPC fails the NPCs not yet done."""
     if not items:

@@ -1,6 +1,6 @@
 """The periodic jobs: consolidate, decay and prune, retry pending embeddings.
 
-Each reads D1, makes a plan with pure functions (scoring.py, summarise.py), then applies it. All are
+Each reads D1, makes a plan with pure functions (scoring.py, condense.py), then applies it. All are
 idempotent for a given `now` (seconds of world time): a second run in the same period finds nothing to do,
 which is what lets the schedulers re-run them safely after a restart. One NPC's failure holds back only that
 NPC (isolation.py): the report counts it (`failed`) and says why (`errors`).
@@ -8,94 +8,86 @@ NPC (isolation.py): the report counts it (`failed`) and says why (`errors`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
-from memory_sim.bindings.d1 import D1PreparedStatement
-from memory_sim.errors import AiError, EmbeddingUnavailable, VectorizeError
-from memory_sim.memory import indexing, store
-from memory_sim.memory.isolation import Outcome, by_npc, each_npc, note_failure
-from memory_sim.memory.models import JobReport, ShortTermMemory, StoredMemory, WorldTime, summary_id
-from memory_sim.memory.scoring import plan_cap_prune, plan_decay, retry_delay_s
-from memory_sim.memory.summarise import Sentence, split_sentences
+from memory_sim.errors import AiError
+from memory_sim.memory import indexer, store
+from memory_sim.memory.condense import DayPlan, plan_day
+from memory_sim.memory.isolation import by_npc, each_npc, note_failure
+from memory_sim.memory.models import JobReport, WorldTime
+from memory_sim.memory.scoring import plan_cap_prune, plan_decay
+from memory_sim.memory.summarise import Sentence
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
-_ECHO_IMPORTANCE = 0.3  # a diary's "it brought back..." line matters less than the day itself
-
-
-def diary_sentences(text: str, importance_of: dict[str, float]) -> list[Sentence]:
-    """The diary's sentences with the importance of the memory each came from."""
-    return [(s, importance_of.get(s, _ECHO_IMPORTANCE)) for s in split_sentences(text)]
-
-
-def summary_memory(npc_id: str, day: int, text: str, importances: list[float]) -> ShortTermMemory:
-    top = sorted(importances, reverse=True)[:3] or [0.5]
-    return ShortTermMemory(
-        npc_id=npc_id,
-        content=text,
-        importance=round(sum(top) / len(top), 4),
-        world_time=WorldTime(day, 23),
-        type="event",
-        id=summary_id(npc_id, day),
-        kind="summary",
-    )
-
-
-def _summaries_of(system: "MemorySystem", npc_id: str, diaries: list[dict[str, Any]]) -> list[ShortTermMemory]:
+def _plans_of(system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]]) -> list[DayPlan]:
     db, config = system.env.DB, system.config
-    out = []
+
+    def summarise(sentences: list[Sentence]) -> str:
+        return system.summariser.summarise(sentences, config.summary_sentences)
+
+    plans = []
     for row in diaries:
         day = int(row["day"])
-        importance_of = {m.content: m.importance for m in store.memories_of(db, npc_id, day)}
-        sentences = diary_sentences(row["text"], importance_of)
         try:
-            text = system.summariser.summarise(sentences, config.summary_sentences)
+            plans.append(plan_day(npc_id, day, store.memories_of(db, npc_id, day), summarise))
         except AiError:
-            continue  # an LLM summariser that fails is retried at the next run: the diary stays unconsolidated
-        if text:
-            out.append(summary_memory(npc_id, day, text, [i for _, i in sentences]))
-    return out
+            continue  # a summariser that fails (with no fallback) is retried at the next run: the diary waits
+    return plans
 
 
-def _save_summaries(system: "MemorySystem", summaries: Sequence[ShortTermMemory]) -> None:
+def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> None:
+    """The summaries (indexed regardless of importance), then in one batch their lineage, the diaries' links, and
+    the outbox rows of linked memories not yet in the index: a linked memory is the day's long-term memory, so
+    it is indexed as its summary would have been."""
     db = system.env.DB
+    summaries = [p.summary for p in plans if p.summary is not None]
     system.remember_many(summaries, index_all=True)
-    marks = [store.mark_consolidated(db, m.npc_id, m.day, m.id) for m in summaries]
-    db.batch(marks + [store.bump(db, "consolidations", len(summaries))])
+    linked = store.memories_by_ids(db, [p.link for p in plans if p.summary is None and p.link])
+    to_index = sorted(i for i, m in linked.items() if m.index_state == "none")
+    lineage = [s for p in plans if p.summary is not None for s in store.put_sources(db, p.summary.id, p.sources)]
+    marks = [store.mark_consolidated(db, p.npc_id, p.day, p.link) for p in plans]
+    queued = store.set_state(db, to_index, "pending") + store.enqueue_many(db, to_index, now) if to_index else []
+    db.batch(lineage + marks + queued + [store.bump(db, "consolidations", len(summaries))])
+    system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
 
 
-def consolidate(system: "MemorySystem", now: float) -> JobReport:
-    """Condenses each diary at least `consolidate_after_days` old into 1-2 sentences, indexed once. An NPC whose
-    diaries cannot be condensed or saved is reported in `errors` and the others are consolidated."""
+def consolidate(system: MemorySystem, now: float) -> JobReport:
+    """Condenses each diary's day at least `consolidate_after_days` old into 1-2 of its memories' sentences, a
+    summary indexed once with its lineage; a day of one memory is linked to it (memory/condense.py). An NPC whose
+    days cannot be condensed or saved is reported in `errors` and the others are consolidated."""
     up_to = WorldTime.from_seconds(now).day - system.config.consolidate_after_days
     diaries = by_npc(store.diaries_to_consolidate(system.env.DB, up_to), lambda row: str(row["npc_id"]))
     failed: dict[str, str] = {}
-    summaries: list[ShortTermMemory] = []
+    plans: list[DayPlan] = []
     for npc_id, rows in diaries.items():
         try:
-            summaries += _summaries_of(system, npc_id, rows)
+            plans += _plans_of(system, npc_id, rows)
         except Exception as exc:  # noqa: BLE001 - one NPC's diaries never stop the others'
             note_failure("consolidate", npc_id, exc, failed)
-    outcome = each_npc("consolidate", summaries, lambda m: m.npc_id, lambda group: _save_summaries(system, group))
+    outcome = each_npc("consolidate", plans, lambda p: p.npc_id, lambda group: _save_plans(system, group, now))
     failed.update(outcome.failed)
+    made = [p.summary.id for p in outcome.done if p.summary is not None]
     return JobReport(
         "consolidate",
-        consolidated=len(outcome.done),
+        consolidated=len(made),
+        linked=sum(1 for p in outcome.done if p.summary is None and p.link),
         failed=sum(len(diaries[npc_id]) for npc_id in failed),
-        details=[m.id for m in outcome.done],
+        details=made,
         errors=failed,
     )
 
 
-def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
+def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     """Grows decay factors to today; re-embeds important memories past the threshold, drops the rest from
     the index (they stay in D1); then prunes harder if the index is over its cap."""
     db, config = system.env.DB, system.config
     today = WorldTime.from_seconds(now).day
     plan = plan_decay(store.all_memories(db), today, config)
     db.batch(store.set_decay(db, plan.factors, today) + [store.bump(db, "decay_runs")])
-    reembedded = _reembed(system, plan.reembed, now)
+    reembedded = indexer.index(system.env, config, plan.reembed, now, job="decay_and_prune", counter="reembeds")
     system.unindex(plan.unindex, counter="prunes")
     indexed = store.memories_in_state(db, ["indexed"])
     over_cap = plan_cap_prune(indexed, today, 0, config) if len(indexed) > config.index_cap else []
@@ -103,58 +95,19 @@ def decay_and_prune(system: "MemorySystem", now: float) -> JobReport:
     return JobReport(
         "decay_and_prune",
         decayed=len(plan.factors),
-        reembedded=len(reembedded.done),
+        reembedded=len(reembedded.indexed),
         unindexed=len(plan.unindex) + len(over_cap),
-        failed=len(reembedded.held_back),
-        errors=reembedded.failed,
+        failed=len(reembedded.postponed),
+        errors=reembedded.errors,
     )
 
 
-def _reembed(system: "MemorySystem", ids: list[str], now: float) -> Outcome[StoredMemory]:
-    db = system.env.DB
-    rows = list(store.memories_by_ids(db, ids).values())
-    try:
-        outcome = each_npc("decay_and_prune", rows, lambda r: r.npc_id, lambda group: indexing.embed_and_upsert(system.env, group))
-    except (EmbeddingUnavailable, VectorizeError):
-        # The old vector stays searchable; the factor was already reset, so the next run does not retry it.
-        return Outcome()
-    done = [r.id for r in outcome.done]
-    if done:
-        db.batch(store.set_state(db, done, "indexed", now) + [store.bump(db, "reembeds", len(done))])
-    return outcome
-
-
-def _reschedule(system: "MemorySystem", due: list[dict[str, Any]], now: float, why: Callable[[str], str]) -> list[D1PreparedStatement]:
-    db, config = system.env.DB, system.config
-    statements = []
-    for r in due:
-        attempts = int(r["attempts"]) + 1
-        statements.append(store.reschedule(db, r["memory_id"], attempts, now + retry_delay_s(attempts, config), why(r["memory_id"])))
-    return statements + [store.bump(db, "embedding_failures", len(due))]
-
-
-def retry_pending(system: "MemorySystem", now: float) -> JobReport:
-    """Embeds what failed before, once its backoff has passed; failures back off further (an NPC whose rows
-    cannot be indexed backs off alone)."""
-    db, config = system.env.DB, system.config
-    due = store.due_outbox(db, now, config.retry_max_attempts)
+def retry_pending(system: MemorySystem, now: float) -> JobReport:
+    """Indexes what failed before, once its backoff has passed (and what a dead process left unattempted);
+    failures back off further (an NPC whose rows cannot be indexed backs off alone)."""
+    due = store.due_outbox(system.env.DB, now, system.config.retry_max_attempts)
     if not due:
         return JobReport("retry_pending")
-    rows = list(store.memories_by_ids(db, [r["memory_id"] for r in due]).values())
-    system.make_room(len(rows))
-    try:
-        outcome = each_npc("retry_pending", rows, lambda r: r.npc_id, lambda group: indexing.embed_and_upsert(system.env, group))
-    except (EmbeddingUnavailable, VectorizeError) as exc:
-        reason = str(exc)
-        db.batch(_reschedule(system, due, now, lambda _: reason))
-        return JobReport("retry_pending", failed=len(due))
-    why = {r.id: outcome.failed[r.npc_id] for r in outcome.held_back}
-    retry_later = [r for r in due if r["memory_id"] in why]
-    done = [r.id for r in outcome.done]
-    db.batch(
-        store.set_state(db, done, "indexed", now)
-        + store.dequeue(db, [r["memory_id"] for r in due if r["memory_id"] not in why])
-        + [store.bump(db, "retries", len(done))]
-        + (_reschedule(system, retry_later, now, why.__getitem__) if retry_later else [])
-    )
-    return JobReport("retry_pending", embedded=len(done), failed=len(retry_later), errors=outcome.failed)
+    ids = [r["memory_id"] for r in due]
+    report = indexer.index(system.env, system.config, ids, now, job="retry_pending", counter="retries")
+    return JobReport("retry_pending", embedded=len(report.indexed), failed=len(report.postponed), errors=report.errors)

@@ -47,12 +47,12 @@ class WorldTime:
         return float(self.hours * SECONDS_PER_HOUR)
 
     @staticmethod
-    def from_hours(hours: int) -> "WorldTime":
+    def from_hours(hours: int) -> WorldTime:
         day, hour = divmod(int(hours), HOURS_PER_DAY)
         return WorldTime(day, hour)
 
     @staticmethod
-    def from_seconds(seconds: float) -> "WorldTime":
+    def from_seconds(seconds: float) -> WorldTime:
         return WorldTime.from_hours(int(seconds // SECONDS_PER_HOUR))
 
     def __str__(self) -> str:
@@ -112,7 +112,9 @@ class ShortTermMemory:
         if not self.id:
             object.__setattr__(self, "id", memory_id(self.npc_id, self.world_time, self.content))
         if rules.utf8_size("id", rules.text("id", self.id)) > VECTORIZE_MAX_ID_BYTES:
-            raise InvalidInput(f"id must be at most {VECTORIZE_MAX_ID_BYTES} bytes in UTF-8, got {rules.shown(self.id)}")
+            raise InvalidInput(
+                f"id must be at most {VECTORIZE_MAX_ID_BYTES} bytes in UTF-8, got {rules.shown(self.id)}"
+            )
 
     @property
     def day(self) -> int:
@@ -138,11 +140,23 @@ class StoredMemory:
     index_state: str
     indexed_at: float | None = None
     decayed_day: int = 0
+    about: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Lineage:
+    """Where a memory stands in consolidation: the memories it was made from (a summary's), and the summaries
+    it went into (an observation's)."""
+
+    memory_id: str
+    sources: tuple[StoredMemory, ...] = ()
+    summaries: tuple[StoredMemory, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Recollection:
-    """One recalled memory. `source` says whether it came from the vector index or the D1 fallback."""
+    """One recalled memory. `source` says whether it came from the vector index or the D1 fallback; a summary
+    (`kind="summary"`) names the memories it was made from in `sources` (its lineage)."""
 
     id: str
     npc_id: str
@@ -154,6 +168,8 @@ class Recollection:
     source: Source = "vectorize"
     effective_score: float | None = None
     decay_factor: float = 0.0
+    kind: str = "observation"
+    sources: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -168,6 +184,10 @@ class Recollection:
         }
         if self.effective_score is not None:
             out["effectiveScore"] = round(self.effective_score, 6)
+        if self.kind != "observation":
+            out["kind"] = self.kind
+        if self.sources:
+            out["sources"] = list(self.sources)
         return out
 
 
@@ -190,6 +210,7 @@ class MemoryConfig:
     retry_max_attempts: int = 12
     visibility_window_s: float = 120.0  # Vectorize's p99 write-visibility lag: merge such rows from D1
     candidate_factor: int = 4  # weighted recall ranks top_k * this candidates
+    recall_headroom: int = 5  # recall ranks 2 * top_k + this candidates, so top k stays full once repeats collapse
     fallback_limit: int = 200  # short-term rows scanned when the index fails
     expand_npc_names: bool = True  # recall adds who a named NPC is (role, description) to the query
 
@@ -198,6 +219,8 @@ class MemoryConfig:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be in 0..1, got {value}")
+        if self.recall_headroom < 0:
+            raise ValueError(f"recall_headroom must be >= 0, got {self.recall_headroom}")
         if self.index_cap < 1:
             raise ValueError(f"index_cap must be >= 1, got {self.index_cap}")
 
@@ -212,6 +235,7 @@ class JobReport:
     reembedded: int = 0
     decayed: int = 0
     consolidated: int = 0
+    linked: int = 0  # consolidate: days of one memory, linked to it instead of summarised
     failed: int = 0  # memories (diaries, for consolidate) held back by an error; the job went on for the rest
     details: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # NPC id -> why that NPC's part failed

@@ -1,10 +1,10 @@
 """Rebuilding the vector index from D1, the source of truth (`memory-sim reembed`).
 
 After a change of model, `queue_for_reindex(db)`, then open the data folder with
-`Env.from_settings(settings, rebuild_index=True, before_rebuild=queue_for_reindex)` (the index is dropped and recreated for the new embedder instead
-of refused), then `reembed(system)`. Queueing first is what makes a crash harmless: every memory the old index
-held is `pending` in D1 with an outbox row before the index is dropped, so the next open retries whatever the
-dead process had not rebuilt.
+`Env.from_settings(settings, rebuild_index=True, before_rebuild=queue_for_reindex)` (the index is dropped and
+recreated for the new embedder instead of refused), then `reembed(system)`. Queueing first is what makes a crash
+harmless: every memory the old index held is `pending` in D1 with an outbox row before the index is dropped, so
+the next open retries whatever the dead process had not rebuilt.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memory_sim.bindings.d1 import D1Database
-from memory_sim.memory import indexing, store
+from memory_sim.memory import indexer, store
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
@@ -30,7 +30,7 @@ def queue_for_reindex(db: D1Database) -> int:
     return len(ids)
 
 
-def recreate_index(system: "MemorySystem") -> None:
+def recreate_index(system: MemorySystem) -> None:
     """Drops and recreates the index for the current embedder (dimensions and model in its description)."""
     from memory_sim.memory.provision import recreate_index as recreate
 
@@ -41,18 +41,21 @@ def recreate_index(system: "MemorySystem") -> None:
     env.VECTORIZE = recreate(account, env.VECTORIZE.name, env.embedder)
 
 
-def reembed(system: "MemorySystem", recreate: bool = False, batch: int = 256) -> int:
-    """Embeds every memory D1 says belongs in the index (indexed or pending) and upserts it; clears the outbox
-    for them. Returns how many were written."""
+def reembed(system: MemorySystem, recreate: bool = False, batch: int = 256) -> int:
+    """Embeds every memory D1 says belongs in the index (indexed or pending) and upserts it, `batch` at a time,
+    through memory/indexer.py: written ones leave the outbox; a row that fails is postponed there (the retry job
+    finishes it). An outage stops the rebuild: the batch it hit is postponed, the rest stay as they were (still
+    queued after `queue_for_reindex`), and the outage is raised. Returns how many were written."""
     db = system.env.DB
     if recreate:
         queue_for_reindex(db)
         recreate_index(system)
-    rows = store.memories_in_state(db, ["indexed", "pending"])
+    ids = [r.id for r in store.memories_in_state(db, ["indexed", "pending"])]
     now = system.clock()
-    for start in range(0, len(rows), batch):
-        chunk = rows[start : start + batch]
-        indexing.embed_and_upsert(system.env, chunk)
-        ids = [r.id for r in chunk]
-        db.batch(store.set_state(db, ids, "indexed", now) + store.dequeue(db, ids))
-    return len(rows)
+    written = 0
+    for start in range(0, len(ids), batch):
+        report = indexer.index(system.env, system.config, ids[start : start + batch], now, job="reembed")
+        written += len(report.indexed)
+        if report.outage is not None:
+            raise report.outage
+    return written

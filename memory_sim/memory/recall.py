@@ -11,18 +11,22 @@ Three sources, merged by id:
 
 from __future__ import annotations
 
+import contextlib
 import re
-from dataclasses import dataclass
-from typing import Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
-from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
-from memory_sim.memory.recall_cache import NpcView, RecallCache
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, MemoryConfig, RecallMode, Recollection, Source, StoredMemory
+from memory_sim.memory.recall_cache import NpcView, RecallCache
+from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 _WORD = re.compile(r"[a-z0-9']+")
 _RECENT_LIMIT = 32
@@ -45,7 +49,18 @@ def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recol
         score=float(score),
         source=source,
         decay_factor=memory.decay_factor,
+        kind=memory.kind,
     )
+
+
+def with_sources(env: Env, recollections: Sequence[Recollection]) -> list[Recollection]:
+    """Summaries carry the ids of the memories they were made from (D1's `memory_sources`); one read, and none
+    when no summary was recalled."""
+    summaries = [r.id for r in recollections if r.kind == "summary"]
+    if not summaries:
+        return list(recollections)
+    lineage = store.sources_of(env.DB, summaries)
+    return [replace(r, sources=lineage[r.id]) if r.id in lineage else r for r in recollections]
 
 
 def overlap_score(query: str, text: str) -> float:
@@ -59,10 +74,22 @@ def overlap_score(query: str, text: str) -> float:
 def expand_query(query: str, profiles: Sequence[dict[str, str]]) -> str:
     """Adds who a named NPC is ("Tom: the blacksmith, the smith at the forge") to the query: memories often
     name people by role, and an NPC knows who Tom is even when the embedding model does not."""
-    words = set(_WORD.findall(query.lower()))
-    known = [p for p in profiles if p["name"].lower() in words or p["npc_id"] in words]
-    notes = [f"{p['name']}: {p['role']}, {p['description']}".rstrip(", ") for p in known]
+    text = " ".join(_WORD.findall(query.lower()))
+    known = [p for p in profiles if any(_names(text, n) for n in _known_as(p))]
+    notes = [f"{p['name']}: {p['role']}, {p['description']}".rstrip(", ").replace(": , ", ": ") for p in known]
     return " ".join([query, *notes])
+
+
+def _known_as(profile: dict[str, str]) -> list[str]:
+    """What a query may call a registered NPC: its id, name and aliases ("Old Tom", "the smith")."""
+    aliases = str(profile.get("aliases") or "").split(",")
+    return [n for n in (profile["npc_id"], profile["name"], *aliases) if n]
+
+
+def _names(words: str, name: str) -> bool:
+    """The query's words hold the name's words in a row (a name of several words must appear whole)."""
+    wanted = " ".join(_WORD.findall(name.lower()))
+    return bool(wanted) and f" {wanted} " in f" {words} "
 
 
 def vector_matches(env: Env, npc_id: str, query_vector: np.ndarray, k: int) -> list[tuple[str, float]]:
@@ -94,7 +121,7 @@ def not_yet_visible(
         return []
     vectors = env.embedder.embed([m.content for m in rows])
     scores = vectors @ query_vector.astype(np.float32)
-    return [to_recollection(m, float(s), "short_term") for m, s in zip(rows, scores)]
+    return [to_recollection(m, float(s), "short_term") for m, s in zip(rows, scores, strict=True)]
 
 
 def short_term_fallback(env: Env, npc_id: str, query: str, config: MemoryConfig) -> list[Recollection]:
@@ -163,10 +190,10 @@ def gather(
     cache: RecallCache | None = None,
 ) -> Candidates:
     """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
-    if mode == "keyword":
-        return Candidates(keyword_candidates(env, npc_id, query, k), False)
     if config.expand_npc_names:
         query = expand_query(query, store.npc_profiles(env.DB))
+    if mode == "keyword":
+        return Candidates(keyword_candidates(env, npc_id, query, k), False)
     try:
         query_vector = env.embedder.embed([query], query=True)[0]
     except EmbeddingUnavailable:
@@ -178,10 +205,8 @@ def gather(
     except VectorizeUnavailable:
         return Candidates(short_term_fallback(env, npc_id, query, config), True)
     found = from_index(env, npc_id, matches)
-    try:
+    with contextlib.suppress(EmbeddingUnavailable):  # the recent rows stay for the fallback below
         found += not_yet_visible(env, npc_id, query_vector, now, config, {r.id for r in found})
-    except EmbeddingUnavailable:
-        pass  # the recent rows stay for the fallback below
     if found:
         return Candidates(found, False)
     return Candidates(short_term_fallback(env, npc_id, query, config), True)

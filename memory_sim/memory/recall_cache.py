@@ -46,7 +46,7 @@ class NpcView:
     def read(
         cls, db: D1Database, npc_id: str, revision: int = 0, counter: int = 0,
         reuse: dict[str, tuple[str, Counter[str]]] | None = None,
-    ) -> "NpcView":
+    ) -> NpcView:
         """The NPC's view built from D1 (reusing token counts of unchanged texts from `reuse`)."""
         view = cls(revision, counter)
         view.append(store.remembered_in_order(db, npc_id), reuse or {})

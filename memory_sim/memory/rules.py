@@ -68,8 +68,14 @@ def npc_id(value: Any, name: str = "npc_id") -> str:
 
 
 def about(values: Any) -> tuple[str, ...]:
-    """The NPC ids a memory is about; D1 keeps them comma-separated, so an id here holds no comma."""
-    ids = tuple(values)
+    """The NPC ids a memory is about; D1 keeps them comma-separated, so an id here holds no comma. A plain string
+    is refused: `tuple("bram")` would silently store ('b', 'r', 'a', 'm')."""
+    if isinstance(values, (str, bytes)):
+        raise InvalidInput(f"about takes a list of NPC ids, not one string: write ({shown(values)},)")
+    try:
+        ids = tuple(values)
+    except TypeError:
+        raise InvalidInput(f"about takes a list of NPC ids, got {type(values).__name__}: {shown(values)}") from None
     for value in ids:
         npc_id(value, "about")
         if "," in value:

@@ -9,7 +9,7 @@ rebuilt from `short_term_memories` (`memory-sim reembed`).
 from __future__ import annotations
 
 import re
-from typing import Callable
+from collections.abc import Callable
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 
@@ -30,7 +30,8 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             " PRIMARY KEY (npc_id, day))",
             "CREATE TABLE IF NOT EXISTS npc_state ("
             " npc_id TEXT NOT NULL PRIMARY KEY, name TEXT NOT NULL, role TEXT NOT NULL DEFAULT '',"
-            " description TEXT NOT NULL DEFAULT '', place TEXT NOT NULL DEFAULT '', updated_day INTEGER NOT NULL DEFAULT 0)",
+            " description TEXT NOT NULL DEFAULT '', place TEXT NOT NULL DEFAULT '',"
+            " updated_day INTEGER NOT NULL DEFAULT 0)",
             "CREATE TABLE IF NOT EXISTS relationships ("
             " npc_id TEXT NOT NULL, other_id TEXT NOT NULL, affinity REAL NOT NULL, updated_day INTEGER NOT NULL,"
             " PRIMARY KEY (npc_id, other_id))",
@@ -61,6 +62,27 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE INDEX IF NOT EXISTS short_term_memories_npc_seq ON short_term_memories (npc_id, seq)",
         ),
     ),
+    (
+        4,
+        "lineage: the memories each consolidated summary was made from (memory_sources)",
+        (
+            "CREATE TABLE IF NOT EXISTS memory_sources ("
+            " summary_id TEXT NOT NULL, source_id TEXT NOT NULL, PRIMARY KEY (summary_id, source_id))",
+            "CREATE INDEX IF NOT EXISTS memory_sources_source ON memory_sources (source_id)",
+        ),
+    ),
+    (
+        5,
+        "registered NPCs' aliases and traits (npc_state); deliberate forgets and their reasons (forgotten)",
+        (
+            # nullable: DuckDB's SQLite layer refuses ADD COLUMN ... NOT NULL (readers treat NULL as '')
+            "ALTER TABLE npc_state ADD COLUMN aliases TEXT DEFAULT ''",
+            "ALTER TABLE npc_state ADD COLUMN traits TEXT DEFAULT ''",
+            "CREATE TABLE IF NOT EXISTS forgotten ("
+            " memory_id TEXT NOT NULL PRIMARY KEY, npc_id TEXT NOT NULL, reason TEXT NOT NULL,"
+            " forgotten_at REAL NOT NULL)",
+        ),
+    ),
 )
 MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 
@@ -76,6 +98,8 @@ TABLES = (
     "counters",
     "meta",
     "sequences",
+    "memory_sources",
+    "forgotten",
     "schema_version",
 )
 

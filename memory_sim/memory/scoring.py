@@ -8,8 +8,9 @@ Decay factors grow daily, more slowly for important memories; past `forget_thres
 from __future__ import annotations
 
 import math
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Sequence
 
 from memory_sim.memory.models import MemoryConfig, Recollection, StoredMemory
 
@@ -91,6 +92,33 @@ def rank_by_score(recollections: Sequence[Recollection], top_k: int) -> list[Rec
     return sorted(recollections, key=lambda r: (-r.score, r.id))[:top_k]
 
 
+_WORD = re.compile(r"\w+")
+
+
+def text_key(text: str) -> str:
+    """What makes two texts the same: their words, case and punctuation aside."""
+    return " ".join(_WORD.findall(text.casefold()))
+
+
+def distinct(ranked: Sequence[Recollection]) -> list[Recollection]:
+    """A ranking with repeats collapsed: of recollections with the same text, and of a summary and a memory it
+    was made from (`sources`), the first (the better-ranked) stays. Order is kept; callers rank more than they
+    return so the top k stays full."""
+    kept: list[Recollection] = []
+    texts: set[str] = set()
+    kept_ids: set[str] = set()
+    in_kept_summaries: set[str] = set()
+    for r in ranked:
+        key = text_key(r.text)
+        if key in texts or r.id in in_kept_summaries or kept_ids.intersection(r.sources):
+            continue
+        kept.append(r)
+        texts.add(key)
+        kept_ids.add(r.id)
+        in_kept_summaries.update(r.sources)
+    return kept
+
+
 def _min_max(values: Sequence[float]) -> list[float]:
     low, high = min(values), max(values)
     if math.isclose(low, high):
@@ -113,4 +141,4 @@ def generative_agents_scores(
     relevance = _min_max([r.score for r in recollections])
     importance = _min_max([r.importance for r in recollections])
     w_rec, w_rel, w_imp = weights
-    return [w_rec * a + w_rel * b + w_imp * c for a, b, c in zip(recency, relevance, importance)]
+    return [w_rec * a + w_rel * b + w_imp * c for a, b, c in zip(recency, relevance, importance, strict=True)]

@@ -6,7 +6,8 @@ Lists of ids are chunked under D1's 100-bound-parameter limit.
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from typing import Any
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
@@ -14,7 +15,7 @@ from memory_sim.memory.models import ShortTermMemory, StoredMemory
 from memory_sim.memory.schema import MEMORY_SEQUENCE
 
 _COLUMNS = (
-    "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day"
+    "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day, about"
 )
 _CHUNK = D1_MAX_BOUND_PARAMETERS - 10  # room for the other parameters of the statement
 
@@ -38,10 +39,22 @@ def _stored(row: dict[str, Any]) -> StoredMemory:
         index_state=row["index_state"],
         indexed_at=None if row["indexed_at"] is None else float(row["indexed_at"]),
         decayed_day=int(row["decayed_day"]),
+        about=tuple(a for a in str(row["about"] or "").split(",") if a),
     )
 
 
-def _select(db: D1Database, where: str, *values: Any, order: str = "day, hour, id") -> list[StoredMemory]:
+FORGOTTEN_STATES = (
+    "forgetting",
+    "forgotten",
+)  # forget(): gone for every reader but `memory(id)` and `memories(state=...)`
+_VISIBLE = "index_state NOT IN ('forgetting', 'forgotten')"
+
+
+def _select(
+    db: D1Database, where: str, *values: Any, order: str = "day, hour, id", forgotten: bool = False
+) -> list[StoredMemory]:
+    """Rows matching `where`; forgotten ones (and those being forgotten) only when asked for."""
+    where = where if forgotten else f"({where}) AND {_VISIBLE}"
     sql = f"SELECT {_COLUMNS} FROM short_term_memories WHERE {where} ORDER BY {order}"
     return [_stored(row) for row in db.prepare(sql).bind(*values).all().results]
 
@@ -94,12 +107,25 @@ def enqueue_many(db: D1Database, ids: Sequence[str], next_attempt_at: float) -> 
     return statements
 
 
-def memories_by_ids(db: D1Database, ids: Sequence[str]) -> dict[str, StoredMemory]:
+def memories_by_ids(db: D1Database, ids: Sequence[str], *, forgotten: bool = False) -> dict[str, StoredMemory]:
     found: dict[str, StoredMemory] = {}
     for chunk in _chunks(list(ids)):
         marks = ", ".join("?" for _ in chunk)
-        found.update((m.id, m) for m in _select(db, f"id IN ({marks})", *chunk))
+        found.update((m.id, m) for m in _select(db, f"id IN ({marks})", *chunk, forgotten=forgotten))
     return found
+
+
+def select_page(
+    db: D1Database, where: str, values: Sequence[Any], limit: int, *, forgotten: bool
+) -> list[tuple[StoredMemory, int]]:
+    """Rows in remember order with their `seq` (the next page's cursor)."""
+    where = where if forgotten else f"({where}) AND {_VISIBLE}"
+    sql = f"SELECT {_COLUMNS}, seq FROM short_term_memories WHERE {where} ORDER BY seq, id LIMIT {int(limit)}"
+    return [(_stored(r), int(r["seq"] or 0)) for r in db.prepare(sql).bind(*values).all().results]
+
+
+def set_importance(db: D1Database, memory_id: str, importance: float) -> D1PreparedStatement:
+    return db.prepare("UPDATE short_term_memories SET importance = ? WHERE id = ?").bind(importance, memory_id)
 
 
 def memories_of(db: D1Database, npc_id: str, day: int | None = None) -> list[StoredMemory]:
@@ -115,7 +141,7 @@ def remembered_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
 
 def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:
     marks = ", ".join("?" for _ in states)
-    return _select(db, f"index_state IN ({marks})", *states)
+    return _select(db, f"index_state IN ({marks})", *states, forgotten=True)
 
 
 def all_memories(db: D1Database) -> list[StoredMemory]:
@@ -174,6 +200,10 @@ def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1Pre
 
 SEMANTIC_STATES = ("indexed", "pending")  # the memories hybrid recall ranks (recall.semantic_memories)
 REVISION = "memory_revision"  # a sequences row: bumped in the same batch as any write changing cached fields
+
+
+def bump_revision(db: D1Database) -> D1PreparedStatement:
+    return db.prepare("UPDATE sequences SET value = value + 1 WHERE name = ?").bind(REVISION)
 
 
 def ensure_revision(db: D1Database) -> None:
@@ -253,6 +283,43 @@ def outbox_size(db: D1Database) -> int:
     return int(db.prepare("SELECT COUNT(*) AS n FROM embedding_outbox").first("n") or 0)
 
 
+# --- lineage: the memories a summary was made from (schema migration 4) ----------------------------------
+
+
+def put_sources(db: D1Database, summary_id: str, source_ids: Sequence[str]) -> list[D1PreparedStatement]:
+    statements = []
+    for chunk in _chunks(list(source_ids), 45):
+        rows = ", ".join("(?, ?)" for _ in chunk)
+        values = [v for source_id in chunk for v in (summary_id, source_id)]
+        sql = (f"INSERT INTO memory_sources (summary_id, source_id) VALUES {rows}"
+               " ON CONFLICT (summary_id, source_id) DO NOTHING")
+        statements.append(db.prepare(sql).bind(*values))
+    return statements
+
+
+def _pairs(db: D1Database, column: str, ids: Sequence[str]) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for chunk in _chunks(sorted(set(ids))):
+        marks = ", ".join("?" for _ in chunk)
+        sql = (f"SELECT summary_id, source_id FROM memory_sources WHERE {column} IN ({marks})"
+               " ORDER BY summary_id, source_id")
+        found += [(r["summary_id"], r["source_id"]) for r in db.prepare(sql).bind(*chunk).all().results]
+    return found
+
+
+def sources_of(db: D1Database, summary_ids: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """summary id -> the ids of the memories it was made from (summaries without lineage are left out)."""
+    out: dict[str, list[str]] = {}
+    for summary_id, source_id in _pairs(db, "summary_id", summary_ids):
+        out.setdefault(summary_id, []).append(source_id)
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def summaries_of(db: D1Database, source_id: str) -> tuple[str, ...]:
+    """The summaries a memory went into."""
+    return tuple(summary_id for summary_id, _ in _pairs(db, "source_id", [source_id]))
+
+
 # --- diaries, NPC state, counters, meta, job runs ----------------------------------------------------------
 
 
@@ -273,18 +340,41 @@ def mark_consolidated(db: D1Database, npc_id: str, day: int, summary_id: str) ->
     return db.prepare("UPDATE diaries SET summary_id = ? WHERE npc_id = ? AND day = ?").bind(summary_id, npc_id, day)
 
 
+def diary_link(db: D1Database, npc_id: str, day: int) -> str | None:
+    """What a consolidated day points to: its summary, or its one memory (a day of one memory is linked)."""
+    value = (
+        db.prepare("SELECT summary_id FROM diaries WHERE npc_id = ? AND day = ?").bind(npc_id, day).first("summary_id")
+    )
+    return None if value is None else str(value)
+
+
 def diary(db: D1Database, npc_id: str, day: int) -> str | None:
     value = db.prepare("SELECT text FROM diaries WHERE npc_id = ? AND day = ?").bind(npc_id, day).first("text")
     return None if value is None else str(value)
 
 
+_PROFILE = "SELECT npc_id, name, role, description, aliases, traits FROM npc_state"
+
+
 def npc_profile(db: D1Database, npc_id: str) -> dict[str, Any] | None:
-    row = db.prepare("SELECT npc_id, name, role, description FROM npc_state WHERE npc_id = ?").bind(npc_id).first()
+    row = db.prepare(f"{_PROFILE} WHERE npc_id = ?").bind(npc_id).first()
     return dict(row) if row else None
 
 
 def npc_profiles(db: D1Database) -> list[dict[str, Any]]:
-    return [dict(r) for r in db.prepare("SELECT npc_id, name, role, description FROM npc_state ORDER BY npc_id").all().results]
+    return [dict(r) for r in db.prepare(f"{_PROFILE} ORDER BY npc_id").all().results]
+
+
+def put_npc(db: D1Database, row: dict[str, Any], *, replace: bool) -> D1PreparedStatement:
+    """One NPC's row; `replace` overwrites the named fields of an existing row, else an existing row stays."""
+    conflict = (
+        "DO UPDATE SET name = excluded.name, role = excluded.role, description = excluded.description,"
+        " aliases = excluded.aliases, traits = excluded.traits" if replace else "DO NOTHING"
+    )
+    return db.prepare(
+        "INSERT INTO npc_state (npc_id, name, role, description, aliases, traits) VALUES (?, ?, ?, ?, ?, ?)"
+        f" ON CONFLICT (npc_id) {conflict}"
+    ).bind(row["npc_id"], row["name"], row["role"], row["description"], row["aliases"], row["traits"])
 
 
 def bump(db: D1Database, name: str, by: int = 1) -> D1PreparedStatement:

@@ -1,17 +1,20 @@
 """Condensing a day into one or two sentences.
 
-The default is extractive and offline: each sentence is scored by its centrality (mean word-overlap cosine
-with the other sentences, so what the day keeps coming back to wins) times its importance, and the best
-one or two are returned in their original order. `ChatSummariser` asks an OpenAI-compatible chat endpoint
-instead; it is opt-in, and nothing else changes when it is plugged in.
+The default is extractive and offline: each passage (a memory's text) is scored by its centrality (mean
+word-overlap cosine with the others, so what the day keeps coming back to wins) and its importance, and the
+best one or two are returned in their original order. `ChatSummariser` asks an OpenAI-compatible chat endpoint
+instead, falling back to the extractive summary when it fails; it is opt-in, and nothing else changes when it is
+plugged in. What is done with the result (linked or stored, lineage, type) is memory/condense.py's.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 import re
 from collections import Counter
-from typing import Any, Protocol, Sequence, runtime_checkable
+from collections.abc import Sequence
+from typing import Any, Protocol, runtime_checkable
 
 from memory_sim.errors import AiError, EmbeddingUnavailable
 
@@ -22,7 +25,8 @@ _STOP = frozenset(
     "he she him her his they them their you your as so not no".split()
 )
 
-Sentence = tuple[str, float]  # text, importance 0..1
+Sentence = tuple[str, float]  # a passage (consolidation passes each memory's text) and its importance 0..1
+log = logging.getLogger(__name__)
 
 
 @runtime_checkable
@@ -65,16 +69,23 @@ class ExtractiveSummariser:
         texts = [t for t, _ in unique]
         central = centrality(texts)
         scores = [
-            (1 - self.centrality_weight) * imp + self.centrality_weight * c for (_, imp), c in zip(unique, central)
+            (1 - self.centrality_weight) * imp + self.centrality_weight * c
+            for (_, imp), c in zip(unique, central, strict=True)
         ]
         best = sorted(range(len(texts)), key=lambda i: (-scores[i], i))[:max_sentences]
         return " ".join(texts[i] for i in sorted(best))
 
 
-class ChatSummariser:
-    """An OpenAI-compatible `/chat/completions` endpoint (OpenAI, Ollama, vLLM, LM Studio...) over httpx.
+_EXTRACTIVE = ExtractiveSummariser()
 
-    `transport` is httpx's seam: tests pass an `httpx.MockTransport` instead of patching the network.
+class ChatSummariser:
+    """Any OpenAI-compatible `POST {base_url}/chat/completions` endpoint over httpx: a local llama.cpp
+    `llama-server`, vLLM, Ollama, LM Studio, or OpenAI itself (`base_url` ends in `/v1`).
+
+    Degrades, never loses: when the endpoint is unreachable, slower than `timeout_s`, answers an HTTP error, or
+    answers something that is not a summary, the day is condensed by `fallback` (the extractive summariser) and
+    `fallbacks` counts it. `fallback=None` raises instead (`EmbeddingUnavailable` for outages, `AiError` for
+    the rest), and consolidation leaves the day for its next run. `transport` is httpx's seam.
     """
 
     def __init__(
@@ -84,34 +95,60 @@ class ChatSummariser:
         api_key: str | None = None,
         *,
         timeout_s: float = 30.0,
+        max_tokens: int = 160,
+        fallback: Summariser | None = _EXTRACTIVE,
         transport: Any = None,
     ) -> None:
         import httpx
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self.model = model
-        self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s, transport=transport)
+        self.model, self.max_tokens, self.fallback, self.fallbacks = model, max_tokens, fallback, 0
+        self._client = httpx.Client(
+            base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s, transport=transport
+        )
 
     def _prompt(self, sentences: Sequence[Sentence], max_sentences: int) -> str:
         lines = "\n".join(f"- ({imp:.2f}) {text}" for text, imp in sentences)
         return (
-            f"Condense this character's day into at most {max_sentences} sentences, keeping what matters most "
-            f"(importance in brackets). Answer with the sentences only.\n{lines}"
+            f"Condense this character's day into at most {max_sentences} sentences in the first person, keeping "
+            f"what matters most (importance in brackets) and adding nothing that did not happen. Answer with the "
+            f"sentences only.\n{lines}"
         )
 
     def summarise(self, sentences: Sequence[Sentence], max_sentences: int = 2) -> str:
+        try:
+            return self._ask(sentences, max_sentences)
+        except AiError as exc:
+            if self.fallback is None:
+                raise
+            self.fallbacks += 1
+            log.warning("chat summariser failed, the extractive summary is used instead: %s", exc)
+            return self.fallback.summarise(sentences, max_sentences)
+
+    def _ask(self, sentences: Sequence[Sentence], max_sentences: int) -> str:
         import httpx
 
-        body = {"model": self.model, "messages": [{"role": "user", "content": self._prompt(sentences, max_sentences)}]}
+        body = {
+            "model": self.model,
+            "messages": [{"role": "user", "content": self._prompt(sentences, max_sentences)}],
+            "max_tokens": self.max_tokens,
+            "temperature": 0,
+        }
         try:
             response = self._client.post("/chat/completions", json=body)
-        except httpx.HTTPError as exc:
-            raise EmbeddingUnavailable(f"summariser unreachable: {exc}") from exc
+        except httpx.HTTPError as exc:  # refused, reset, timed out
+            raise EmbeddingUnavailable(f"summariser unreachable: {type(exc).__name__}: {exc}") from exc
         if response.status_code >= 500 or response.status_code == 429:
             raise EmbeddingUnavailable(f"summariser failed with HTTP {response.status_code}")
         if response.status_code >= 400:
             raise AiError(f"summariser rejected the request: HTTP {response.status_code}: {response.text[:200]}")
         try:
-            return str(response.json()["choices"][0]["message"]["content"]).strip()
-        except (KeyError, IndexError, ValueError) as exc:
+            content = response.json()["choices"][0]["message"]["content"]
+        except (KeyError, IndexError, TypeError, ValueError) as exc:
             raise AiError(f"summariser answered an unexpected shape: {response.text[:200]}") from exc
+        if not isinstance(content, str) or not content.strip():
+            raise AiError(f"summariser answered no text: {response.text[:200]}")
+        return content.strip()
+
+    def close(self) -> None:
+        self._client.close()

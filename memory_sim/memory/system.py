@@ -12,22 +12,40 @@ D1 is written first and is the source of truth; indexing failures leave an outbo
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
-from memory_sim.env import Env
-from memory_sim.bindings.vectorize_validation import CODE_FULL
-from memory_sim.errors import EmbeddingUnavailable, InvalidInput, VectorizeError, VectorizeInputError
-from memory_sim.memory import indexing, recall as recall_sources, rules, store
-from memory_sim.memory.models import DEFAULT_RECALL_MODE, RECALL_MODES, JobReport, MemoryConfig, Recollection, RecallMode, ShortTermMemory, StoredMemory, WorldTime
-from memory_sim.memory.isolation import each_npc
+from memory_sim.errors import InvalidInput, VectorizeError
+from memory_sim.memory import forgetting, indexer, rules, store
+from memory_sim.memory import npcs as npc_registry
+from memory_sim.memory import recall as recall_sources
+from memory_sim.memory.condense import diary_entries
+from memory_sim.memory.forgetting import MemoryPage
+from memory_sim.memory.models import (
+    DEFAULT_RECALL_MODE,
+    RECALL_MODES,
+    JobReport,
+    Lineage,
+    MemoryConfig,
+    RecallMode,
+    Recollection,
+    ShortTermMemory,
+    StoredMemory,
+    WorldTime,
+)
+from memory_sim.memory.npcs import Npc
 from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
-from memory_sim.memory.scoring import plan_cap_prune, rank_by_score, rank_weighted, retry_delay_s, weighted_score
+from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted, weighted_score
 from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
 
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
+
 Clock = Callable[[], float]
+Ranking = Callable[[list[Recollection], int], list[Recollection]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,7 +96,6 @@ class MemorySystem:
         indexed now. `index_all` indexes regardless of importance (consolidated summaries)."""
         memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
         indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
-        wanted = {m.id for m in indexable}
         now = self.clock()
         states = {m.id: "pending" for m in indexable}
         statements = store.insert_memories(self.env.DB, memories, self.config.initial_decay, states)
@@ -90,109 +107,94 @@ class MemorySystem:
     def index_memory(self, memory: ShortTermMemory) -> bool:
         """The indexing step alone, for a memory already in D1 (e.g. after `remember` kept it D1-only)."""
         self.env.DB.batch(
-            store.set_state(self.env.DB, [memory.id], "pending") + store.enqueue_many(self.env.DB, [memory.id], self.clock())
+            store.set_state(self.env.DB, [memory.id], "pending")
+            + store.enqueue_many(self.env.DB, [memory.id], self.clock())
         )
         return memory.id in self.index_memories([memory.id])
 
     def index_memories(self, ids: Sequence[str]) -> set[str]:
-        """Embeds and upserts memories from D1; on failure they stay in the outbox with a backoff."""
-        rows = list(store.memories_by_ids(self.env.DB, ids).values())
-        if not rows:
-            return set()
-        self.make_room(len(rows))
-        now = self.clock()
-        try:
-            outcome = each_npc("index", rows, lambda r: r.npc_id, self._upsert_making_room)
-        except (EmbeddingUnavailable, VectorizeError) as exc:
-            reason = str(exc)
-            self._postpone(rows, now, lambda _: reason)
-            return set()
-        self._postpone(outcome.held_back, now, lambda r: outcome.failed[r.npc_id])
-        done = [r.id for r in outcome.done]
-        if done:
-            self.env.DB.batch(store.set_state(self.env.DB, done, "indexed", now) + store.dequeue(self.env.DB, done))
-        return set(done)
+        """Embeds and upserts memories from D1 (memory/indexer.py); on failure they stay in the outbox with a
+        backoff. Returns the ids indexed now."""
+        return set(indexer.index(self.env, self.config, ids, self.clock()).indexed)
 
-    def _upsert_making_room(self, rows: Sequence[StoredMemory]) -> None:
-        """Upserts; if the index says it is full (its cap is lower than ours), prunes harder and tries once more."""
-        try:
-            indexing.embed_and_upsert(self.env, rows)
-        except VectorizeInputError as exc:
-            if exc.code != CODE_FULL:
-                raise
-            indexed = store.count_memories(self.env.DB, "index_state = 'indexed'")
-            self.make_room(len(rows), cap=max(1, indexed - len(rows)))
-            indexing.embed_and_upsert(self.env, rows)
-
-    def _postpone(self, rows: Sequence[StoredMemory], now: float, why: Callable[[StoredMemory], str]) -> None:
-        if not rows:
-            return
-        attempts = store.outbox_attempts(self.env.DB, [r.id for r in rows])
-        statements = []
-        for row in rows:
-            tries = attempts.get(row.id, 0) + 1
-            next_at = now + retry_delay_s(tries, self.config)
-            statements.append(store.reschedule(self.env.DB, row.id, tries, next_at, why(row)))
-        self.env.DB.batch(statements + [store.bump(self.env.DB, "embedding_failures", len(rows))])
-
-    def make_room(self, incoming: int, cap: int | None = None) -> int:
-        """The index's size cap: when `incoming` more would pass it, drop the lowest-valued vectors first
-        (they stay in D1). Returns how many were dropped."""
-        config = self.config if cap is None else replace(self.config, index_cap=cap)
-        if store.count_memories(self.env.DB, "index_state = 'indexed'") + incoming <= config.index_cap:
-            return 0
-        indexed = store.memories_in_state(self.env.DB, ["indexed"])
-        drop = plan_cap_prune(indexed, self.today(), incoming, config)
-        self.unindex(drop, counter="cap_prunes")
-        return len(drop)
-
-    def unindex(self, ids: Sequence[str], counter: str) -> None:
-        if not ids:
-            return
-        try:
-            # An id Vectorize cannot hold (a row an older version wrote) is in no index: nothing to delete there.
-            indexing.delete_vectors(self.env, [i for i in ids if indexing.is_vector_id(i)])
-        except VectorizeError:
-            # The index is failing: the rows stay 'indexed' in D1, so the next decay or cap pass tries again.
-            self.env.DB.batch([store.bump(self.env.DB, "unindex_failures", len(ids))])
-            return
-        self.env.DB.batch(
-            store.set_state(self.env.DB, ids, "unindexed") + [store.bump(self.env.DB, counter, len(ids))]
-        )
+    def unindex(self, ids: Sequence[str], counter: str) -> int:
+        """Drops the memories from the index (they stay in D1); returns how many (0 if the index failed)."""
+        return indexer.unindex(self.env, ids, counter)
 
     # --- reading --------------------------------------------------------------------------------------------
 
     def today(self) -> int:
         return WorldTime.from_seconds(self.clock()).day
 
-    def recall(self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE) -> list[Recollection]:
+    def recall(
+        self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
+    ) -> list[Recollection]:
         """Top-k of this NPC's memories for the query; `score` is the mode's (hybrid: fused vector + BM25 +
-        neighbour context; vector: cosine similarity), higher first."""
+        neighbour context; vector: cosine similarity), higher first. No two share a text, and a summary never
+        stands beside a memory it was made from (the better-ranked stays)."""
         _check_recall(npc_id, query, top_k, mode)
-        candidates = self._gather(npc_id, query, top_k, mode)
-        return rank_by_score(candidates, top_k)
+        found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
+        return found or self._nothing_for(npc_id)
 
     def weighted_recall(
-        self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
+        self,
+        npc_id: str,
+        query: str,
+        current_day: int | None = None,
+        top_k: int = 5,
+        mode: RecallMode = DEFAULT_RECALL_MODE,
     ) -> list[Recollection]:
         """score * importance / (1 + (current_day - day) * decayFactor), highest first, with each memory's
-        current decay factor from D1."""
+        current decay factor from D1; repeats collapsed as in `recall`."""
         _check_recall(npc_id, query, top_k, mode)
         day = self.today() if current_day is None else rules.day(current_day, "current_day")
-        k = min(VECTORIZE_MAX_TOP_K, top_k * self.config.candidate_factor)
-        weighted = [
-            replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor))
-            for r in self._gather(npc_id, query, k, mode)
-        ]
-        return rank_weighted(weighted, top_k)
 
-    def _gather(self, npc_id: str, query: str, k: int, mode: RecallMode) -> list[Recollection]:
-        candidates = recall_sources.gather(
-            self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
-        )
-        if candidates.fell_back:
-            self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
-        return candidates.recollections
+        def rank(found: list[Recollection], k: int) -> list[Recollection]:
+            weighted = [
+                replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor))
+                for r in found
+            ]
+            return rank_weighted(weighted, k)
+
+        return self._distinct_top(
+            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank
+        ) or self._nothing_for(npc_id)
+
+    def _nothing_for(self, npc_id: str) -> list[Recollection]:
+        """An empty recall, unless the id is another case of a registered NPC's: that is refused with a hint."""
+        npc_registry.refuse_case_twin(self.env.DB, npc_id)
+        return []
+
+    def _distinct_top(
+        self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking
+    ) -> list[Recollection]:
+        """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats
+        leave it short and more may exist."""
+        k = min(VECTORIZE_MAX_TOP_K, k)
+        while True:
+            candidates = recall_sources.gather(
+                self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
+            )
+            if candidates.fell_back:
+                self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
+            found = recall_sources.with_sources(self.env, candidates.recollections)
+            kept = distinct(rank(found, len(found)))
+            if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
+                return kept[:top_k]
+            k = min(VECTORIZE_MAX_TOP_K, 2 * k)
+
+    def lineage(self, memory_id: str) -> Lineage:
+        """Where a memory came from and where it went: the memories a summary was made from, and the summaries
+        a memory went into (D1 rows, in the order they happened)."""
+        rules.text("memory_id", memory_id)
+        sources = store.sources_of(self.env.DB, [memory_id]).get(memory_id, ())
+        summaries = store.summaries_of(self.env.DB, memory_id)
+        rows = store.memories_by_ids(self.env.DB, [*sources, *summaries])
+
+        def in_order(ids: Sequence[str]) -> tuple[StoredMemory, ...]:
+            return tuple(sorted((rows[i] for i in ids if i in rows), key=lambda m: (m.day, m.hour, m.id)))
+
+        return Lineage(memory_id, in_order(sources), in_order(summaries))
 
     # --- the design's three uses ----------------------------------------------------------------------------
 
@@ -212,17 +214,76 @@ class MemorySystem:
 
     def _about(self, npc_id: str) -> str:
         profile = store.npc_profile(self.env.DB, npc_id)
+        if profile is None:
+            npc_registry.refuse_case_twin(self.env.DB, npc_id)
         name = npc_id if profile is None else profile["name"]
         return f"my history with {name}"  # recall's query expansion adds who they are (config.expand_npc_names)
+
+    # --- NPCs (memory/npcs.py) ------------------------------------------------------------------------------
+
+    def register_npc(
+        self, id: str, name: str, role: str | None = None, aliases: Sequence[str] = (), traits: Sequence[str] = ()
+    ) -> Npc:
+        """Registers (or re-registers, replacing) an NPC: recall then expands its name, role, aliases and
+        traits in queries that name it. Ids are case-sensitive; one differing from a registered id only in
+        case is refused."""
+        return npc_registry.register(self.env.DB, npc_registry.make(id, name, role, aliases, traits))
+
+    def npcs(self) -> list[Npc]:
+        return npc_registry.all_npcs(self.env.DB)
+
+    def npc(self, id: str) -> Npc:
+        """The registered NPC; NotFound (with a hint when only the case differs) otherwise."""
+        return npc_registry.get(self.env.DB, id)
+
+    def update_npc(
+        self, id: str, *, name: str | None = None, role: str | None = None,
+        aliases: Sequence[str] | None = None, traits: Sequence[str] | None = None,
+    ) -> Npc:
+        """Changes the fields given; the others stay."""
+        old = self.npc(id)
+        new = npc_registry.make(
+            id, old.name if name is None else name, old.role if role is None else role,
+            old.aliases if aliases is None else aliases, old.traits if traits is None else traits,
+        )
+        return npc_registry.register(self.env.DB, new)
+
+    # --- listing, fixing and forgetting memories (memory/forgetting.py) -------------------------------------
+
+    def memories(
+        self, npc_id: str, *, since_day: int | None = None, until_day: int | None = None, type: str | None = None,
+        kind: str | None = None, state: str | None = None, limit: int = 100, cursor: str | None = None,
+    ) -> MemoryPage:
+        """One page of the NPC's memories in remember order; pass `page.cursor` back for the next."""
+        return forgetting.list_memories(self.env, npc_id, since_day=since_day, until_day=until_day, type=type,
+                                        kind=kind, state=state, limit=limit, cursor=cursor)
+
+    def memory(self, id: str) -> StoredMemory:
+        """One memory by id, forgotten or not (NotFound when there is none)."""
+        return forgetting.one(self.env, id)
+
+    def update_importance(self, id: str, value: float) -> StoredMemory:
+        """Sets a memory's importance (0..1); an indexed one is re-indexed so the index's copy agrees."""
+        updated = forgetting.update_importance(self.env, id, value, self.clock())
+        if updated.index_state == "pending":
+            self.index_memories([id])
+        return self.memory(id)
+
+    def forget(self, ids: str | Sequence[str], reason: str) -> list[str]:
+        """Forgets memories in D1 and the index, recording `reason`; returns the ids newly forgotten. Re-running
+        it, or any `retry_pending`, finishes a forget a crash cut short."""
+        return forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
+
+    def forget_npc(self, npc_id: str) -> list[str]:
+        """Forgets all the NPC's memories and drops its registration, diaries and relationships."""
+        return forgetting.forget_npc(self.env, npc_id, self.clock())
 
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
         """The day's diary in D1: its most important short-term memories in order, and one past memory
         they brought back."""
-        todays = store.memories_of(self.env.DB, npc_id, day)
-        todays = [m for m in todays if m.kind == "observation"]
-        if not todays:
+        chosen = diary_entries(store.memories_of(self.env.DB, npc_id, day), max_entries)
+        if not chosen:
             return ""
-        chosen = sorted(sorted(todays, key=lambda m: (-m.importance, m.hour, m.id))[:max_entries], key=lambda m: (m.hour, m.id))
         lines = [m.content for m in chosen]
         echo = self._echo(npc_id, day, chosen)
         if echo is not None:
@@ -233,7 +294,12 @@ class MemorySystem:
 
     def _echo(self, npc_id: str, day: int, chosen: Sequence[StoredMemory]) -> Recollection | None:
         focus = max(chosen, key=lambda m: (m.importance, -m.hour))
-        past = [r for r in self._neighbours(npc_id, focus) if r.day < day and r.source == "vectorize"]
+        # an earlier observation, never a summary: a diary (and what is condensed from it) does not nest echoes
+        past = [
+            r
+            for r in self._neighbours(npc_id, focus)
+            if r.day < day and r.source == "vectorize" and r.kind == "observation"
+        ]
         return past[0] if past else None
 
     def _neighbours(self, npc_id: str, focus: StoredMemory, k: int = 5) -> list[Recollection]:
@@ -262,6 +328,7 @@ class MemorySystem:
     def retry_pending(self, now: float | None = None) -> JobReport:
         from memory_sim.memory.jobs import retry_pending
 
+        forgetting.finish(self.env)  # forgets a crash cut short
         return retry_pending(self, self.clock() if now is None else now)
 
     def stats(self) -> dict[str, int]:

@@ -11,11 +11,12 @@ The SDK's own retries are off: our `Retrier` retries 429, 5xx, timeouts and conn
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any
 
 from memory_sim.bindings.limits import OPENAI_MAX_INPUTS, OPENAI_MAX_TOKENS_PER_INPUT, OPENAI_MAX_TOKENS_PER_REQUEST
-from memory_sim.embedding.retry import Retrier, parse_retry_after, unavailable
 from memory_sim.errors import AiError
+from memory_sim.retry import Retrier, parse_retry_after, unavailable
 
 OPENAI_WIDTHS = {"text-embedding-3-small": 1536, "text-embedding-3-large": 3072, "text-embedding-ada-002": 1536}
 
@@ -51,7 +52,7 @@ class OpenAiAi:
         texts = _texts(inputs)
         data: list[list[float]] = []
         for request in split_requests(texts):
-            data.extend(self.retrier.call(lambda request=request: self._embed(model, request)))
+            data.extend(self.retrier.call(partial(self._embed, model, request)))
         width = len(data[0]) if data else 0
         return {"shape": [len(data), width], "data": data, "pooling": inputs.get("pooling", "mean")}
 

@@ -4,8 +4,10 @@
     <data>/accounts/<account_id>/d1/               that account's D1 database files
     <data>/accounts/<account_id>/d1/databases.json database uuid -> name and creation time
 
-The backends are not thread-safe (the Vectorize mutation queue), and FastAPI runs handlers on a thread pool,
-so every call into an account's Vectorize holds that account's lock. D1 databases lock themselves.
+The server opens no backend itself: it is handed a `VectorizeFactory` and a `D1Factory` (the Env builder's:
+`memory_sim.builder.server`). The backends are not thread-safe (the Vectorize mutation queue), and FastAPI runs
+handlers on a thread pool, so every call into an account's Vectorize holds that account's lock. D1 databases
+lock themselves.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ import re
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_NOT_FOUND, ApiError
@@ -29,21 +31,13 @@ ACCOUNT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # also what a token's account
 # A factory keeps the account's vectors in the folder it is given: that folder existing is how a server (also a
 # restarted one) knows the account has a Vectorize, without opening one (which would create it) on a read.
 VectorizeFactory = Callable[[Path], VectorizeAccount]
-
-
-def chroma_factory(visibility_lag_s: float = 0.0) -> VectorizeFactory:
-    """Chroma in the account's folder, with REST's batch limit (5000) instead of the binding's (1000)."""
-
-    def build(folder: Path) -> VectorizeAccount:
-        from memory_sim.local.vectorize_chroma import ChromaAccount
-
-        return ChromaAccount(folder, visibility_lag_s=visibility_lag_s, max_batch=limits.VECTORIZE_MAX_BATCH_REST)
-
-    return build
+# An account's D1 databases by name, kept under the folder it is given (`<folder>/d1/`): list, create, get, delete,
+# path, as memory_sim.local.d1.account.D1Account has them.
+D1Factory = Callable[[Path], Any]
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.now(UTC).isoformat().replace("+00:00", "Z")
 
 
 @dataclass
@@ -51,7 +45,7 @@ class Account:
     """One account: its Vectorize account (lazily opened), its D1 databases by uuid."""
 
     folder: Path
-    d1_engine: str
+    d1_factory: D1Factory
     vectorize_factory: VectorizeFactory
     lock: threading.RLock = field(default_factory=threading.RLock)
     _vectorize: VectorizeAccount | None = None
@@ -88,9 +82,7 @@ class Account:
     @property
     def d1(self) -> Any:
         if self._d1 is None:
-            from memory_sim.local.d1_account import D1Account
-
-            self._d1 = D1Account(self.folder, engine=self.d1_engine)  # type: ignore[arg-type]
+            self._d1 = self.d1_factory(self.folder)
         return self._d1
 
     def _catalogue_path(self) -> Path:
@@ -159,11 +151,11 @@ class Accounts:
     """Every account of one server, by id. An account's folder is created by its first index or database, never
     by a read."""
 
-    def __init__(self, data_dir: str | Path, *, d1_engine: str = "duckdb",
-                 vectorize_factory: VectorizeFactory | None = None, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, data_dir: str | Path, *, vectorize_factory: VectorizeFactory, d1_factory: D1Factory,
+                 clock: Callable[[], float] = time.time) -> None:
         self.root = Path(data_dir) / "accounts"
-        self.d1_engine = d1_engine
-        self.vectorize_factory = vectorize_factory or chroma_factory()
+        self.d1_factory = d1_factory
+        self.vectorize_factory = vectorize_factory
         self._accounts: dict[str, Account] = {}
         self._lock = threading.Lock()
 
@@ -172,7 +164,7 @@ class Accounts:
             raise ApiError(400, CODE_BAD_REQUEST, f"invalid account id {account_id!r}")
         with self._lock:
             if account_id not in self._accounts:
-                self._accounts[account_id] = Account(self.root / account_id, self.d1_engine, self.vectorize_factory)
+                self._accounts[account_id] = Account(self.root / account_id, self.d1_factory, self.vectorize_factory)
             return self._accounts[account_id]
 
     def install(self, account_id: str, account: Account) -> None:

@@ -1,4 +1,6 @@
-"""The local Cloudflare API server: `create_app(data_dir, tokens)` builds the FastAPI app.
+"""The local Cloudflare API server: `create_app(data_dir, tokens, vectorize_factory=, d1_factory=, ai=)` builds
+the FastAPI app over the backends it is handed (`memory_sim.builder.server.build_server_app` hands it this
+machine's: Chroma, D1 on DuckDB or sqlite3, local models).
 
 Routes live under `/client/v4` exactly as on api.cloudflare.com, so the official SDK created with
 `base_url="http://127.0.0.1:PORT/client/v4"` works unchanged. Every `/client/v4` route needs
@@ -8,19 +10,30 @@ Routes live under `/client/v4` exactly as on api.cloudflare.com, so the official
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator, Sequence
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from starlette.exceptions import HTTPException
 
+from memory_sim.bindings.ai import Ai
 from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_routes, vectorize_routes
-from memory_sim.server.accounts import Accounts, VectorizeFactory, chroma_factory
+from memory_sim.server.accounts import Accounts, D1Factory, VectorizeFactory
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
-from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, InternalErrors, fail, handle_error, ok
-from memory_sim.server.fast_query import QueryAnswerer
+from memory_sim.server.envelope import (
+    CODE_BAD_REQUEST,
+    ApiError,
+    InternalErrors,
+    fail,
+    handle_error,
+    handle_http_error,
+    ok,
+)
+from memory_sim.server.fast_query import QueryAnswerer, QueryRoute
 
 __all__ = ["create_app", "parse_tokens"]
 
@@ -35,20 +48,18 @@ def create_app(
     data_dir: str | Path,
     tokens: str | Sequence[str] | TokenTable,
     *,
-    d1_engine: str = "duckdb",
-    visibility_lag_s: float = 0.0,
-    vectorize_factory: VectorizeFactory | None = None,
-    ai: Any = None,
+    vectorize_factory: VectorizeFactory,
+    d1_factory: D1Factory,
+    ai: Ai,
+    fast_query: bool = True,
 ) -> FastAPI:
-    """The app over `<data_dir>/accounts/<account_id>/...`; `ai` defaults to a `LocalAi` (models load lazily)."""
+    """The app over `<data_dir>/accounts/<account_id>/...`, each account's Vectorize and D1 opened by the factories
+    in its folder, `ai` answering `/ai/run`. This machine's backends wired in: `memory_sim.builder.server`.
+    `fast_query`: answer the Vectorize query route before FastAPI's routing (fast_query.py; same answers)."""
     allowed = parse_tokens(tokens)
     if not allowed:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
-    if ai is None:
-        from memory_sim.local.ai import LocalAi
-
-        ai = LocalAi()
-    accounts = Accounts(data_dir, d1_engine=d1_engine, vectorize_factory=vectorize_factory or chroma_factory(visibility_lag_s))
+    accounts = Accounts(data_dir, vectorize_factory=vectorize_factory, d1_factory=d1_factory)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -59,14 +70,16 @@ def create_app(
     app.state.tokens = allowed
     app.state.accounts = accounts
     app.state.ai = ai
-    app.state.query_answer = QueryAnswerer(accounts, allowed)  # the query route inside the HTTP protocol (protocol.py)
     for router in (vectorize_routes.router, d1_routes.router, ai_routes.router):
         app.include_router(router)
     app.add_middleware(TokenGate, tokens=allowed)
-    app.add_middleware(InternalErrors)  # outermost of ours: also catches what the gate might raise
+    app.add_middleware(InternalErrors)  # outside the gate: also catches what the gate might raise
+    if fast_query:  # outermost of the app's own layers; middleware added later still sees every query
+        app.add_middleware(QueryRoute, answer=QueryAnswerer(accounts, allowed))
     app.add_exception_handler(Exception, handle_error)
-    app.add_exception_handler(ApiError, handle_error)  # type: ignore[arg-type]
-    app.add_exception_handler(MemorySimError, handle_error)  # type: ignore[arg-type]
+    app.add_exception_handler(ApiError, handle_error)
+    app.add_exception_handler(MemorySimError, handle_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, handle_http_error)  # type: ignore[arg-type]  # no route, wrong method
     app.add_api_route("/health", lambda: ok({"status": "ok"}), methods=["GET"], tags=["meta"])
     return app

@@ -7,15 +7,16 @@ only its own accounts. `--token` / MEMORY_SIM_API_TOKEN hold entries separated b
     TOKEN                          a bare token opens every account id; allowed only as the one entry
 
 Checked in one place for both ways a request is served: the ASGI middleware `TokenGate` (every route) and the
-query route answered inside the HTTP protocol (`protocol.py`).
+query route answered before FastAPI's routing (`fast_query.py`).
 """
 
 from __future__ import annotations
 
 import hmac
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from memory_sim.errors import ConfigError
 from memory_sim.server.accounts import ACCOUNT_ID
@@ -37,7 +38,7 @@ class TokenTable:
     def __len__(self) -> int:
         return len(self.owners)
 
-    def with_token(self, token: str, accounts: frozenset[str] | None) -> "TokenTable":
+    def with_token(self, token: str, accounts: frozenset[str] | None) -> TokenTable:
         """This table and one more token (e.g. the folder owner's, which opens the account `local` only)."""
         return TokenTable({**self.owners, token: accounts})
 
@@ -72,7 +73,7 @@ class TokenTable:
         return f"{len(self.owners)} token(s), each for its own accounts ({len(accounts)} account id(s) in all)"
 
 
-def parse_tokens(value: "str | Sequence[str] | TokenTable | None") -> TokenTable:
+def parse_tokens(value: str | Sequence[str] | TokenTable | None) -> TokenTable:
     """The token table of `--token` values or MEMORY_SIM_API_TOKEN (see the module's grammar). Blank entries are
     skipped; a malformed one is a ConfigError naming the entry by position (a token is a secret: never echoed)."""
     if isinstance(value, TokenTable):

@@ -15,6 +15,8 @@ from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from memory_sim.bindings.d1_sql import split_statements
+from memory_sim.errors import D1StatementError
 from memory_sim.server import body_schemas as schemas
 from memory_sim.server.bodies import json_object, json_object_of, type_name
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError, ok
@@ -37,7 +39,9 @@ def create_database(request: Request, account_id: str, body: Json = Depends(json
 
 
 @router.get("")
-def list_databases(request: Request, account_id: str, page: int = 1, per_page: int = 1000, name: str | None = None) -> JSONResponse:
+def list_databases(
+    request: Request, account_id: str, page: int = 1, per_page: int = 1000, name: str | None = None
+) -> JSONResponse:
     account = _account(request, account_id)
     described = [account.describe_database(i) for i in sorted(account.catalogue())]
     if name is not None:
@@ -70,11 +74,13 @@ def bound_value(value: Any) -> Any:
 def statements_of(body: Json) -> list[tuple[str, list[Any]]]:
     """(sql, params) per statement, from `{sql, params}` (split on `;`) or `{batch: [...]}`; every shape checked
     here, before anything runs."""
-    from memory_sim.local.sqlite_tokens import split_statements
-
     items = body.get("batch") if "batch" in body else [body]
     if not isinstance(items, list) or not items:
-        raise ApiError(400, CODE_BAD_REQUEST, "invalid request: body: needs `sql` (a string) or `batch` (a non-empty array of queries)")
+        raise ApiError(
+            400,
+            CODE_BAD_REQUEST,
+            "invalid request: body: needs `sql` (a string) or `batch` (a non-empty array of queries)",
+        )
     out: list[tuple[str, list[Any]]] = []
     for number, item in enumerate(items):
         sql, params = _query_of(item, f"/batch/{number}" if "batch" in body else None)
@@ -106,8 +112,6 @@ def _query_of(item: Any, pointer: str | None) -> tuple[str, list[Any]]:
 def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw: bool) -> JSONResponse:
     """Every statement of the request in one transaction (the D1 core's `run_statements`); a failing statement
     is named in `source.pointer` as `/batch/N`."""
-    from memory_sim.local.d1_core import D1StatementError
-
     database = _account(request, account_id).database(database_id)
     try:
         results = database.run_statements(statements_of(body), raw=raw)

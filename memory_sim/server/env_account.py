@@ -11,14 +11,16 @@ database the Env works on cannot be deleted through the API while it runs.
 from __future__ import annotations
 
 import threading
-from datetime import datetime, timezone
-from typing import Any
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from memory_sim.bindings.vectorize import VectorizeAccount
-from memory_sim.env import Env
-from memory_sim.owner import database_id_for
-from memory_sim.server.accounts import Account
+from memory_sim.folder_lock import database_id_for
+from memory_sim.server.accounts import Account, D1Factory
 from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError
+
+if TYPE_CHECKING:
+    from memory_sim.env import Env  # the server layer sits below env.py: it is handed an Env, never opens one
 
 
 def _unused_factory(folder: Any) -> VectorizeAccount:
@@ -47,14 +49,15 @@ class _ServedVectorize:
 
 class EnvAccount(Account):
     """The account over `env`: `vectorize_account` is the Env's unguarded account, `lock` the one its guarded
-    bindings take."""
+    bindings take, `d1_factory` what opens the folder's D1 databases (the server's own, `Accounts.d1_factory`)."""
 
-    def __init__(self, env: Env, vectorize_account: VectorizeAccount, lock: threading.RLock) -> None:
+    def __init__(self, env: Env, vectorize_account: VectorizeAccount, lock: threading.RLock,
+                 d1_factory: D1Factory) -> None:
         settings = env.settings
-        super().__init__(settings.data_dir, settings.d1_engine, _unused_factory, lock)
+        super().__init__(settings.data_dir, d1_factory, _unused_factory, lock)
         self.database_name = settings.database_name
         self.database_id = database_id_for(settings.database_name)
-        self._vectorize = _ServedVectorize(vectorize_account, settings.index_name)  # type: ignore[assignment]
+        self._vectorize = _ServedVectorize(vectorize_account, settings.index_name)
         self._open_dbs[self.database_id] = env.DB
 
     def catalogue(self) -> dict[str, dict[str, Any]]:
@@ -94,4 +97,4 @@ def _created(path: Any) -> str:
         stamp = path.stat().st_mtime
     except OSError:
         stamp = 0.0
-    return datetime.fromtimestamp(stamp, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(stamp, UTC).isoformat().replace("+00:00", "Z")

@@ -4,8 +4,10 @@ errors into it at the HTTP boundary.
 Error codes: Vectorize errors carry their own codes (vectorize_validation.py); D1 answers SQL errors with 7500
 and an unknown database with 7404; Workers AI bad input with 5006 and an unknown model with 5007; auth with
 10000 "Authentication error" (no token: 401; a token on an account it does not open: 403, as Cloudflare answers
-a token scoped to another account) and 9109 (a token the server does not know: 403). Cloudflare does not publish
-a full table: where a code is not seen in the wild it is this project's choice (UNCONFIRMED).
+a token scoped to another account) and 9109 (a token the server does not know: 403); a path no route serves with
+404 and 7003 "Could not route to <path>, perhaps your object identifier is invalid?" (Cloudflare's words), a
+method the route does not take with 405 and 10405. Cloudflare does not publish a full table: where a code is not
+seen in the wild it is this project's choice (UNCONFIRMED); 10405 is the code seen with Cloudflare's 405s.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 from fastapi import Request
 from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 
 from memory_sim.errors import (
     AiError,
@@ -36,6 +39,8 @@ CODE_AUTH_INVALID = 9109
 CODE_INTERNAL = 1000
 CODE_UNAVAILABLE = 1001
 CODE_BAD_REQUEST = 1002
+CODE_NO_ROUTE = 7003
+CODE_METHOD_NOT_ALLOWED = 10405
 
 
 class ApiError(Exception):
@@ -61,7 +66,10 @@ try:  # orjson (the `server` extra) encodes and decodes several times faster: it
 
     loads = orjson.loads
 except ImportError:  # pragma: no cover - the server extra installs orjson
-    dumps, loads = _stdlib_dumps, json.loads
+    dumps = _stdlib_dumps
+
+    def loads(data: bytes | bytearray | memoryview | str) -> Any:
+        return json.loads(bytes(data) if isinstance(data, memoryview) else data)
 
 
 class EnvelopeResponse(JSONResponse):
@@ -82,14 +90,14 @@ def failure(code: int, message: str, pointer: str | None = None) -> dict[str, An
     return {"success": False, "errors": [error], "messages": [], "result": None}
 
 
-def ok(result: Any, status: int = 200, result_info: dict[str, Any] | None = None) -> Response:
+def ok(result: Any, status: int = 200, result_info: dict[str, Any] | None = None) -> EnvelopeResponse:
     body = success(result)
     if result_info is not None:
         body["result_info"] = result_info
     return EnvelopeResponse(body, status_code=status)
 
 
-def fail(status: int, code: int, message: str, pointer: str | None = None) -> Response:
+def fail(status: int, code: int, message: str, pointer: str | None = None) -> EnvelopeResponse:
     return EnvelopeResponse(failure(code, message, pointer), status_code=status)
 
 
@@ -120,6 +128,20 @@ async def handle_error(request: Request, exc: Exception) -> Response:
     return fail(error.status, error.code, error.message, error.pointer)
 
 
+async def handle_http_error(request: Request, exc: HTTPException) -> Response:
+    """Starlette's own answers (no route for the path, a method the route does not take) in the envelope, as
+    Cloudflare answers them, instead of FastAPI's `{"detail": ...}`; headers such as `Allow` are kept."""
+    path = request.url.path
+    if exc.status_code == 404:
+        answer = fail(404, CODE_NO_ROUTE, f"Could not route to {path}, perhaps your object identifier is invalid?")
+    elif exc.status_code == 405:
+        answer = fail(405, CODE_METHOD_NOT_ALLOWED, f"Method {request.method} is not allowed for {path}")
+    else:
+        answer = fail(exc.status_code, CODE_BAD_REQUEST, str(exc.detail))
+    answer.headers.update(exc.headers or {})
+    return answer
+
+
 class InternalErrors:
     """The last net: an exception no route mapped is answered 500 in the envelope here and logged with its
     traceback, not re-raised. Starlette answers it too but then re-raises, and uvicorn closes the connection
@@ -144,6 +166,8 @@ class InternalErrors:
         except Exception as exc:
             if started:  # half an answer is out: only closing the connection can tell the client
                 raise
-            logging.getLogger("memory_sim.server").exception("unexpected error on %s %s", scope["method"], scope["path"])
+            logging.getLogger("memory_sim.server").exception(
+                "unexpected error on %s %s", scope["method"], scope["path"]
+            )
             error = to_api_error(exc)
             await fail(error.status, error.code, error.message, error.pointer)(scope, receive, send)

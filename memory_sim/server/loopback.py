@@ -2,19 +2,15 @@
 
 `with LoopbackServer(app) as server: server.base_url` -> "http://127.0.0.1:PORT/client/v4". Uvicorn serves in a
 real thread of this process, so in-process state (an injected clock, an adopted account) stays reachable. It is
-configured as `memory-sim serve` is (`protocol.server_config`).
+configured as `memory-sim serve` is (uvicorn's standard config).
 """
 
 from __future__ import annotations
 
 import socket
-import sys
 import threading
 import time
 from typing import Any
-
-
-SWITCH_INTERVAL_S = 0.0002
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -36,7 +32,6 @@ class LoopbackServer:
         self._sock = sock
         self._options = {"log_level": "warning", "access_log": False, "lifespan": "on", **uvicorn_options}
         self._timeout = start_timeout_s
-        self._switch_interval: float | None = None
         self._server: Any = None
         self._thread: threading.Thread | None = None
 
@@ -44,20 +39,14 @@ class LoopbackServer:
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/client/v4"
 
-    def start(self) -> "LoopbackServer":
+    def start(self) -> LoopbackServer:
         import uvicorn
 
-        from memory_sim.server.protocol import server_config
-
-        # configured at start, not construction: middleware added in between decides the HTTP protocol
-        self._server = uvicorn.Server(server_config(self.app, host=self.host, port=self.port, **self._options))
+        self._server = uvicorn.Server(uvicorn.Config(self.app, host=self.host, port=self.port, **self._options))
         sockets = None if self._sock is None else [self._sock]
-        self._thread = threading.Thread(target=self._server.run, args=(sockets,), name=f"loopback-{self.port}", daemon=True)
-        # Client and server threads share one GIL: a thread woken by its socket waits up to the switch interval
-        # (5 ms by default) for the other to let go, on every request and every answer. A short interval while
-        # the server runs cuts a loopback round trip several-fold (tests, benchmarks); restored by `stop`.
-        self._switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(min(self._switch_interval, SWITCH_INTERVAL_S))
+        self._thread = threading.Thread(
+            target=self._server.run, args=(sockets,), name=f"loopback-{self.port}", daemon=True
+        )
         self._thread.start()
         deadline = time.monotonic() + self._timeout
         while not self._server.started:
@@ -71,11 +60,8 @@ class LoopbackServer:
             return
         self._server.should_exit = True
         self._thread.join(timeout=10)
-        if self._switch_interval is not None:
-            sys.setswitchinterval(self._switch_interval)
-            self._switch_interval = None
 
-    def __enter__(self) -> "LoopbackServer":
+    def __enter__(self) -> LoopbackServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

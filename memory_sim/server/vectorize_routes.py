@@ -7,15 +7,17 @@ batch limit of 5000 vectors per write. Inserts and upserts take NDJSON either as
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from email.parser import BytesParser
 from email.policy import HTTP
-from typing import Any, Callable
+from typing import Any
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from memory_sim.bindings import limits
+from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import VectorizeIndex
 from memory_sim.bindings.vectorize_validation import CODE_BAD_VECTOR
@@ -52,8 +54,8 @@ def _on_index(request: Request, account_id: str, name: str, work: Callable[[Vect
 # --- query (registered first: routes are matched in order, and this one is hot) ---------------------------
 @router.post("/{name}/query", openapi_extra=schemas.json_body(schemas.QUERY))
 async def query(request: Request, account_id: str, name: str) -> JSONResponse:
-    # Under `memory-sim serve` the HTTP protocol answers this route before FastAPI sees it (protocol.py); this route
-    # documents it (OpenAPI) and serves it elsewhere (other servers, pipelined requests), with the same run_query.
+    # create_app's QueryRoute answers this route before FastAPI's routing (fast_query.py); this route documents it
+    # (OpenAPI) and serves apps built with fast_query=False, with the same run_query.
     body = parse_query_body(await request.body())
     return ok(run_query(request.app.state.accounts, account_id, name, body))
 
@@ -64,9 +66,13 @@ def create_index(request: Request, account_id: str, body: Json = OBJECT) -> JSON
     """The one Vectorize route that may create the account's folder: after the config is checked."""
     config = body.get("config") or {}
     if not isinstance(config, dict):
-        raise VectorizeInputError("INDEX_CREATE", "config must be an object with dimensions and metric", check.CODE_INDEX_CONFIG)
+        raise VectorizeInputError(
+            "INDEX_CREATE", "config must be an object with dimensions and metric", check.CODE_INDEX_CONFIG
+        )
     if "preset" in config:
-        raise VectorizeInputError("INDEX_CREATE", "presets are not supported locally; give dimensions and metric", 40010)
+        raise VectorizeInputError(
+            "INDEX_CREATE", "presets are not supported locally; give dimensions and metric", codes.INDEX_CONFIG
+        )
     wanted = (body.get("name"), config.get("dimensions"), config.get("metric"), body.get("description", ""))
     check.check_index_config(*wanted)
     account = _account(request, account_id)
@@ -111,7 +117,8 @@ def ndjson_of(content_type: str, body: bytes) -> bytes:
     message = BytesParser(policy=HTTP).parsebytes(b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
     for part in message.iter_parts():
         if part.get_param("name", header="content-disposition") == "vectors":
-            return part.get_payload(decode=True) or b""
+            payload = part.get_payload(decode=True)  # bytes, or None for an empty part
+            return payload if isinstance(payload, bytes) else b""
     raise VectorizeInputError("VECTOR_INSERT", "the multipart body has no part named 'vectors'", CODE_BAD_VECTOR)
 
 
@@ -130,7 +137,9 @@ def parse_ndjson(payload: bytes, op: str, discard_unparsable: bool) -> list[Json
         if not isinstance(parsed, dict):
             if discard_unparsable:
                 continue
-            raise VectorizeInputError(op, f"line {number} {why} (unparsable-behavior=error)", CODE_BAD_VECTOR)
+            kind = "insert" if op == "VECTOR_INSERT" else "upsert"  # production's words, then which line and why
+            raise VectorizeInputError(op, f"failed to parse {kind} vectors request in json format: line {number} {why} "
+                                      "(unparsable-behavior=error)", codes.UNPARSABLE_VECTORS)
         vectors.append(parsed)
     return vectors
 
@@ -139,11 +148,15 @@ async def _write(request: Request, account_id: str, name: str, kind: str) -> JSO
     op = "VECTOR_INSERT" if kind == "insert" else "VECTOR_UPSERT"
     behaviour = request.query_params.get("unparsable-behavior", "error")
     if behaviour not in ("error", "discard"):
-        raise VectorizeInputError(op, f"unparsable-behavior must be 'error' or 'discard', got {behaviour!r}", CODE_BAD_VECTOR)
+        raise VectorizeInputError(
+            op, f"unparsable-behavior must be 'error' or 'discard', got {behaviour!r}", CODE_BAD_VECTOR
+        )
     payload = ndjson_of(request.headers.get("content-type", ""), await request.body())
     vectors = parse_ndjson(payload, op, behaviour == "discard")
     if len(vectors) > limits.VECTORIZE_MAX_BATCH_REST:
-        raise VectorizeInputError(op, f"too many vectors: {len(vectors)} > {limits.VECTORIZE_MAX_BATCH_REST} per request", 40005)
+        raise VectorizeInputError(
+            op, f"too many vectors: {len(vectors)} > {limits.VECTORIZE_MAX_BATCH_REST} per request", codes.BATCH
+        )
     write = (lambda index: index.insert(vectors)) if kind == "insert" else (lambda index: index.upsert(vectors))
     mutation = await run_in_threadpool(_on_index, request, account_id, name, write)
     return ok(mutation.to_json())
@@ -173,8 +186,14 @@ def get_by_ids(request: Request, account_id: str, name: str, body: Json = OBJECT
 
 
 @router.get("/{name}/list")
-def list_vectors(request: Request, account_id: str, name: str, count: str | None = None, cursor: str | None = None) -> JSONResponse:
-    wanted: Any = limits.VECTORIZE_LIST_DEFAULT_COUNT if count is None else (int(count) if count.isascii() and count.isdigit() else count)
+def list_vectors(
+    request: Request, account_id: str, name: str, count: str | None = None, cursor: str | None = None
+) -> JSONResponse:
+    wanted: Any = (
+        limits.VECTORIZE_LIST_DEFAULT_COUNT
+        if count is None
+        else (int(count) if count.isascii() and count.isdigit() else count)
+    )
     return ok(_on_index(request, account_id, name, lambda index: index.list_vectors(wanted, cursor)).to_json())
 
 

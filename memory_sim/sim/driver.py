@@ -3,12 +3,13 @@ diaries at the end of each day, and the jobs on schedule (scheduling.SimSchedule
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.memory import store
-from memory_sim.memory.models import HOURS_PER_DAY, JobReport, WorldTime
+from memory_sim.memory.models import JobReport, WorldTime
+from memory_sim.memory.rules import HOURS_PER_DAY
 from memory_sim.memory.system import MemorySystem
 from memory_sim.scheduling import SimScheduler
 from memory_sim.sim.clock import SimClock
@@ -27,15 +28,10 @@ class RunSummary:
 
 
 def save_npcs(db: D1Database, village: Village) -> None:
-    db.batch(
-        [
-            db.prepare(
-                "INSERT INTO npc_state (npc_id, name, role, description) VALUES (?, ?, ?, ?)"
-                " ON CONFLICT (npc_id) DO NOTHING"
-            ).bind(n.id, n.name, n.role, ", ".join(n.descriptors))
-            for n in village.npcs
-        ]
-    )
+    """Registers the village's NPCs (memory/npcs.py, as MemorySystem.register_npc does); existing rows stay."""
+    from memory_sim.memory import npcs
+
+    npcs.register_many(db, [npcs.make(n.id, n.name, n.role, (), n.descriptors) for n in village.npcs])
 
 
 def save_tick(db: D1Database, tick: Tick) -> None:
@@ -62,7 +58,9 @@ def save_day(db: D1Database, village: Village, places: dict[str, str], day: int)
     )
 
 
-def relationship_rows(db: D1Database, pairs: list[tuple[tuple[str, str], float]], day: int) -> list[D1PreparedStatement]:
+def relationship_rows(
+    db: D1Database, pairs: list[tuple[tuple[str, str], float]], day: int
+) -> list[D1PreparedStatement]:
     statements = []
     for start in range(0, len(pairs), 24):  # 4 parameters a row, under D1's 100
         chunk = pairs[start : start + 24]
@@ -84,9 +82,11 @@ def run_village(
     clock: SimClock,
     days: int,
     on_hour: Callable[[WorldTime], None] | None = None,
+    scheduler: SimScheduler | None = None,
 ) -> RunSummary:
-    """Runs `days` whole days from the clock's current hour; jobs run as their periods come."""
-    db, scheduler = system.env.DB, SimScheduler(system)
+    """Runs `days` whole days from the clock's current hour; jobs run as their periods come (`scheduler`'s
+    jobs: all of the memory system's by default)."""
+    db, scheduler = system.env.DB, scheduler or SimScheduler(system)
     save_npcs(db, village)
     summary, places = RunSummary(days), {}
     start = clock.now.hours

@@ -58,7 +58,7 @@ def pick_npcs(count: int) -> list[Npc]:
     if not 2 <= count <= len(rows):
         raise ValueError(f"the village has between 2 and {len(rows)} NPCs, got {count}")
     return [
-        Npc(r["id"], r["name"], r["role"], r["work"], tuple(r["descriptors"]), tuple(r["pronouns"]))  # type: ignore[arg-type]
+        Npc(r["id"], r["name"], r["role"], r["work"], tuple(r["descriptors"]), tuple(r["pronouns"]))
         for r in rows[:count]
     ]
 
@@ -121,7 +121,9 @@ class Village:
         self._maybe_world_event(tick)
         return tick
 
-    def _remember(self, tick: Tick, npc: Npc, text: str, importance: float, kind: MemoryType, about: tuple[str, ...] = ()) -> None:
+    def _remember(
+        self, tick: Tick, npc: Npc, text: str, importance: float, kind: MemoryType, about: tuple[str, ...] = ()
+    ) -> None:
         tick.memories.append(ShortTermMemory(npc.id, text, importance, tick.when, kind, about))
 
     def _notice(self, npc: Npc, tick: Tick) -> None:
@@ -150,11 +152,18 @@ class Village:
 
     def _other_values(self, speaker: Npc, other: Npc, prefix: str) -> dict[str, str]:
         he, him, his = other.pronouns
-        return {prefix: self.refer(speaker, other), f"{prefix[0]}_he": he, f"{prefix[0]}_him": him, f"{prefix[0]}_his": his}
+        return {
+            prefix: self.refer(speaker, other),
+            f"{prefix[0]}_he": he,
+            f"{prefix[0]}_him": him,
+            f"{prefix[0]}_his": his,
+        }
 
     def _event(self, npc: Npc, other: Npc, place: str, tick: Tick) -> None:
         template = self.rng.choice(self.text["event"])
-        text, importance = self._fill(template, place=self._place_phrase(place), **self._other_values(npc, other, "other"))
+        text, importance = self._fill(
+            template, place=self._place_phrase(place), **self._other_values(npc, other, "other")
+        )
         self._remember(tick, npc, text, importance, "event", (other.id,))
 
     def _conversation(self, npc: Npc, other: Npc, place: str, tick: Tick) -> None:

@@ -7,7 +7,7 @@ from typing import Iterator
 
 import pytest
 
-from memory_sim.server.testing import ServerForTests, scratch_folder
+from memory_sim.testing import ServerForTests, scratch_folder
 
 
 @pytest.fixture(scope="session")

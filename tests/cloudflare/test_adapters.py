@@ -15,11 +15,11 @@ from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeInd
 from memory_sim.cloudflare.client import CloudflareClient
 from memory_sim.cloudflare.d1 import CloudflareD1Database
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-from memory_sim.embedding.retry import Backoff
+from memory_sim.retry import Backoff
 from memory_sim.env import Env, Settings, build_env
 from memory_sim.errors import ConfigError, D1Error, D1ExecError, VectorizeInputError, VectorizeUnavailable
-from memory_sim.local.vectorize_memory import MemoryAccount
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+from memory_sim.local.vectorize.oracle import OracleAccount
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 
 def test_contracts_are_implemented(server: ServerForTests) -> None:
@@ -31,11 +31,11 @@ def test_contracts_are_implemented(server: ServerForTests) -> None:
 
 def test_errors_keep_the_bindings_wording(server: ServerForTests) -> None:
     account = CloudflareVectorizeAccount(server.client())
-    with pytest.raises(VectorizeInputError, match=r"^INDEX_GET_ERROR \(code = 40013\): vectorize.index.not_found") as missing:
+    with pytest.raises(VectorizeInputError, match=r'^INDEX_GET_ERROR \(code = 3000\): vectorize.index.not_found - Index name "nope"$') as missing:
         account.index("nope")
     assert missing.value.status == 404
     account.create_index("mem", 3, "cosine")
-    with pytest.raises(VectorizeInputError, match=r"^VECTOR_QUERY_ERROR \(code = 40006\): expected 3 dimensions, got 2$"):
+    with pytest.raises(VectorizeInputError, match=r"^VECTOR_QUERY_ERROR \(code = 40006\): invalid query vector, expected 3 dimensions, and got 2 dimensions$"):
         account.index("mem").query([1.0, 0.0])
     db = server.new_database()
     with pytest.raises(D1Error, match="^D1_ERROR: no such table: nowhere"):
@@ -46,7 +46,7 @@ def test_errors_keep_the_bindings_wording(server: ServerForTests) -> None:
 
 def test_writes_are_batched_to_the_rest_limit(flaky_server) -> None:
     running, watcher = flaky_server
-    local = MemoryAccount(max_batch=5000)
+    local = OracleAccount(max_batch=5000)
     account = running.adopt(local)
     account.create_index("big", 2, "euclidean")
     account.index("big").upsert([Vector(f"v{i}", [i, 1]) for i in range(12_001)])

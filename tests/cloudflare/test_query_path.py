@@ -14,10 +14,10 @@ from fastapi.responses import JSONResponse
 from memory_sim.bindings.vectorize import Vector
 from memory_sim.cloudflare.client import CloudflareClient
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-from memory_sim.embedding.retry import Backoff
+from memory_sim.retry import Backoff
 from memory_sim.errors import VectorizeInputError, VectorizeUnavailable
 from memory_sim.server.loopback import free_port
-from memory_sim.server.testing import ServerForTests
+from memory_sim.testing import ServerForTests
 
 
 class FlakyQueries:
@@ -83,7 +83,7 @@ def test_input_errors_are_not_retried(flaky: tuple[ServerForTests, FlakyQueries]
     slept: list[float] = []
     index = _filled(running.client(sleep=slept.append))
     before = gate.queries
-    with pytest.raises(VectorizeInputError, match=r"\(code = 40006\): expected 2 dimensions, got 3") as wrong:
+    with pytest.raises(VectorizeInputError, match=r"\(code = 40006\): invalid query vector, expected 2 dimensions, and got 3 dimensions") as wrong:
         index.query([1.0, 0.0, 0.0])
     assert wrong.value.status == 400 and slept == [] and gate.queries == before + 1
 
@@ -116,3 +116,32 @@ def test_an_injected_sdk_is_used_for_queries() -> None:
 
     found = CloudflareVectorizeIndex(CloudflareClient("a", "t", sdk=sdk), "mem").query([0.5, 0.25], top_k=1)
     assert [m.id for m in found.matches] == ["z"] and b'"vector":[0.5,0.25]' in seen[0] and b'"topK":1' in seen[0]
+
+
+def test_the_adapter_sends_what_workerds_binding_sends() -> None:
+    """`{...options, vector}` or `{...options, vectorId}`, never both; `true` converted to 'all', `false` sent as it is
+    (the service refuses it: tests/vectorize/test_contract.py), other values refused before anything is sent."""
+    import cloudflare
+    import orjson
+
+    answer = b'{"success":true,"errors":[],"messages":[],"result":{"count":0,"matches":[]}}'
+    seen: list[Any] = []
+
+    def reply(request: httpx.Request) -> httpx.Response:
+        seen.append(orjson.loads(request.content))
+        return httpx.Response(200, content=answer, headers={"content-type": "application/json"})
+
+    sdk = cloudflare.Cloudflare(api_token="t", base_url="http://mock/client/v4", max_retries=0,
+                                http_client=httpx.Client(transport=httpx.MockTransport(reply)))
+    from memory_sim.cloudflare.vectorize import CloudflareVectorizeIndex
+
+    index = CloudflareVectorizeIndex(CloudflareClient("a", "t", sdk=sdk), "mem")
+    index.query_by_id("b", top_k=2, return_metadata=True)
+    index.query([0.5], return_metadata=False, namespace="ns")
+    index.query([0.5])
+    assert seen == [{"topK": 2, "returnValues": False, "returnMetadata": "all", "vectorId": "b"},
+                    {"topK": 5, "returnValues": False, "returnMetadata": False, "namespace": "ns", "vector": [0.5]},
+                    {"topK": 5, "returnValues": False, "returnMetadata": "none", "vector": [0.5]}]
+    with pytest.raises(VectorizeInputError, match='Invalid returnMetadata option.*got: some$'):
+        index.query([0.5], return_metadata="some")
+    assert len(seen) == 3

@@ -7,16 +7,16 @@ from typing import Any, Iterator
 
 import pytest
 
-from memory_sim.local.d1_core import D1CoreDatabase
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
+from memory_sim.local.d1.core import D1CoreDatabase
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 ENGINES = {"sqlite": SqliteDatabase, "duckdb": DuckDBDatabase}
 
 
 @pytest.fixture(scope="session")
 def cloudflare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from memory_sim.server.testing import ServerForTests
+    from memory_sim.testing import ServerForTests
 
     with ServerForTests(tmp_path_factory.mktemp("cloudflare-server"), d1_engine="duckdb") as server:
         yield server

@@ -17,8 +17,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 from memory_sim.errors import D1Error, D1Unsupported
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 SCHEMA = [
     "CREATE TABLE t (id INTEGER PRIMARY KEY, i INTEGER, r REAL, s TEXT, b BLOB, n NUMERIC, d DATETIME)",

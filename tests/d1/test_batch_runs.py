@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from memory_sim.errors import D1Error
-from memory_sim.local.d1_bulk import bulk_insert
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
+from memory_sim.local.d1.bulk import bulk_insert
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 SCHEMA = [
     "CREATE TABLE notes (id TEXT PRIMARY KEY, npc TEXT NOT NULL, body TEXT, weight REAL, day INTEGER, raw BLOB)",

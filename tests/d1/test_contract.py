@@ -9,7 +9,7 @@ import pytest
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings import limits
 from memory_sim.errors import D1ColumnNotFound, D1Error, D1ExecError, D1TypeError
-from memory_sim.local.d1_core import D1CoreDatabase
+from memory_sim.local.d1.core import D1CoreDatabase
 
 SCHEMA = "CREATE TABLE m (id INTEGER PRIMARY KEY, npc TEXT, note TEXT, score REAL, raw BLOB)"
 

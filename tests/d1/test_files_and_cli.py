@@ -11,8 +11,8 @@ import pytest
 
 from memory_sim.cli import main
 from memory_sim.errors import D1Error, DataInUseError
-from memory_sim.local.d1_account import D1Account
-from memory_sim.local.d1_duckdb import DuckDBDatabase
+from memory_sim.local.d1.account import D1Account
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 
 
 def test_duckdb_file_keeps_data_and_rowid_tables(tmp_path: Path) -> None:
@@ -30,7 +30,7 @@ def test_a_second_process_gets_data_in_use(tmp_path: Path) -> None:
     path = tmp_path / "town.duckdb"
     db = DuckDBDatabase(path)
     code = (
-        "import sys\nfrom memory_sim.local.d1_duckdb import DuckDBDatabase\nfrom memory_sim.errors import DataInUseError\n"
+        "import sys\nfrom memory_sim.local.d1.duckdb_engine import DuckDBDatabase\nfrom memory_sim.errors import DataInUseError\n"
         f"try:\n    DuckDBDatabase({str(path)!r})\nexcept DataInUseError as e:\n    print(e); sys.exit(3)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

@@ -9,9 +9,9 @@ from typing import Iterator
 import pytest
 
 from memory_sim.errors import D1Error, D1Unsupported
-from memory_sim.local.d1_core import D1CoreDatabase
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
+from memory_sim.local.d1.core import D1CoreDatabase
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 ENGINES = {"sqlite": SqliteDatabase, "duckdb": DuckDBDatabase}
 FAILED = r"^D1_ERROR: FOREIGN KEY constraint failed: SQLITE_CONSTRAINT$"

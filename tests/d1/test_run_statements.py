@@ -9,9 +9,10 @@ import pytest
 
 from memory_sim.bindings.d1 import D1Result
 from memory_sim.errors import D1Error
-from memory_sim.local.d1_core import D1CoreDatabase, D1StatementError, RawResult
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
+from memory_sim.errors import D1StatementError
+from memory_sim.local.d1.core import D1CoreDatabase, RawResult
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 
 @pytest.fixture(params=["sqlite", "duckdb"])

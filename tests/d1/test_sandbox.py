@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from sandbox_attacks import make_bystanders, quote, replayed_ddl, snapshot, statements
 
 from memory_sim.errors import D1Error
-from memory_sim.local.d1_account import D1Account
-from memory_sim.local.d1_duckdb import DuckDBDatabase
-from memory_sim.local.d1_sqlite import SqliteDatabase
-from memory_sim.local.duckdb_sandbox import check_duckdb_text
+from memory_sim.local.d1.account import D1Account
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
+from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text
 
 ENGINES = ["duckdb", "sqlite"]
 CLI = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())"]
@@ -75,7 +75,7 @@ def test_sqlite_engine_denials_use_sqlites_words(tmp_path: Path) -> None:
 
 THREADS_SHARING_ONE_DATABASE = """
 import threading
-from memory_sim.local.d1_sqlite import SqliteDatabase
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 db = SqliteDatabase()
 db.prepare("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)").run()
 def work(k):

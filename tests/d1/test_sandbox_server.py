@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sandbox_attacks import Bystanders, make_bystanders, quote, snapshot, statements
 
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 ENGINES = ["duckdb", "sqlite"]
 REPLAY = [{"sql": "CREATE TABLE IF NOT EXISTS trigger_replay (a TEXT)"}, {"sql": "SELECT * FROM nowhere"}]

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_sim.local import sqlite_values as sv
+from memory_sim.local.d1.dialect import values as sv
 
 NUMBERISH = st.one_of(
     st.from_regex(r"[ \t]{0,2}[+-]?\d{0,21}(\.\d{0,3})?([eE][+-]?\d{0,3})?[ x\t]{0,2}", fullmatch=True),

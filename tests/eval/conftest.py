@@ -3,8 +3,9 @@ moved rows out of remember order) or sqlite3, and the hashing embedder."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -29,3 +30,19 @@ def system(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[MemorySys
     env = fast_env(clock, tmp_path, request.param)
     yield MemorySystem(env, clock=clock)
     env.close()
+
+
+@pytest.fixture
+def fresh(tmp_path: Path) -> Callable[[str], AbstractContextManager[tuple[MemorySystem, SimClock]]]:
+    """Opens a fresh system (sqlite3 D1 in its own folder) per name: what `village.measure` runs the village on."""
+
+    @contextmanager
+    def open_system(name: str) -> Iterator[tuple[MemorySystem, SimClock]]:
+        clock = SimClock()
+        env = fast_env(clock, tmp_path / name, "sqlite")
+        try:
+            yield MemorySystem(env, clock=clock), clock
+        finally:
+            env.close()
+
+    return open_system

@@ -2,19 +2,27 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from memory_sim.cli import main
+from memory_sim.eval.quality import lineage, npc_texts, summary_redundancy
 from memory_sim.eval.village import (
-    VillageQuestion, evaluate, expected_ids, like_scan, load_questions, question_scores, scan_words,
+    Fresh,
+    QuestionSet,
+    VillageQuestion,
+    evaluate,
+    expected_ids,
+    like_scan,
+    load_questions,
+    markdown,
+    measure,
+    question_scores,
+    scan_words,
 )
+from memory_sim.memory import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.world import Village
-
-QUESTIONS = Path(__file__).resolve().parents[2] / "data" / "village_questions.json"
 
 
 def remember(system: MemorySystem) -> dict[str, str]:
@@ -61,8 +69,8 @@ def test_evaluate_scores_every_method(system: MemorySystem) -> None:
                                                         "hit@1": 1.0}
 
 
-def test_question_set_names_village_npcs() -> None:
-    question_set = load_questions(QUESTIONS)
+def test_packaged_question_set_names_village_npcs() -> None:
+    question_set = load_questions()  # the set shipped with the package, eval village's default
     npcs = {n.id for n in Village(question_set.npcs, question_set.seed).npcs}
     assert len(question_set.questions) >= 20
     assert all(q.npc in npcs and q.about in npcs and q.npc != q.about for q in question_set.questions)
@@ -81,3 +89,42 @@ def test_cli_help_lists_eval_and_bench(capsys: pytest.CaptureFixture[str]) -> No
         main(["--help"])
     out = capsys.readouterr().out
     assert "eval" in out and "bench" in out
+
+
+def test_a_recalled_summary_shows_its_sources_and_twins(system: MemorySystem) -> None:
+    ids = remember(system)
+    twin = ShortTermMemory("margaret", "The blacksmith mended my oven door for nothing!", 0.4, WorldTime(2, 9))
+    copy = ShortTermMemory("margaret", "Tom walked past the bakery.", 0.3, WorldTime(1, 23), id="summary-margaret-0",
+                           kind="summary")
+    framed = ShortTermMemory("margaret", "I think Rose is kind. It brought back day 1: Tom walked past the bakery.",
+                             0.3, WorldTime(2, 23), id="summary-margaret-2", kind="summary")
+    joint = ShortTermMemory("margaret", "Tom walked past the bakery. I think Rose is kind.", 0.8, WorldTime(1, 23),
+                            id="summary-margaret-1", kind="summary")
+    system.remember_many([twin, copy, framed, joint])
+    db = system.env.DB
+    db.batch(store.put_sources(db, joint.id, [ids["named"], ids["other"]]))
+    texts = npc_texts(db, "margaret", lineage(db))
+    assert texts.covered(joint.id) == {joint.id, ids["named"], ids["other"], copy.id}  # a copy is a twin
+    assert texts.covered(ids["kind"]) == {ids["kind"], twin.id}
+    assert texts.repeats([ids["kind"], twin.id, joint.id, ids["other"], ids["tommy"]]) == 2
+    assert texts.repeats([ids["other"], joint.id]) == 1 and texts.repeats([ids["kind"], ids["tommy"]]) == 0
+    assert summary_redundancy(db) == {"summaries": 3, "redundant": 1, "framed": 1, "linked_days": 0,
+                                      "redundant_share": 0.3333}
+    expected = {ids["named"], ids["kind"]}
+    assert question_scores([joint.id, "x"], expected, texts.covered)["hit@1"] == 1.0
+    assert question_scores([twin.id], expected, texts.covered)["recall@10"] == 0.5
+
+
+def test_consolidation_is_measured_without_and_with(fresh: Fresh) -> None:
+    """The village twice (3 days, the hashing embedder), without and with the consolidation job."""
+    questions = load_questions()
+    report = measure(fresh, QuestionSet(questions.npcs, questions.seed, 3, questions.questions))
+    quality = report["consolidation"]
+    assert set(quality["before"]) == set(report["methods"]) == set(quality["change"])
+    assert quality["recall_repeats_top5"] == 0 and quality["summaries"]["summaries"] > 0
+    assert quality["summaries"]["redundant"] == 0 and quality["summaries"]["framed"] == 0
+    for method, scores in quality["before"].items():
+        for metric, value in scores.items():
+            assert quality["change"][method][metric] == round(report["methods"][method][metric] - value, 4)
+    table = markdown(report | {"meta": report["meta"] | {"model": "hashing"}}, "test")
+    assert "## Consolidation: without -> with" in table and "repeating one memory: 0" in table

@@ -25,10 +25,10 @@ def build_cloudflare_env(clock: Callable[[], float], server: Any) -> Env:
     from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
     from memory_sim.builder import build_cloudflare_env
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.local.vectorize.oracle import OracleAccount
     from memory_sim.settings import Settings
 
-    account = server.adopt(MemoryAccount(clock=clock, max_batch=VECTORIZE_MAX_BATCH_REST))
+    account = server.adopt(OracleAccount(clock=clock, max_batch=VECTORIZE_MAX_BATCH_REST))
     db = server.new_database("memory", account.client.account_id)
     settings = Settings.load(environ={}, backend="cloudflare", account_id=account.client.account_id,
                              api_token=account.client.api_token, database_id=db.database_id, embed_model="fake/hashing")
@@ -37,7 +37,7 @@ def build_cloudflare_env(clock: Callable[[], float], server: Any) -> Env:
 
 @pytest.fixture(scope="session")
 def cloudflare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from memory_sim.server.testing import ServerForTests, scratch_folder
+    from memory_sim.testing import ServerForTests, scratch_folder
 
     with scratch_folder(tmp_path_factory.mktemp("cloudflare-server")) as folder, ServerForTests(folder) as server:
         yield server

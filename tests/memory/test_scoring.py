@@ -7,6 +7,8 @@ from hypothesis import given, settings, strategies as st
 
 from memory_sim.memory.models import MemoryConfig, Recollection, StoredMemory
 from memory_sim.memory.scoring import (
+    distinct,
+    text_key,
     generative_agents_scores,
     grow_decay,
     plan_cap_prune,
@@ -79,3 +81,17 @@ def test_generative_agents_scores_favour_recent_relevant_important() -> None:
     worst = Recollection("worst", "x", "t", 0.1, 1, "event", 0.1)
     scores = generative_agents_scores([best, worst], current_hours=100, hours_of={"best": 99, "worst": 1})
     assert scores == [pytest.approx(5.5), pytest.approx(0.0)]
+
+
+def test_distinct_keeps_the_better_ranked_of_each_repeat() -> None:
+    def r(i: str, text: str, sources: tuple[str, ...] = ()) -> Recollection:
+        return Recollection(i, "x", text, 0.5, 1, "event", 0.5, kind="summary" if sources else "observation", sources=sources)
+
+    ranked = [r("a", "Tom fixed the oven."), r("b", "tom fixed  the oven!"), r("s", "Tom fixed the oven. Rain.", ("a", "c")),
+              r("c", "Rain."), r("d", "Bread."), r("t", "Bread. Ale.", ("d", "e")), r("e", "Ale.")]
+    assert [x.id for x in distinct(ranked)] == ["a", "c", "d", "e"]  # same text, summary after its source
+    summary_first = [r("s", "Tom fixed the oven. Rain.", ("a", "c")), r("a", "Tom fixed the oven."), r("c", "Rain."),
+                     r("d", "Bread.")]
+    assert [x.id for x in distinct(summary_first)] == ["s", "d"]  # its sources after it
+    assert distinct([]) == []
+    assert text_key("  Tom, FIXED the oven! ") == text_key("tom fixed the oven") == "tom fixed the oven"

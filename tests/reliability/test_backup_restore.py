@@ -179,7 +179,8 @@ def test_cli_backup_and_restore(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_backup_soon_runs_between_the_jobs_of_a_running_service(tmp_path: Path) -> None:
-    from memory_sim.scheduling import WorldClock, backup_soon, start_service
+    from memory_sim.backup import backup_soon
+    from memory_sim.scheduling import WorldClock, start_service
 
     data, dest = tmp_path / "data", tmp_path / "copy"
     make_folder(data)

@@ -26,9 +26,9 @@ floats = st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.integers(-
 
 @pytest.fixture
 def index() -> Iterator[Any]:
-    from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.local.vectorize.oracle import OracleAccount
 
-    account = MemoryAccount()
+    account = OracleAccount()
     account.create_index("bad-input", DIMS, "cosine")
     index = account.index("bad-input")
     index.create_metadata_index("npcId", "string")
@@ -101,8 +101,8 @@ def test_vectorize_filters_built_to_inject_are_rejected_or_exact(index: Any, fil
 
 @pytest.fixture(params=["duckdb", "sqlite"])
 def db(request: pytest.FixtureRequest) -> Iterator[Any]:
-    from memory_sim.local.d1_duckdb import DuckDBDatabase
-    from memory_sim.local.d1_sqlite import SqliteDatabase
+    from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+    from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
     database = DuckDBDatabase(":memory:") if request.param == "duckdb" else SqliteDatabase()
     database.prepare("CREATE TABLE canary (id TEXT PRIMARY KEY, body TEXT)").run()
@@ -162,7 +162,7 @@ def test_d1_odd_statements_fail_with_d1_errors(db: Any, sql: str) -> None:
     st.builds(lambda p: {"text": "hello", "pooling": p}, odd_text),
 ))
 def test_ai_bad_input_is_rejected_before_any_model_runs(inputs: Any) -> None:
-    from memory_sim.local.ai import LocalAi
+    from memory_sim.local.ai.local_ai import LocalAi
 
     ai = LocalAi()
     with pytest.raises(AiError, match=r"^AiError: Bad input: Error: "):
@@ -172,7 +172,7 @@ def test_ai_bad_input_is_rejected_before_any_model_runs(inputs: Any) -> None:
 
 @pytest.mark.parametrize("model", ["../../../etc", "/etc", "..", "@cf/../../x", "no/such-model"])
 def test_ai_model_names_cannot_name_folders(model: str) -> None:
-    from memory_sim.local.ai import LocalAi
+    from memory_sim.local.ai.local_ai import LocalAi
 
     with pytest.raises(AiError, match="No such model"):
         LocalAi().run(model, {"text": ["hello"]})
@@ -183,8 +183,8 @@ TRAVERSALS = ["../outside", "..", "a/../../b", "/tmp/abs", "x\\..\\y", "%2e%2e",
 
 @pytest.mark.parametrize("name", TRAVERSALS)
 def test_names_cannot_leave_the_data_folder(tmp_path: Path, name: str) -> None:
-    from memory_sim.local.d1_account import D1Account
-    from memory_sim.local.vectorize_chroma import ChromaAccount
+    from memory_sim.local.d1.account import D1Account
+    from memory_sim.local.vectorize.chroma import ChromaAccount
 
     data = tmp_path / "data"
     data.mkdir()

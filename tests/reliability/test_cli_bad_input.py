@@ -24,7 +24,7 @@ from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 
-TABLES = ("short_term_memories", "embedding_outbox", "diaries", "counters", "meta", "sequences")
+TABLES = ("short_term_memories", "embedding_outbox", "diaries", "counters", "meta", "sequences", "npc_state", "forgotten")
 
 
 @pytest.fixture(scope="module")
@@ -234,6 +234,41 @@ CASES: dict[str, list[Case]] = {
         (["recall", "tom", "bread", "--weighted", "--day"], [], bad_days, "2"),
     ],
     "jobs": [([job, "--day"], [], bad_days, "2") for job in ("consolidate", "prune", "retry")],
+    "npcs": [(["npcs"], [], texts.filter(lambda t: not t.startswith("-")), "--json")],
+    "npc": [
+        (["npc"], [], st.one_of(bad_npc_ids, st.just("a,b")), "tom"),
+        (["npc", "tom", "--name"], [], blank, "Tom"),
+        (["npc", "tom", "--name", "Tom", "--alias"], [], st.one_of(blank, st.just("a,b")), "Old Tom"),
+        (["npc", "tom", "--role"], [], blank, "the blacksmith"),
+    ],
+    "memories": [
+        (["memories"], [], blank, "tom"),
+        (["memories", "tom", "--limit"], [], whole_outside(1, 100), "5"),
+        (["memories", "tom", "--since-day"], [], bad_days, "1"),
+        (["memories", "tom", "--until-day"], [], bad_days, "1"),
+        (["memories", "tom", "--state"], [], not_in("none", "pending", "indexed", "unindexed", "forgotten"), "indexed"),
+        (["memories", "tom", "--type"], [], not_in("event", "relationship", "opinion", "place"), "event"),
+        (["memories", "tom", "--cursor"], [], st.sampled_from(["", "x", "-1", "1.5"]), "1"),
+    ],
+    "forget": [
+        (["forget", "--reason", "wrong"], [], blank, "no-such-memory"),
+        (["forget", "--npc"], [], blank, "no-such-npc"),
+        (["forget", "no-such-memory", "--reason"], [], blank, "wrong"),
+    ],
+    "context": [
+        (["context"], ["go to the pub?"], blank, "tom"),
+        (["context", "tom"], [], blank, "go to the pub?"),
+        (["context", "tom", "go to the pub?", "--top-k"], [], whole_outside(1, 100), "5"),
+    ],
+    "relationship": [
+        (["relationship"], ["margaret"], blank, "tom"),
+        (["relationship", "tom"], [], blank, "margaret"),
+        (["relationship", "tom", "margaret", "--top-k"], [], whole_outside(1, 100), "5"),
+    ],
+    "diary": [
+        (["diary"], ["--day", "1"], blank, "margaret"),
+        (["diary", "margaret", "--day"], [], bad_days, "1"),
+    ],
     "stats": [(["stats"], [], texts.filter(lambda t: not t.startswith("-")), EXTRA)],
     "reembed": [(["reembed", "--model"], [], st.sampled_from(["", "no-such-model", "@cf/meta/nope", "minilm2"]), "minilm")],
     "run": [
@@ -327,7 +362,7 @@ CASES: dict[str, list[Case]] = {
     "top level": [
         (["--data"], ["stats"], st.sampled_from(["", FILE]), DATA),
         ([], [], not_in("vectorize", "d1", "ai", "models", "demo", "remember", "recall", "consolidate", "prune", "retry",
-                        "stats", "reembed", "run", "serve", "export", "push", "check", "eval", "bench").filter(
+                        "npcs", "npc", "memories", "forget", "context", "relationship", "diary", "stats", "reembed", "run", "serve", "export", "push", "check", "eval", "bench").filter(
                             lambda t: not t.startswith("-")), "stats"),
     ],
 }

@@ -19,7 +19,7 @@ from memory_sim.cli import main
 from memory_sim.embedding.cache import EmbeddingCache
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.errors import D1Damaged, D1Error, DamagedDataError, IndexDamaged, VectorizeUnavailable
-from memory_sim.local.d1_account import D1Account
+from memory_sim.local.d1.account import D1Account
 from memory_sim.damage import run_with_index_rebuilt
 from memory_sim.memory import store
 from memory_sim.memory.system import MemorySystem

@@ -72,7 +72,7 @@ def test_index_failing_for_a_day_loses_nothing_and_recovers(clock: SimClock) -> 
 
 @pytest.fixture
 def faulty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Any, FaultPlan]]:
-    from memory_sim.server.testing import ServerForTests
+    from memory_sim.testing import ServerForTests
 
     plan = FaultPlan(random.Random(503))
     server = ServerForTests(tmp_path_factory.mktemp("faulty-server"))
@@ -85,15 +85,15 @@ def cloudflare_env(server: Any, clock: SimClock, timeout_s: float) -> Any:
     """Env over the Cloudflare adapters against the faulty server; retries sleep on nothing (injected)."""
     from memory_sim.builder import build_cloudflare_env
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.embedding.retry import Backoff
-    from memory_sim.local.vectorize_memory import MemoryAccount
+    from memory_sim.retry import Backoff
+    from memory_sim.local.vectorize.oracle import OracleAccount
     from memory_sim.settings import Settings
 
     from memory_env import DIMENSIONS
 
     client = server.client(timeout_s=timeout_s, sleep=lambda s: None,
                            backoff=Backoff(attempts=6, base_s=0.01, cap_s=0.05, deadline_s=60.0))
-    server.app.state.accounts.get(client.account_id).adopt_vectorize(MemoryAccount(clock=clock))
+    server.app.state.accounts.get(client.account_id).adopt_vectorize(OracleAccount(clock=clock))
     settings = Settings.load(environ={}, backend="cloudflare", account_id=client.account_id,
                              api_token=client.api_token, embed_model="fake/hashing")
     return build_cloudflare_env(settings, embedder=HashingEmbedder(DIMENSIONS), client=client)

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from memory_sim.memory import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 from memory_sim.sim.clock import SimClock
 
 from load import run_load, server_clients

@@ -21,11 +21,11 @@ import pytest
 
 from memory_sim.env import Env
 from memory_sim.errors import DataInUseError
-from memory_sim.folder_lock import TOKEN_FILE, read_owner
+from memory_sim.folder_lock import TOKEN_FILE, database_id_for, read_owner
 from memory_sim.memory import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
-from memory_sim.owner import LOCAL_ACCOUNT, database_id_for
+from memory_sim.owner import LOCAL_ACCOUNT
 from memory_sim.server.loopback import free_port
 
 CLI = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())"]
@@ -360,12 +360,14 @@ def test_the_owners_own_vectorize_calls_wait_for_the_served_accounts_lock() -> N
     call, so the owner's own calls (its scheduler, its program's threads) must take that same lock."""
     import threading
 
+    from memory_sim.builder.server import local_factories
     from memory_sim.owner import guard_env
     from memory_sim.server.env_account import EnvAccount
 
     env = Env.in_memory()
     raw = env.vectorize_account
-    account = EnvAccount(env, raw, guard_env(env))  # type: ignore[arg-type]
+    _, d1_factory = local_factories("sqlite")
+    account = EnvAccount(env, raw, guard_env(env), d1_factory)  # type: ignore[arg-type]
     with account.lock:  # what every Vectorize route holds while it works
         own = threading.Thread(target=env.VECTORIZE.describe)
         own.start()

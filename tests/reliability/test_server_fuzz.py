@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, Phase, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 from hypothesis.errors import Unsatisfiable  # noqa: E402
 
-from memory_sim.embedding.contract import output, parse_inputs  # noqa: E402
+from memory_sim.bindings.ai_validation import output, parse_inputs  # noqa: E402
 from memory_sim.embedding.fake import HashingEmbedder  # noqa: E402
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests  # noqa: E402
+from memory_sim.testing import TEST_TOKEN, ServerForTests  # noqa: E402
 
 AUTH = {"Authorization": f"Bearer {TEST_TOKEN}"}
 INDEX = "idx"

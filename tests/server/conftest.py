@@ -8,7 +8,7 @@ from typing import Iterator
 import cloudflare
 import pytest
 
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests, scratch_folder
+from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder
 
 
 @pytest.fixture(scope="session")

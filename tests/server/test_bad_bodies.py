@@ -10,9 +10,9 @@ from typing import Any, Iterator
 import httpx
 import pytest
 
-from memory_sim.server.app import create_app
+from memory_sim.builder.server import build_server_app
 from memory_sim.server.loopback import LoopbackServer
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 INDEX = "/accounts/acc/vectorize/v2/indexes/idx"
 ROW = b'{"id": "kept", "values": [1, 0], "metadata": {"k": "v"}, "namespace": "ns"}\n'
@@ -23,7 +23,7 @@ NDJSON = {"Content-Type": "application/x-ndjson"}
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[httpx.Client, str, Any]]:
     """A server with one index (one vector) and one database (one row), and a keep-alive client."""
-    app = create_app(tmp_path_factory.mktemp("bad-bodies"), TEST_TOKEN, d1_engine="sqlite")
+    app = build_server_app(tmp_path_factory.mktemp("bad-bodies"), TEST_TOKEN, d1_engine="sqlite")
     with LoopbackServer(app) as running, httpx.Client(base_url=running.base_url,
                                                       headers={"Authorization": f"Bearer {TEST_TOKEN}"}) as client:
         client.post("/accounts/acc/vectorize/v2/indexes", json={"name": "idx", "config": {"dimensions": 2, "metric": "cosine"}})
@@ -124,7 +124,7 @@ def test_bytes_that_are_not_utf8_in_ndjson_are_refused_not_replaced(served: Any)
 
 
 def test_an_unexpected_error_is_a_500_envelope_and_keeps_the_connection(tmp_path: Path) -> None:
-    app = create_app(tmp_path, TEST_TOKEN, d1_engine="sqlite")
+    app = build_server_app(tmp_path, TEST_TOKEN, d1_engine="sqlite")
 
     def broken() -> None:
         raise RuntimeError("a bug")

@@ -6,9 +6,10 @@ import cloudflare
 import httpx
 import pytest
 
-from memory_sim.server.app import create_app, parse_tokens
+from memory_sim.builder.server import build_server_app
+from memory_sim.server.auth import parse_tokens
 from memory_sim.server.loopback import LoopbackServer
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 
 def test_database_lifecycle_and_queries(sdk: cloudflare.Cloudflare, account_id: str) -> None:
@@ -57,7 +58,7 @@ def test_tokens_are_required(server, account_id: str) -> None:
 
 def test_several_tokens_separated_by_commas(tmp_path) -> None:
     assert parse_tokens("one:x, two:x+y,,").owners == {"one": {"x"}, "two": {"x", "y"}}
-    with LoopbackServer(create_app(tmp_path, "one:x,two:x+y", d1_engine="sqlite")) as running:
+    with LoopbackServer(build_server_app(tmp_path, "one:x,two:x+y", d1_engine="sqlite")) as running:
         for token in ("one", "two"):
             reply = httpx.get(f"{running.base_url}/accounts/x/d1/database", headers={"Authorization": f"Bearer {token}"})
             assert reply.status_code == 200
@@ -93,4 +94,4 @@ def test_a_server_without_tokens_is_refused(tmp_path) -> None:
     from memory_sim.errors import ConfigError
 
     with pytest.raises(ConfigError, match="token"):
-        create_app(tmp_path, " , ")
+        build_server_app(tmp_path, " , ")

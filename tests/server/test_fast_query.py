@@ -1,11 +1,11 @@
-"""The query route answered inside uvicorn's HTTP protocol (protocol.py, fast_query.QueryAnswerer): the same answers
-as the FastAPI route, behind the token gate, errors in the envelope, HTTP/1.1 kept intact (pipelining, bodies in
-pieces, keep-alive, Connection: close), the access log, and still described in the OpenAPI document."""
+"""The query route answered before FastAPI's routing (fast_query.QueryRoute, a plain ASGI middleware): the same
+answers as the FastAPI route, behind the token check, errors in the envelope, HTTP/1.1 kept intact by uvicorn
+(pipelining across both paths, bodies in pieces, keep-alive, Connection: close), middleware added later still
+sees queries, and the route is still described in the OpenAPI document."""
 
 from __future__ import annotations
 
 import asyncio
-import logging
 import socket
 import time
 from pathlib import Path
@@ -16,32 +16,21 @@ import httpx
 import orjson
 import pytest
 
-from memory_sim.server.app import create_app
-from memory_sim.server.fast_query import QUERY_PATH, QueryAnswerer
+from memory_sim.builder.server import build_server_app
+from memory_sim.server.fast_query import QUERY_PATH, QueryRoute
 from memory_sim.server.loopback import LoopbackServer
-from memory_sim.server.protocol import server_config
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 BODY = {"vector": [1, 0, 0], "topK": 2, "returnMetadata": "all"}
 ROWS = b'{"id":"a","values":[1,0,0],"metadata":{"k":1}}\n{"id":"b","values":[0,1,0]}\n'
-BODIES: list[Any] = [BODY, {"vectorId": "b", "topK": 1}, {"vector": [1, 0]}, [1, 2], {"vector": [1, 0, 0], "filter": {"k": 1}}]
+BODIES: list[Any] = [BODY, {"vectorId": "b", "topK": 1}, {"vector": [1, 0]}, [1, 2], {"vector": [1, 0, 0], "filter": {"k": 1}},
+                     {"vector": [1, 0, 0], "vectorId": "b"}, {"vector": [1, 0, 0], "returnMetadata": True}]
 AUTH = {"Authorization": f"Bearer {TEST_TOKEN}"}
 INDEXES = "/client/v4/accounts/acc/vectorize/v2/indexes"
 
 
-class CountingAnswerer(QueryAnswerer):
-    """Counts the queries the protocol answered itself (the FastAPI route does not call the answerer)."""
-
-    calls = 0
-
-    def __call__(self, account_id: str, name: str, authorization: str, body: bytes) -> tuple[int, bytes]:
-        self.calls += 1
-        return super().__call__(account_id, name, authorization, body)
-
-
-def _filled_app(folder: Path) -> Any:
-    app = create_app(folder, TEST_TOKEN, d1_engine="sqlite")
-    app.state.query_answer = CountingAnswerer(app.state.accounts, [TEST_TOKEN])
+def _filled_app(folder: Path, *, fast_query: bool = True) -> Any:
+    app = build_server_app(folder, TEST_TOKEN, d1_engine="sqlite", fast_query=fast_query)
 
     async def fill() -> None:
         async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), headers=AUTH) as client:
@@ -53,7 +42,7 @@ def _filled_app(folder: Path) -> Any:
 
 
 REQUESTS: list[tuple[str, dict[str, str], Any]] = [("mem", AUTH, body) for body in BODIES] + [
-    ("mem", {}, BODY), ("mem", {"Authorization": "Bearer nope"}, BODY), ("nothere", AUTH, BODY)]
+    ("mem", {}, BODY), ("mem", {"Authorization": "Bearer nope"}, BODY), ("nothere", AUTH, BODY), ("m%65m", AUTH, BODY)]
 
 
 def _replies(client: httpx.Client) -> list[tuple[int, Any]]:
@@ -72,24 +61,43 @@ def served(tmp_path: Path) -> Iterator[tuple[Any, str]]:
     app.state.accounts.close()
 
 
-def test_protocol_answers_as_the_route(served: tuple[Any, str]) -> None:
+def test_fast_path_answers_as_the_fastapi_route(served: tuple[Any, str], tmp_path: Path) -> None:
     app, origin = served
+    assert any(m.cls is QueryRoute for m in app.user_middleware)
     with httpx.Client(base_url=origin) as client:
         fast = _replies(client)
-    assert app.state.query_answer.calls == len(REQUESTS)  # every one answered inside the protocol
-
-    async def routed() -> list[tuple[int, Any]]:  # the same app in-process: FastAPI's route, no protocol
-        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://test") as client:
-            out = []
-            for name, headers, body in REQUESTS:
-                reply = await client.post(f"{INDEXES}/{name}/query", json=body, headers=headers)
-                out.append((reply.status_code, reply.json()))
-            return out
-
-    assert asyncio.run(routed()) == fast
-    assert [status for status, _ in fast] == [200, 200, 400, 400, 400, 401, 403, 404]
+    routed_app = _filled_app(tmp_path / "routed", fast_query=False)  # the same data, served by FastAPI's route only
+    assert not any(m.cls is QueryRoute for m in routed_app.user_middleware)
+    with LoopbackServer(routed_app) as running, httpx.Client(base_url=running.base_url.removesuffix("/client/v4")) as client:
+        routed = _replies(client)
+    routed_app.state.accounts.close()
+    assert routed == fast
+    assert [status for status, _ in fast] == [200, 200, 400, 400, 400, 400, 400, 401, 403, 404, 200]
     assert [m["id"] for m in fast[0][1]["result"]["matches"]] == ["a", "b"] and fast[0][1]["result"]["matches"][0]["metadata"] == {"k": 1}
-    assert [body["errors"][0]["code"] for _, body in fast[5:]] == [10000, 9109, 40013]
+    assert [body["errors"][0]["code"] for _, body in fast[5:10]] == [40020, 40026, 10000, 9109, 3000]
+    assert all(body["success"] is False and body["result"] is None for _, body in fast[2:10])
+
+
+def test_middleware_added_later_sees_queries(tmp_path: Path) -> None:
+    app = build_server_app(tmp_path, TEST_TOKEN, d1_engine="sqlite")
+    seen: list[str] = []
+
+    class Recorder:  # what a tracing or fault-injecting middleware added after build_server_app does
+        def __init__(self, inner: Any) -> None:
+            self.inner = inner
+
+        async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+            if scope["type"] == "http":
+                seen.append(scope["path"])
+            await self.inner(scope, receive, send)
+
+    app.add_middleware(Recorder)
+    with LoopbackServer(app) as running, httpx.Client(base_url=running.base_url.removesuffix("/client/v4"), headers=AUTH) as client:
+        client.post(INDEXES, json={"name": "mem", "config": {"dimensions": 3, "metric": "cosine"}}).raise_for_status()
+        client.post(f"{INDEXES}/mem/upsert", content=ROWS).raise_for_status()
+        reply = client.post(f"{INDEXES}/mem/query", json=BODY)
+    app.state.accounts.close()
+    assert reply.status_code == 200 and seen == [INDEXES, f"{INDEXES}/mem/upsert", f"{INDEXES}/mem/query"]
 
 
 def _request(path: str, body: bytes, *, method: str = "POST", version: str = "1.1", extra: str = "") -> bytes:
@@ -150,14 +158,13 @@ def test_a_body_in_pieces_and_a_query_string(served: tuple[Any, str]) -> None:
         cut = len(raw) - len(body)
         for piece in (raw[:20], raw[20:cut], body[:5], body[5:]):
             sock.sendall(piece)
-            time.sleep(0.02)  # separate TCP segments: the protocol sees the request in several callbacks
+            time.sleep(0.02)  # separate TCP segments: the server reads the request in several pieces
         (status, answer), = _read_responses(sock, 1)
     assert status == 200 and [m["id"] for m in orjson.loads(answer)["result"]["matches"]] == ["b"]
-    assert app.state.query_answer.calls == 1
 
 
 @pytest.mark.parametrize("version, extra", [("1.1", "Connection: close\r\n"), ("1.0", "")])
-def test_closing_requests_take_the_ordinary_path(served: tuple[Any, str], version: str, extra: str) -> None:
+def test_closing_requests_are_answered_then_closed(served: tuple[Any, str], version: str, extra: str) -> None:
     app, origin = served
     with socket.create_connection(("127.0.0.1", _port(origin))) as sock:
         sock.sendall(_request(f"{INDEXES}/mem/query", orjson.dumps({"vector": [1, 0, 0], "topK": 1}), version=version, extra=extra))
@@ -165,7 +172,6 @@ def test_closing_requests_take_the_ordinary_path(served: tuple[Any, str], versio
         sock.settimeout(10)
         assert sock.recv(1) == b""  # the server closed the connection, as asked
     assert status == 200 and orjson.loads(answer)["result"]["matches"][0]["id"] == "a"
-    assert app.state.query_answer.calls == 0  # FastAPI's route answered
 
 
 def test_keep_alive_reuses_one_socket(served: tuple[Any, str]) -> None:
@@ -177,40 +183,7 @@ def test_keep_alive_reuses_one_socket(served: tuple[Any, str]) -> None:
         seen.add(reply.http_response.extensions["network_stream"].get_extra_info("client_addr"))
         assert reply.parse().matches[0].id == "a"
     sdk.close()
-    assert len(seen) == 1 and app.state.query_answer.calls == 20
-
-
-def test_access_log_names_fast_queries(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
-    app = _filled_app(tmp_path)
-    with caplog.at_level(logging.INFO, logger="uvicorn.access"):
-        with LoopbackServer(app, access_log=True, log_config=None, log_level="info") as running:
-            httpx.post(f"{running.base_url}/accounts/acc/vectorize/v2/indexes/mem/query", json=BODY, headers=AUTH)
-    app.state.accounts.close()
-    lines = [r.getMessage() for r in caplog.records if r.name == "uvicorn.access"]
-    assert any('"POST /client/v4/accounts/acc/vectorize/v2/indexes/mem/query HTTP/1.1" 200' in line for line in lines), lines
-
-
-def test_server_config_uses_the_protocol_only_for_the_app() -> None:
-    from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
-
-    async def bare(scope: Any, receive: Any, send: Any) -> None:
-        return None
-
-    assert server_config(bare).http == "auto"  # no answerer: uvicorn's own choice
-    app = create_app(Path("/nonexistent-never-written"), TEST_TOKEN, d1_engine="sqlite")
-    chosen = server_config(app).http
-    assert isinstance(chosen, type) and issubclass(chosen, HttpToolsProtocol)
-    assert server_config(app, http="h11").http == "h11"  # an explicit choice wins
-    app.add_middleware(CountingMiddleware)
-    assert server_config(app).http == "auto"  # added middleware must see the queries: served the ordinary way
-
-
-class CountingMiddleware:
-    def __init__(self, app: Any) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        await self.app(scope, receive, send)
+    assert len(seen) == 1
 
 
 def test_typed_sdk_query_and_openapi(sdk: cloudflare.Cloudflare, account_id: str) -> None:
@@ -221,7 +194,7 @@ def test_typed_sdk_query_and_openapi(sdk: cloudflare.Cloudflare, account_id: str
     assert found is not None and found.count == 1 and found.matches[0].id == "b"
     with pytest.raises(cloudflare.NotFoundError) as missing:
         sdk.vectorize.indexes.query("nothere", account_id=account_id, vector=[1, 0, 0])
-    assert missing.value.body["errors"][0]["code"] == 40013 and missing.value.body["success"] is False
+    assert missing.value.body["errors"][0]["code"] == 3000 and missing.value.body["success"] is False
     spec = httpx.get(f"{sdk.base_url}".replace("/client/v4/", "/openapi.json")).json()
     assert any(QUERY_PATH.match(path.replace("{account_id}", "x").replace("{name}", "y")) for path in spec["paths"])
     assert QUERY_PATH.match("/client/v4/accounts/a/vectorize/v2/indexes/mem/query")

@@ -1,6 +1,6 @@
 """A token opens only its own accounts: the `TOKEN:ACCOUNT[+ACCOUNT...]` grammar of `--token` /
 MEMORY_SIM_API_TOKEN, Cloudflare's 403 envelope on another account over every route and both ways a request is
-served (the token gate, the query route inside the HTTP protocol), and reads that leave nothing on disk."""
+served (the token gate, the query route answered before FastAPI's routing), and reads that leave nothing on disk."""
 
 from __future__ import annotations
 
@@ -18,10 +18,11 @@ from server_helpers import api_routes, route_request
 
 from memory_sim.cli import main
 from memory_sim.errors import ConfigError
-from memory_sim.server.app import create_app, parse_tokens
-from memory_sim.server.fast_query import QueryAnswerer
+from memory_sim.builder.server import build_server_app
+from memory_sim.server.auth import parse_tokens
+from memory_sim.server.fast_query import QueryAnswerer, QueryRoute
 from memory_sim.server.loopback import LoopbackServer, free_port
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 
 # --- the grammar -----------------------------------------------------------------------------------------------
@@ -72,7 +73,7 @@ def test_serve_refuses_a_malformed_value_and_documents_the_grammar(capsys: pytes
 
 # --- who may open what -----------------------------------------------------------------------------------------
 def test_a_header_that_is_not_ascii_is_an_invalid_token_not_a_crash(tmp_path: Path) -> None:
-    with LoopbackServer(create_app(tmp_path, "tok:a", d1_engine="sqlite")) as running:
+    with LoopbackServer(build_server_app(tmp_path, "tok:a", d1_engine="sqlite")) as running:
         reply = httpx.get(f"{running.base_url}/accounts/a/d1/database", headers={"Authorization": b"Bearer t\xe9k"})
         assert reply.status_code == 403 and reply.json()["errors"][0]["code"] == 9109
 
@@ -86,7 +87,7 @@ def test_a_header_that_is_not_ascii_is_an_invalid_token_not_a_crash(tmp_path: Pa
 def test_paths_written_oddly_still_name_the_account_the_router_serves(tmp_path: Path, path: str, token: str, status: int) -> None:
     import http.client
 
-    with LoopbackServer(create_app(tmp_path, "tok-a:A,tok-b:B", d1_engine="sqlite")) as running:
+    with LoopbackServer(build_server_app(tmp_path, "tok-a:A,tok-b:B", d1_engine="sqlite")) as running:
         connection = http.client.HTTPConnection(running.host, running.port, timeout=10)  # sends the path as written
         connection.request("POST" if path.endswith("query") else "GET", "/client/v4" + path, body=b"{}",
                            headers={"Authorization": f"Bearer {token}"})
@@ -96,7 +97,7 @@ def test_paths_written_oddly_still_name_the_account_the_router_serves(tmp_path: 
 
 
 class CountingAnswerer(QueryAnswerer):
-    """Counts the queries answered inside the HTTP protocol (the FastAPI route does not call the answerer)."""
+    """Counts the queries the fast query route answers (the FastAPI route does not call the answerer)."""
 
     calls = 0
 
@@ -118,21 +119,22 @@ OWNERSHIPS = st.integers(1, 3).flatmap(lambda n: st.integers(1, 3).flatmap(lambd
           phases=[Phase.explicit, Phase.generate])
 @given(owns=OWNERSHIPS)
 def test_every_route_opens_only_the_accounts_a_token_owns(owns: list[list[bool]]) -> None:
-    """N tokens x M accounts, every route of the OpenAPI description, the query route both inside the HTTP
-    protocol and through ASGI: an owned pair passes the gate; any other gets 403 code 10000 and changes nothing."""
+    """N tokens x M accounts, every route of the OpenAPI description, the query route answered before FastAPI's
+    routing included: an owned pair passes the gate; any other gets 403 code 10000 and changes nothing."""
     accounts = [f"acct-{j}" for j in range(len(owns[0]))]
     tokens = {f"tok-{i}": {a for a, mine in zip(accounts, row) if mine} for i, row in enumerate(owns)}
     spec = ",".join(f"{token}:{'+'.join(sorted(mine))}" for token, mine in tokens.items())
     with tempfile.TemporaryDirectory() as folder:
-        app = create_app(folder, spec, d1_engine="sqlite")
-        app.state.query_answer = answerer = CountingAnswerer(app.state.accounts, spec)
+        app = build_server_app(folder, spec, d1_engine="sqlite", fast_query=False)
+        answerer = CountingAnswerer(app.state.accounts, spec)
+        app.add_middleware(QueryRoute, answer=answerer)  # the fast path, counting what it answers
         with LoopbackServer(app) as running, httpx.Client(base_url=running.base_url) as client:
             databases = {account: _fill(client, account, tokens) for account in accounts}
             before = _files(Path(folder))
             fast_queries = _check_pairs(client, app, tokens, databases, owned=False)
             assert _files(Path(folder)) == before  # a refused request changed nothing, not even a file's size
             fast_queries += _check_pairs(client, app, tokens, databases, owned=True)
-        assert answerer.calls == fast_queries > 0  # the protocol's own query route was checked as well
+        assert answerer.calls == fast_queries > 0  # the fast query route was checked as well
 
 
 def _fill(client: httpx.Client, account: str, tokens: dict[str, set[str]]) -> str:
@@ -158,9 +160,9 @@ def _check_pairs(client: httpx.Client, app: Any, tokens: dict[str, set[str]], da
                 request = route_request(method, template, account, database)
                 headers = {**request.pop("headers", {}), "Authorization": f"Bearer {token}"}
                 variants = [{}, {"Connection": "close"}] if template.endswith("{name}/query") else [{}]
-                for extra in variants:  # a closing request is served through ASGI, not the protocol's own route
+                for extra in variants:  # keep-alive and closing requests alike
                     reply = client.request(**request, headers={**headers, **extra})
-                    fast += template.endswith("{name}/query") and not extra
+                    fast += template.endswith("{name}/query")
                     _assert_gate(reply, owned, f"{token} {method} {request['url']}")
     return fast
 
@@ -182,7 +184,7 @@ def _files(root: Path) -> dict[str, int]:
 def test_no_request_on_an_unknown_account_leaves_anything_on_disk(tmp_path: Path) -> None:
     """Every route on an account that has nothing yet, with a bare token (which opens every account id): only a
     valid index or database creation may create the account's folder."""
-    app = create_app(tmp_path, TEST_TOKEN, d1_engine="sqlite")
+    app = build_server_app(tmp_path, TEST_TOKEN, d1_engine="sqlite")
     auth = {"Authorization": f"Bearer {TEST_TOKEN}"}
     creations = {("POST", "/client/v4/accounts/{account_id}/vectorize/v2/indexes"),
                  ("POST", "/client/v4/accounts/{account_id}/d1/database")}

@@ -10,13 +10,13 @@ import pytest
 
 from memory_sim.bindings.vectorize import Vector
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-from memory_sim.local.d1_sqlite import SqliteDatabase
-from memory_sim.local.vectorize_memory import MemoryAccount
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
+from memory_sim.local.vectorize.oracle import OracleAccount
 from memory_sim.transfer import Progress, export_sql, export_vectors, push
 
 
-def local_side(n: int = 2500) -> tuple[MemoryAccount, SqliteDatabase]:
-    account = MemoryAccount(max_batch=5000)
+def local_side(n: int = 2500) -> tuple[OracleAccount, SqliteDatabase]:
+    account = OracleAccount(max_batch=5000)
     account.create_index("memories", 2, "cosine", "model=test")
     index = account.index("memories")
     index.create_metadata_index("npcId", "string")
@@ -82,8 +82,8 @@ def test_a_lost_answer_resent_leaves_no_duplicates(server, tmp_path: Path) -> No
 
 def test_cli_export(tmp_path: Path) -> None:
     from memory_sim.cli import main
-    from memory_sim.local.d1_account import D1Account
-    from memory_sim.local.vectorize_chroma import ChromaAccount
+    from memory_sim.local.d1.account import D1Account
+    from memory_sim.local.vectorize.chroma import ChromaAccount
 
     chroma = ChromaAccount(tmp_path / "vectorize")
     chroma.create_index("memories", 2, "cosine")
@@ -101,8 +101,8 @@ def test_cli_export(tmp_path: Path) -> None:
 
 def test_cli_push_to_the_server(server, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from memory_sim.cli import main
-    from memory_sim.local.d1_account import D1Account
-    from memory_sim.local.vectorize_chroma import ChromaAccount
+    from memory_sim.local.d1.account import D1Account
+    from memory_sim.local.vectorize.chroma import ChromaAccount
 
     chroma = ChromaAccount(tmp_path / "vectorize")
     chroma.create_index("memories", 2, "cosine")
@@ -122,7 +122,7 @@ def test_cli_push_to_the_server(server, tmp_path: Path, capsys: pytest.CaptureFi
 def test_export_pages_text_keyed_tables_in_key_order_on_both_engines(tmp_path: Path, engine: str) -> None:
     """The memory tables have TEXT keys: no rowid on DuckDB, so export pages by the primary key, and rows updated
     in between (which move physically on DuckDB) are neither skipped nor repeated."""
-    from memory_sim.local.d1_account import D1Account
+    from memory_sim.local.d1.account import D1Account
     from memory_sim.transfer import rows_of
 
     db = D1Account(tmp_path, engine=engine).create("memory")

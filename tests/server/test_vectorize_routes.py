@@ -9,7 +9,7 @@ import httpx
 import pytest
 from server_helpers import vectors_ndjson
 
-from memory_sim.server.testing import TEST_TOKEN
+from memory_sim.testing import TEST_TOKEN
 
 
 def _index(sdk: cloudflare.Cloudflare, account_id: str, name: str = "mem", dims: int = 3) -> None:
@@ -33,7 +33,7 @@ def test_index_lifecycle(sdk: cloudflare.Cloudflare, account_id: str) -> None:
     sdk.vectorize.indexes.delete("mem", account_id=account_id)
     with pytest.raises(cloudflare.NotFoundError) as missing:
         sdk.vectorize.indexes.get("mem", account_id=account_id)
-    assert missing.value.body["errors"][0]["code"] == 40013
+    assert missing.value.body["errors"][0] == {"code": 3000, "message": 'vectorize.index.not_found - Index name "mem"'}
 
 
 def test_insert_query_get_delete(sdk: cloudflare.Cloudflare, account_id: str) -> None:
@@ -118,7 +118,8 @@ def test_errors_in_the_envelope(sdk: cloudflare.Cloudflare, account_id: str) -> 
     with pytest.raises(cloudflare.BadRequestError) as wrong:
         sdk.vectorize.indexes.query("mem", account_id=account_id, vector=[1, 0])
     error = wrong.value.body["errors"][0]
-    assert wrong.value.status_code == 400 and error == {"code": 40006, "message": "expected 3 dimensions, got 2"}
+    assert wrong.value.status_code == 400 and error == {
+        "code": 40006, "message": "invalid query vector, expected 3 dimensions, and got 2 dimensions"}
     with pytest.raises(cloudflare.BadRequestError, match="no metadata index"):
         sdk.vectorize.indexes.query("mem", account_id=account_id, vector=[1, 0, 0], filter={"npcId": "x"})
     reply = httpx.post(f"{sdk.base_url}accounts/{account_id}/vectorize/v2/indexes/mem/query",

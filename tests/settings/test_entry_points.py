@@ -15,7 +15,7 @@ import pytest
 
 from memory_sim.cli import main
 from memory_sim.env import Env
-from memory_sim.server.testing import TEST_TOKEN, ServerForTests
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 HASHING = "fake/hashing"
 # Entry points that open the memory system or the bindings of a data folder (argv after the global options).

@@ -12,8 +12,8 @@ from typing import Any, Callable, Iterator
 
 import pytest
 
-from memory_sim.local.vectorize_chroma import ChromaAccount
-from memory_sim.local.vectorize_memory import MemoryAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
+from memory_sim.local.vectorize.oracle import OracleAccount
 
 BACKENDS = ("oracle", "chroma", "chroma-server", "cloudflare")
 
@@ -76,7 +76,7 @@ def chroma_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
 
 @pytest.fixture(scope="session")
 def cloudflare_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from memory_sim.server.testing import ServerForTests
+    from memory_sim.testing import ServerForTests
 
     with ServerForTests(tmp_path_factory.mktemp("cloudflare-server")) as server:
         yield server
@@ -93,14 +93,14 @@ def make_account(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
 
     def make(**options: Any) -> Any:
         if backend == "oracle":
-            account: Any = MemoryAccount(**options)
+            account: Any = OracleAccount(**options)
         elif backend == "chroma":
             account = ChromaAccount(tmp_path / "chroma", **options)
         elif backend == "cloudflare":  # the REST adapter against the local server, the oracle behind it
             from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
 
             server = request.getfixturevalue("cloudflare_server")
-            account = server.adopt(MemoryAccount(**{"max_batch": VECTORIZE_MAX_BATCH_REST, **options}))
+            account = server.adopt(OracleAccount(**{"max_batch": VECTORIZE_MAX_BATCH_REST, **options}))
         else:
             port = request.getfixturevalue("chroma_server")
             account = ChromaAccount(host="127.0.0.1", port=port, **options)

@@ -26,7 +26,7 @@ def test_wrangler_like_session(tmp_path: Path, capsys: pytest.CaptureFixture[str
     ndjson = tmp_path / "v.ndjson"
     ndjson.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     code, out, _ = run(capsys, data, "upsert", "memories", "--file", str(ndjson), "--json")
-    assert code == 0 and "mutationId" in json.loads(out)
+    assert code == 0 and json.loads(out) == {"index": "memories", "count": 6}
     code, out, _ = run(capsys, data, "query", "memories", "--vector", "1", "1", "0.5", "--top-k", "2",
                        "--filter", '{"npcId": "margaret"}', "--return-metadata", "all", "--json")
     result = json.loads(out)
@@ -53,14 +53,38 @@ def test_wrangler_like_session(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert run(capsys, data, "list")[1].strip() == "No indexes."
 
 
+@pytest.mark.parametrize("backend", ["local", "cloudflare"])
+def test_insert_and_upsert_json_is_wranglers(tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch,
+                                             request: pytest.FixtureRequest, backend: str) -> None:
+    """`{"index": NAME, "count": N}`: the vectors sent (inserts that keep an earlier write count too), no mutation id."""
+    if backend == "cloudflare":  # the settings' account: one of the local Cloudflare API server's
+        from memory_sim.testing import TEST_TOKEN
+
+        server = request.getfixturevalue("cloudflare_server")
+        for name, value in (("CLOUDFLARE_ACCOUNT_ID", server.fresh_account_id()), ("CLOUDFLARE_API_TOKEN", TEST_TOKEN),
+                            ("CLOUDFLARE_BASE_URL", server.base_url), ("MEMORY_SIM_BACKEND", "cloudflare")):
+            monkeypatch.setenv(name, value)
+    data = tmp_path / "data"
+    assert run(capsys, data, "create", "idx", "--dimensions", "2", "--metric", "cosine")[0] == 0
+    ndjson = tmp_path / "v.ndjson"
+    ndjson.write_text("".join(json.dumps({"id": f"v{i}", "values": [1.0, i]}) + "\n" for i in range(3)))
+    for verb in ("insert", "upsert", "insert"):
+        code, out, _ = run(capsys, data, verb, "idx", "--file", str(ndjson), "--json")
+        assert code == 0 and json.loads(out) == {"index": "idx", "count": 3}
+    code, out, _ = run(capsys, data, "insert", "idx", "--file", str(ndjson))
+    assert code == 0 and out.startswith("Inserted 3 vectors into 'idx' (mutation ")
+    assert json.loads(run(capsys, data, "info", "idx", "--json")[1])["vectorCount"] == 3
+    assert (data / "vectorize").is_dir() == (backend == "local")
+
+
 @pytest.mark.parametrize(
     "argv, message",
     [
         (["info", "nope"], "INDEX_GET_ERROR"),
-        (["query", "idx", "--vector", "1", "2"], "expected 3 dimensions, got 2"),
+        (["query", "idx", "--vector", "1", "2"], "(code = 40006): invalid query vector, expected 3 dimensions, and got 2 dimensions"),
         (["query", "idx", "--vector", "1", "2", "3", "--filter", "{bad"], "not valid JSON"),
-        (["query", "idx", "--vector", "1", "2", "3", "--top-k", "101"], "topK"),
-        (["create", "idx", "--dimensions", "3", "--metric", "cosine"], "already exists"),
+        (["query", "idx", "--vector", "1", "2", "3", "--top-k", "101"], "max top K is 100, but got 101"),
+        (["create", "idx", "--dimensions", "3", "--metric", "cosine"], '(code = 3002): vectorize.index.duplicate_name - Index name "idx"'),
     ],
 )
 def test_errors_print_one_line_and_exit_2(tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str) -> None:

@@ -29,11 +29,14 @@ def test_index_management_round_trips_description(make_account: Make) -> None:
     assert created.to_json()["config"] == {"dimensions": DIMS, "metric": "euclidean"}
     assert account.get_index("memories").description == "model=all-MiniLM-L6-v2"
     assert [d.name for d in account.list_indexes()] == ["memories"]
-    with pytest.raises(VectorizeInputError, match="already exists"):
+    with pytest.raises(VectorizeInputError) as duplicate:  # production's code and words
         account.create_index("memories", DIMS, "cosine")
+    assert str(duplicate.value) == 'INDEX_CREATE_ERROR (code = 3002): vectorize.index.duplicate_name - Index name "memories"'
     account.delete_index("memories")
-    with pytest.raises(VectorizeError, match=r"^INDEX_GET_ERROR \(code = \d+\): .*not_found"):
+    with pytest.raises(VectorizeError) as missing:
         account.index("memories")
+    assert str(missing.value) == 'INDEX_GET_ERROR (code = 3000): vectorize.index.not_found - Index name "memories"'
+    assert missing.value.code == 3000 and duplicate.value.code == 3002
     assert account.list_indexes() == []
 
 
@@ -122,30 +125,84 @@ def test_filter_needs_a_metadata_index_and_a_rewrite(make_account: Make) -> None
     assert [m.id for m in index.query([1.0] * DIMS, filter={"type": "event"}).matches] == ["old"]
 
 
-def test_return_metadata_modes_and_booleans(make_account: Make) -> None:
+def test_return_metadata_modes(make_account: Make) -> None:
     index = memories_index(make_account())
     long_npc = "é" * 40  # 80 bytes: the index keeps the first 64
-    index.upsert([Vector("a", [1.0] * DIMS, {"npcId": long_npc, "day": 2, "text": "hi"})])
+    index.upsert([Vector("a", [1.0] * DIMS, {"npcId": long_npc, "day": 2, "importance": 0.5, "text": "hi"})])
     q = [1.0] * DIMS
     assert index.query(q, return_metadata="none").matches[0].metadata is None
-    assert index.query(q, return_metadata=False).matches[0].metadata is None
-    assert index.query(q, return_metadata=True).matches[0].metadata == {"npcId": long_npc, "day": 2, "text": "hi"}
-    indexed = index.query(q, return_metadata="indexed").matches[0].metadata
-    assert indexed == {"npcId": "é" * 32, "day": 2.0}
+    written = {"npcId": long_npc, "day": 2, "importance": 0.5, "text": "hi"}
+    assert index.query(q, return_metadata="all").matches[0].metadata == written
     assert [m.id for m in index.query(q, filter={"npcId": long_npc}).matches] == ["a"]
     assert index.query(q, return_values=True).matches[0].values == [1.0] * DIMS
-    with pytest.raises(VectorizeInputError, match="Invalid returnMetadata"):
+
+
+def test_indexed_numbers_keep_the_type_they_were_written_with(make_account: Make) -> None:
+    index = memories_index(make_account())
+    index.upsert([Vector("a", [1.0] * DIMS, {"npcId": "ann", "day": 2, "importance": 0.5})])
+    q = [1.0] * DIMS
+    for mode in ("indexed", "all"):
+        metadata = index.query(q, return_metadata=mode).matches[0].metadata
+        assert metadata == {"npcId": "ann", "day": 2, "importance": 0.5}
+        assert type(metadata["day"]) is int and type(metadata["importance"]) is float, mode  # 2 stays 2, not 2.0
+    (got,) = index.get_by_ids(["a"])
+    assert type(got.metadata["day"]) is int
+
+
+def test_return_metadata_booleans_as_the_binding_sends_them(make_account: Make) -> None:
+    """workerd's binding converts `true` to 'all' and sends `false` unconverted, which the service refuses."""
+    index = memories_index(make_account())
+    index.upsert([Vector("a", [1.0] * DIMS, {"npcId": "ann", "day": 2})])
+    q = [1.0] * DIMS
+    assert index.query(q, return_metadata=True).matches[0].metadata == {"npcId": "ann", "day": 2}
+    assert index.query_by_id("a", return_metadata=True).matches[0].metadata == {"npcId": "ann", "day": 2}
+    with pytest.raises(VectorizeInputError) as refused:
+        index.query(q, return_metadata=False)
+    # {"topK":5,"returnValues":false,"returnMetadata":false,"vector":[...]}: the value starts at column 49
+    assert str(refused.value) == ("VECTOR_QUERY_ERROR (code = 40026): Failed to parse the request body as JSON: "
+                                  "returnMetadata: expected value at line 1 column 49")
+    with pytest.raises(VectorizeInputError, match=r"^VECTOR_QUERY_ERROR \(code = 40026\): .*returnMetadata: expected value"):
+        index.query_by_id("a", return_metadata=False)
+    with pytest.raises(VectorizeInputError) as invalid:  # thrown by the binding itself: no code
         index.query(q, return_metadata="some")
+    assert invalid.value.code is None and str(invalid.value) == (
+        'VECTOR_QUERY_ERROR: Invalid returnMetadata option. Expected: true, false, "none", "indexed" or "all"; got: some')
+
+
+def test_query_options_of_the_wrong_type_are_refused_as_the_service_reads_them(make_account: Make) -> None:
+    index = memories_index(make_account())
+    index.upsert(vectors(3))
+    q = [1.0] * DIMS
+    with pytest.raises(VectorizeInputError, match=r"\(code = 40026\): .*returnValues: invalid type: string \"yes\", expected a boolean"):
+        index.query(q, return_values="yes")
+    with pytest.raises(VectorizeInputError, match=r"\(code = 40026\): .*topK: invalid type: floating point `2.5`"):
+        index.query(q, top_k=2.5)
+
+
+def test_query_vector_of_the_wrong_dimension(make_account: Make) -> None:
+    index = memories_index(make_account())
+    with pytest.raises(VectorizeInputError) as wrong:
+        index.query([1.0] * (DIMS - 1))
+    assert str(wrong.value) == (f"VECTOR_QUERY_ERROR (code = 40006): invalid query vector, expected {DIMS} dimensions, "
+                                f"and got {DIMS - 1} dimensions")
 
 
 @pytest.mark.parametrize(
-    "options", [{"top_k": 101}, {"top_k": 0}, {"top_k": 51, "return_values": True}, {"top_k": 51, "return_metadata": "all"}]
+    "options, message",
+    [
+        ({"top_k": 101}, "max top K is 100, but got 101"),
+        ({"top_k": 0}, "top K must be at least 1, but got 0"),
+        ({"top_k": 51, "return_values": True}, "max top K is 50, but got 51"),
+        ({"top_k": 51, "return_metadata": "all"}, "max top K is 50, but got 51"),
+        ({"top_k": 51, "return_metadata": True}, "max top K is 50, but got 51"),  # true is 'all'
+    ],
 )
-def test_top_k_caps(make_account: Make, options: dict[str, Any]) -> None:
+def test_top_k_caps(make_account: Make, options: dict[str, Any], message: str) -> None:
     index = memories_index(make_account())
     index.upsert(vectors(5))
-    with pytest.raises(VectorizeInputError, match=r"^VECTOR_QUERY_ERROR \(code = \d+\): topK"):
+    with pytest.raises(VectorizeInputError) as refused:
         index.query([1.0] * DIMS, **options)
+    assert str(refused.value) == f"VECTOR_QUERY_ERROR (code = 40025): {message}" and refused.value.code == 40025
     assert index.query([1.0] * DIMS, top_k=100, return_metadata="indexed").count == 5
     assert index.query([1.0] * DIMS, top_k=50, return_values=True).count == 5
 
@@ -153,8 +210,9 @@ def test_top_k_caps(make_account: Make, options: dict[str, Any]) -> None:
 def _bad_writes() -> list[tuple[str, Any, str]]:
     ok = [0.5] * DIMS
     return [
-        ("dims", [Vector("x", [0.5] * (DIMS + 1))], rf"expected {DIMS} dimensions, got {DIMS + 1}"),
-        ("id", [Vector("x" * 65, ok)], "longer than 64 bytes"),
+        ("dims", [Vector("x", [0.5] * (DIMS + 1))],
+         rf'\(code = 40012\): invalid vector for id="x", expected {DIMS} dimensions, and got {DIMS + 1} dimensions$'),
+        ("id", [Vector("x" * 65, ok)], r"\(code = 40008\): id too long; max is 64 bytes, got 65 bytes$"),
         ("empty id", [Vector("", ok)], "non-empty"),
         ("metadata", [Vector("x", ok, {"blob": "x" * 10_300})], "metadata too large"),
         ("metadata key", [Vector("x", ok, {"a.b": 1})], "invalid metadata key"),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from memory_sim.local.vectorize_chroma import ChromaAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
 
 from .helpers import memories_index, vectors
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_sim.local.vectorize_chroma import ChromaAccount
-from memory_sim.local.vectorize_memory import MemoryAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
+from memory_sim.local.vectorize.oracle import OracleAccount
 
 from .conftest import FakeClock
 from .helpers import DIMS, brute_force, memories_index, vectors
@@ -61,7 +61,7 @@ def test_hnsw_plan_matches_exact_on_unfiltered_queries(tmp_path: Path) -> None:
 
 def test_oracle_and_chroma_agree_on_a_mixed_workload(tmp_path: Path) -> None:
     results = []
-    for account in (MemoryAccount(), ChromaAccount(tmp_path / "v")):
+    for account in (OracleAccount(), ChromaAccount(tmp_path / "v")):
         index = memories_index(account)
         index.upsert(vectors(50))
         index.insert(vectors(10, seed=3, start=45))

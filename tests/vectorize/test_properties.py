@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 from memory_sim.bindings.filters import indexed_values, matches, parse_filter
 from memory_sim.bindings.vectorize import Vector
-from memory_sim.local.vectorize_chroma import ChromaAccount
-from memory_sim.local.vectorize_memory import MemoryAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
+from memory_sim.local.vectorize.oracle import OracleAccount
 
 INDEXES = {"npcId": "string", "day": "number", "flag": "boolean", "place.room": "string"}
 names = st.sampled_from(["anna", "bob", "cara", "dan", "é"])
@@ -79,7 +79,7 @@ def test_chroma_filter_ids_equal_reference_evaluator(chroma_index: Any, data: li
     }
     got = chroma_index.query([0.0] * 4, top_k=100, filter=filter, namespace=namespace).matches
     assert {m.id for m in got} == expected
-    oracle = MemoryAccount()
+    oracle = OracleAccount()
     oracle.create_index("o", 4, "euclidean")
     for prop, kind in INDEXES.items():
         oracle.index("o").create_metadata_index(prop, kind)

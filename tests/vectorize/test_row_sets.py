@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 
 from memory_sim.bindings.filters import matches, parse_filter
 from memory_sim.bindings.vectorize_validation import Record
-from memory_sim.local.vectorize_arrays import ArrayTable
-from memory_sim.local.vectorize_core import Stored
+from memory_sim.local.vectorize.arrays import ArrayTable
+from memory_sim.local.vectorize.core import Stored
 
 names = st.sampled_from(["anna", "bob", "cara"])
 writes = st.tuples(st.integers(0, 11), st.one_of(names, st.none()), st.integers(0, 3), st.sampled_from([None, "a"]))

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_sim.bindings.vectorize import Vector
-from memory_sim.local.vectorize_chroma import ChromaAccount
+from memory_sim.local.vectorize.chroma import ChromaAccount
 
 from .helpers import memories_index, vectors
 

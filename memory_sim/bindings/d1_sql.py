@@ -1,0 +1,127 @@
+"""The D1 binding's SQL lexicon: D1 speaks SQLite, and this small SQLite tokenizer finds placeholders, keywords,
+parentheses and statement boundaries without being fooled by strings, quoted names or comments. Joining the
+tokens' text gives the input back. The local engines, `memory-sim d1 execute` and the server split and count
+with it; the DuckDB engine's SQLite dialect (local/d1/dialect/) builds on its tokens. A leaf: it imports
+only the limits and the error tree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from memory_sim.bindings import limits
+from memory_sim.errors import D1Error
+
+# Order matters: longer and more specific patterns first.
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<comment>--[^\n]*|/\*.*?(?:\*/|$))
+  | (?P<blob>[xX]'(?:[^']|'')*')
+  | (?P<string>'(?:[^']|'')*')
+  | (?P<qident>"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\])
+  | (?P<number>0[xX][0-9a-fA-F]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)
+  | (?P<param>\?\d*|[:@$][A-Za-z_][A-Za-z0-9_]*)
+  | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
+  | (?P<op>->>|->|\|\||<=|>=|==|!=|<>|<<|>>|[-+*/%<>=~&|(),.;])
+    """,
+    re.VERBOSE | re.DOTALL | re.ASCII,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    kind: str  # ws, comment, blob, string, qident, number, param, word, op, other
+    text: str
+
+    @property
+    def upper(self) -> str:
+        return self.text.upper() if self.kind == "word" else self.text
+
+    def is_word(self, *words: str) -> bool:
+        return self.kind == "word" and self.text.upper() in words
+
+    @property
+    def trivia(self) -> bool:
+        return self.kind in ("ws", "comment")
+
+    @property
+    def name(self) -> str:
+        """The identifier this token names (quotes removed)."""
+        if self.kind == "qident":
+            body = self.text[1:-1]
+            return body if self.text[0] == "[" else body.replace(self.text[0] * 2, self.text[0])
+        return self.text
+
+
+@lru_cache(maxsize=2048)
+def tokenize(sql: str) -> tuple[Token, ...]:
+    tokens: list[Token] = []
+    pos = 0
+    while pos < len(sql):
+        match = _TOKEN.match(sql, pos)
+        if match is None:
+            tokens.append(Token("other", sql[pos]))
+            pos += 1
+            continue
+        kind = match.lastgroup or "other"
+        tokens.append(Token(kind, match.group()))
+        pos = match.end()
+    return tuple(tokens)
+
+
+def significant(tokens: tuple[Token, ...] | list[Token]) -> list[Token]:
+    return [t for t in tokens if not t.trivia]
+
+
+@dataclass(frozen=True, slots=True)
+class Placeholders:
+    """How a statement's `?`/`?NNN` placeholders map to bound values (SQLite's numbering)."""
+
+    numbers: tuple[int, ...]  # the 1-based value index of each placeholder, in text order
+    count: int  # how many values the statement needs
+
+
+@lru_cache(maxsize=2048)
+def placeholders(sql: str) -> Placeholders:
+    numbers: list[int] = []
+    highest = 0
+    for token in tokenize(sql):
+        if token.kind != "param":
+            continue
+        if token.text[0] != "?":
+            raise D1Error(f"named parameters are not supported ({token.text}); use ? or ?NNN")
+        number = int(token.text[1:]) if len(token.text) > 1 else highest + 1
+        if number < 1 or number > limits.D1_MAX_BOUND_PARAMETERS:
+            raise D1Error(f"too many SQL variables (?{number}; at most {limits.D1_MAX_BOUND_PARAMETERS}): SQLITE_RANGE")
+        highest = max(highest, number)
+        numbers.append(number)
+    return Placeholders(tuple(numbers), highest)
+
+
+def split_statements(sql: str) -> list[str]:
+    """Split on top-level semicolons; empty pieces dropped."""
+    pieces: list[str] = []
+    current: list[str] = []
+    for token in tokenize(sql):
+        if token.kind == "op" and token.text == ";":
+            pieces.append("".join(current))
+            current = []
+        else:
+            current.append(token.text)
+    pieces.append("".join(current))
+    return [p for p in pieces if significant(tokenize(p))]
+
+
+def first_keyword(sql: str) -> str:
+    for token in tokenize(sql):
+        if not token.trivia:
+            return token.upper
+    return ""
+
+
+def dummy_values(sql: str) -> tuple[None, ...]:
+    """NULLs for every placeholder: enough to compile a statement without running it."""
+    return (None,) * placeholders(sql).count

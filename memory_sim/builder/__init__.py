@@ -1,0 +1,353 @@
+"""The one place that turns `Settings` into bindings: the only module that imports a backend.
+
+    build_env(settings)                  the Env for the settings' backend (local or cloudflare)
+    build_in_memory_env(clock, embedder)  the oracle index, sqlite3 in memory, the hashing embedder (tests)
+    open_vectorize_account(settings)     the Vectorize account alone (`memory-sim vectorize ...`)
+    open_d1_account(settings)            the D1 databases alone (`memory-sim d1 ...`)
+    open_ai(settings)                    the AI binding alone (`memory-sim ai run`)
+    local_vectorize_account(folder)      Chroma in a folder; local_d1_account(folder, engine): D1 files in one
+    models.load_embedder(name)           the embedder for a model name (builder/models.py)
+    server.build_server_app(data, tokens) the local Cloudflare API on these backends (builder/server.py)
+
+Local data lives under one folder:
+
+    <data>/vectorize/          Chroma's files and the index state beside them
+    <data>/d1/                 one database file per D1 database
+    <data>/embeddings.sqlite   the persistent embedding cache
+    <data>/.lock, owner.json   the folder lock a local Env holds until it is closed (folder_lock.py)
+    <data>/owner.token         the token of the owner's API, while the owner serves the folder (owner.py)
+
+A folder another process owns opens through that owner when it serves (memory_sim/owner.py): the Cloudflare
+Env pointed at the owner's loopback API, transparently.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from memory_sim.bindings.ai import DEFAULT_MODEL, Ai, Embedder
+from memory_sim.bindings.vectorize import VectorizeAccount
+from memory_sim.env import Env
+from memory_sim.errors import ConfigError, MemorySimError
+from memory_sim.folder_lock import FolderLock
+from memory_sim.memory.provision import ensure_index, recreate_index
+from memory_sim.settings import HASHING_MODEL, Settings
+
+if TYPE_CHECKING:
+    from memory_sim.bindings.d1 import D1Database
+    from memory_sim.local.d1.account import D1Account
+    from memory_sim.local.vectorize.chroma import ChromaAccount
+
+BeforeRebuild = Callable[["D1Database"], object]
+
+
+def build_env(
+    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
+    before_rebuild: BeforeRebuild | None = None,
+) -> Env:
+    """`embedder` replaces the one the settings name; `rebuild_index` drops and recreates the index for it
+    instead of refusing a different model (the caller then re-embeds from D1: `memory.rebuild.reembed`), after
+    `before_rebuild(db)` (`rebuild.queue_for_reindex`: a crash mid-way leaves the work queued in D1)."""
+    if settings.backend == "local":
+        return build_local_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild)
+    if settings.backend == "cloudflare":
+        return build_cloudflare_env(settings, embedder=embedder, rebuild_index=rebuild_index,
+                                    before_rebuild=before_rebuild)
+    raise ConfigError(f"unknown backend {settings.backend!r}: expected 'local' or 'cloudflare'")
+
+
+# --- local -----------------------------------------------------------------------------------------------------
+
+
+def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) -> VectorizeAccount:
+    """The settings' Vectorize account: Chroma in `<data>/vectorize` (or a Chroma server at `chroma_url`), the
+    in-memory oracle, or the Cloudflare account's over REST."""
+    if settings.backend == "cloudflare":
+        from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+
+        return CloudflareVectorizeAccount(cloudflare_client(settings))
+    if settings.vector_backend == "memory":
+        from memory_sim.local.vectorize.oracle import OracleAccount
+
+        return OracleAccount()
+    options: dict[str, Any] = {} if max_batch is None else {"max_batch": max_batch}
+    if settings.chroma_url:
+        from urllib.parse import urlparse
+
+        from memory_sim.local.vectorize.chroma import ChromaAccount
+
+        url = urlparse(settings.chroma_url)
+        return ChromaAccount(host=url.hostname or "127.0.0.1", port=url.port or 8000, **options)
+    return local_vectorize_account(Path(settings.data_dir) / "vectorize", **options)
+
+
+def local_vectorize_account(folder: str | Path, **options: Any) -> ChromaAccount:
+    """Embedded Chroma in `folder` (`options`: visibility_lag_s, max_batch, ...), with its arrays beside it."""
+    from memory_sim.local.vectorize.chroma import ChromaAccount
+
+    return ChromaAccount(Path(folder), **options)
+
+
+def open_d1_account(settings: Settings) -> Any:
+    """The settings' D1 databases by name: the data folder's on its engine, or the Cloudflare account's."""
+    if settings.backend == "cloudflare":
+        from memory_sim.cloudflare.d1 import CloudflareD1Account
+
+        return CloudflareD1Account(cloudflare_client(settings))
+    return local_d1_account(settings.data_dir, settings.d1_engine)
+
+
+def local_d1_account(folder: str | Path, engine: str) -> D1Account:
+    """The D1 databases kept in `<folder>/d1/`, one file each, on `engine` ('duckdb' or 'sqlite')."""
+    from memory_sim.local.d1.account import D1Account
+
+    return D1Account(Path(folder), engine=engine)  # type: ignore[arg-type]  # D1Account checks the name
+
+
+def build_local_env(
+    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
+    before_rebuild: BeforeRebuild | None = None, folder_lock: FolderLock | None = None, serve: bool | None = None,
+) -> Env:
+    """The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over.
+    A folder another process owns and serves opens through that owner. This Env serves its folder to other
+    processes when `serve` says so (None: `owner.serving(...)`, else the `serve_owner` setting)."""
+    from memory_sim import owner
+    from memory_sim.builder.models import local_ai
+
+    held = folder_lock or _lock_or_route(settings, rebuild_index)
+    if not isinstance(held, FolderLock):
+        try:
+            return owner.open_through(held, settings, embedder)
+        except MemorySimError:
+            if held.owner.alive():
+                raise
+            held = FolderLock.acquire(settings.data_dir)  # the owner died meanwhile: the folder is free
+    ai = local_ai(runtime=settings.embed_runtime, threads=settings.embed_threads)
+    env = Env(VECTORIZE=None, DB=None, AI=ai, embedder=embedder,  # type: ignore[arg-type]
+              vectorize_account=None, settings=settings)
+    env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
+    service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None
+    try:
+        account = env.vectorize_account = open_vectorize_account(settings)
+        _close_with(env, account)
+        ai = env.AI
+        if embedder is None:
+            env.embedder = _embedder_for_index(settings, account, ai)
+            _close_with(env, getattr(env.embedder, "cache", None))  # ours to close: its file is the folder's
+        d1 = open_d1_account(settings)
+        env.DB = (
+            d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
+        )
+        _close_with(env, env.DB)
+        if rebuild_index and before_rebuild is not None:
+            before_rebuild(env.DB)
+        opener = recreate_index if rebuild_index else ensure_index
+        env.VECTORIZE = opener(account, settings.index_name, env.embedder)
+    except BaseException:
+        if service is not None:
+            service.close()
+        env.close()
+        raise
+    if service is not None:
+        service.attach(env)
+        env.close_hooks.append(service.close)  # first: requests in flight finish before the files close
+    return env
+
+
+def open_ai(settings: Settings) -> Ai:
+    """The settings' AI binding: local models here, or Workers AI of the Cloudflare account."""
+    if settings.backend == "cloudflare":
+        from memory_sim.cloudflare.workers_ai import WorkersAi
+
+        client = cloudflare_client(settings)
+        return WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
+    from memory_sim.builder.models import local_ai
+
+    return local_ai(runtime=settings.embed_runtime, threads=settings.embed_threads)
+
+
+def _lock_or_route(settings: Settings, rebuild_index: bool) -> Any:
+    """The folder's lock, or the route through the live owner that serves it (owner.Route)."""
+    from memory_sim import owner
+    from memory_sim.errors import DataInUseError
+
+    try:
+        return FolderLock.acquire(settings.data_dir)
+    except DataInUseError:
+        route = owner.find_route(settings.data_dir)
+        if route is None:
+            raise
+        if rebuild_index:  # the owner keeps working on the index: it cannot be dropped under it
+            raise DataInUseError(f"{settings.data_dir} is in use by pid {route.owner.pid} ({route.owner.verb}); "
+                                 "stop it first: rebuilding the index needs the folder to itself") from None
+        return route
+
+
+def _serves(settings: Settings, serve: bool | None) -> bool:
+    from memory_sim import owner
+
+    if serve is None:
+        return owner.should_serve(settings)
+    with owner.serving(serve):
+        return owner.should_serve(settings)
+
+
+# --- Cloudflare ------------------------------------------------------------------------------------------------
+
+
+def build_cloudflare_env(
+    settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
+    before_rebuild: BeforeRebuild | None = None, client: Any = None, shared_cache: bool = True,
+) -> Env:
+    """Vectorize, D1 and Workers AI over the REST API of one account (api.cloudflare.com, or any server that
+    speaks it, such as `memory-sim serve`, through `base_url`). `client`: a `CloudflareClient` of your own
+    (timeouts, retries, transport) instead of one built from the settings. `shared_cache=False` keeps the
+    embedding cache in memory instead of the data folder's file (whose owner has it open)."""
+    from memory_sim.cloudflare.workers_ai import WorkersAi
+
+    client = client or cloudflare_client(settings)
+    ai = WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
+    account, _ = open_cloudflare_storage(settings, client)
+    env = Env(VECTORIZE=None, DB=None, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)  # type: ignore[arg-type]
+    env.close_hooks.extend([client.close, ai.close])
+    try:
+        env.embedder = embedder or _embedder_for_index(settings, account, ai, shared_cache=shared_cache)
+        env.DB = cloudflare_database(client, settings)
+        if rebuild_index and before_rebuild is not None:
+            before_rebuild(env.DB)
+        opener = recreate_index if rebuild_index else ensure_index
+        env.VECTORIZE = opener(account, settings.index_name, env.embedder)
+    except BaseException:
+        _close_quietly(env)
+        raise
+    return env
+
+
+def cloudflare_client(settings: Settings, **options: Any) -> Any:
+    """The REST client of the settings' account (`memory-sim push` and the Cloudflare Env share it); `options`:
+    the client's own (timeouts, retries, transport)."""
+    try:
+        from memory_sim.cloudflare.client import CloudflareClient
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            "the Cloudflare backend needs the 'cloudflare' extra: pip install 'memory_sim[cloudflare]'"
+        ) from exc
+    if not settings.account_id or not settings.api_token:
+        raise ConfigError("backend 'cloudflare' needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN")
+    return CloudflareClient(settings.account_id, settings.api_token, settings.base_url, **options)
+
+
+def open_cloudflare_storage(settings: Settings, client: Any) -> tuple[VectorizeAccount, Callable[[], Any]]:
+    """The account's Vectorize, and a function opening its D1 database (by id, else by name, created when missing)."""
+    from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
+
+    return CloudflareVectorizeAccount(client), lambda: cloudflare_database(client, settings)
+
+
+def cloudflare_database(client: Any, settings: Settings) -> Any:
+    from memory_sim.cloudflare.d1 import CloudflareD1Account, CloudflareD1Database
+
+    if settings.database_id:
+        return CloudflareD1Database(client, settings.database_id)
+    account = CloudflareD1Account(client)
+    names = account.list()
+    return (
+        account.get(settings.database_name)
+        if settings.database_name in names
+        else account.create(settings.database_name)
+    )
+
+
+# --- in memory (tests, notebooks) ------------------------------------------------------------------------------
+
+
+def build_in_memory_env(
+    clock: Callable[[], float] | None = None,
+    embedder: Embedder | None = None,
+    *,
+    dimensions: int = 64,
+    visibility_lag_s: float = 0.0,
+    max_vectors: int | None = None,
+    db: Any = None,
+) -> Env:
+    """Real, fast implementations of the three contracts with nothing on disk: the exact Vectorize oracle,
+    sqlite3 D1 in memory (or `db`, any D1 database) and (unless given) the deterministic hashing embedder."""
+    import time
+
+    from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.local.d1.sqlite_engine import SqliteDatabase
+    from memory_sim.local.vectorize.oracle import OracleAccount
+
+    options: dict[str, Any] = {} if max_vectors is None else {"max_vectors": max_vectors}
+    account = OracleAccount(clock=clock or time.time, visibility_lag_s=visibility_lag_s, **options)
+    embedder = embedder or HashingEmbedder(dimensions)
+    settings = Settings.load(environ={}, vector_backend="memory", d1_engine="sqlite", embed_model=HASHING_MODEL)
+    db = db if db is not None else SqliteDatabase()
+    env = Env(VECTORIZE=ensure_index(account, settings.index_name, embedder), DB=db, AI=_NoAi(),
+              embedder=embedder, vectorize_account=account, settings=settings)
+    _close_with(env, db)
+    return env
+
+
+class _NoAi:
+    """`env.AI` of an in-memory Env: embeddings come from the injected embedder, no model runs."""
+
+    def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        raise ConfigError("this in-memory Env runs no model; embed with env.embedder")
+
+
+# --- the embedder an index needs ----------------------------------------------------------------------------------
+
+
+def model_to_open(setting: str, index_description: str | None) -> str:
+    """The model a data folder opens with: the one its index records (`reembed --model` changed it) when the
+    setting is the unchosen default; a model named in the settings otherwise (checked against the index)."""
+    from memory_sim.embedding.index_model import parse_description
+
+    recorded = parse_description(index_description).get("model")
+    return recorded if setting == DEFAULT_MODEL and recorded else setting
+
+
+def _embedder_for_index(
+    settings: Settings, account: VectorizeAccount, ai: Ai, *, shared_cache: bool = True
+) -> Embedder:
+    from memory_sim.builder.models import load_embedder
+    from memory_sim.embedding.index_model import parse_description
+    from memory_sim.local.ai.models import canonical
+
+    cache = Path(settings.data_dir) / "embeddings.sqlite" if shared_cache else None
+    described = {d.name: d.description for d in account.list_indexes()}.get(settings.index_name)
+    recorded = parse_description(described)
+    model = model_to_open(settings.embed_model, described)
+    if model == HASHING_MODEL:  # an index built by the test embedder (crash trials, fast tests) opens with it
+        from memory_sim.embedding.fake import HashingEmbedder
+
+        return HashingEmbedder(int(recorded.get("dimensions", 64)))
+
+    def pooling_of(name: str) -> Any:  # what the index records, sent to a remote `ai` (a local model has its own)
+        return recorded.get("pooling") if canonical(name) == canonical(recorded.get("model", "")) else None
+
+    if model != settings.embed_model:
+        try:
+            return load_embedder(model, cache_path=cache, ai=ai, pooling=pooling_of(model))
+        except ConfigError:
+            pass  # not loadable here: the configured model, and the index check says why they differ
+    return load_embedder(settings.embed_model, cache_path=cache, ai=ai, pooling=pooling_of(settings.embed_model))
+
+
+def _close_quietly(env: Env) -> None:
+    """Closes what a failed open had opened, latest first, without hiding the failure that stopped it."""
+    for close in reversed(env.close_hooks):
+        try:
+            close()
+        except Exception:  # noqa: BLE001 - the open's own error is the one to report
+            continue
+    env.close_hooks.clear()
+
+
+def _close_with(env: Env, closable: object) -> None:
+    close = getattr(closable, "close", None)
+    if close is not None:
+        env.close_hooks.append(close)

@@ -1,0 +1,48 @@
+"""The demo's answer in one line, and the memories it shows without near-repeats (pure functions, no I/O)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+NEAR_REPEAT = 0.8  # share of words two memories have in common (Jaccard) above which the second adds nothing
+GIST_WORDS = 8
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z0-9']+", text.lower()))
+
+
+def distinct(found: Sequence[Any], limit: int) -> list[Any]:
+    """The first `limit` of `found` (ranked items with a `.text`) whose words are not a near-repeat of one kept."""
+    kept: list[Any] = []
+    for item in found:
+        mine = words(item.text)
+        if all(_jaccard(mine, words(k.text)) < NEAR_REPEAT for k in kept):
+            kept.append(item)
+        if len(kept) == limit:
+            break
+    return kept
+
+
+def _jaccard(a: set[str], b: set[str]) -> float:
+    return len(a & b) / len(a | b) if a | b else 1.0
+
+
+def verdict(name: str, role: str, other: str, affinity: float | None, before: float | None,
+            memories: Sequence[str]) -> str:
+    """'Margaret (baker) on Tom: affinity +0.42 (up 0.30 over the run); remembers: ...' (the top memories' gist)."""
+    feeling = "no recorded feeling" if affinity is None else f"affinity {affinity:+.2f}"
+    if affinity is not None and before is not None:
+        change = affinity - before
+        trend = "unchanged" if abs(change) < 0.005 else f"{'up' if change > 0 else 'down'} {abs(change):.2f}"
+        feeling += f" ({trend} over the run)"
+    gist = "; ".join(_gist(text) for text in memories[:3]) or "nothing about them"
+    return f"{name} ({role}) on {other}: {feeling}; remembers: {gist}"
+
+
+def _gist(text: str) -> str:
+    cut = text.split()
+    return " ".join(cut[:GIST_WORDS]) + ("..." if len(cut) > GIST_WORDS else "")

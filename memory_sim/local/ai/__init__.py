@@ -1,0 +1,1 @@
+"""Workers AI on this machine: embedding models run locally (sentence-transformers), found by name or folder."""

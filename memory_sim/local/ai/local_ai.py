@@ -1,0 +1,108 @@
+"""`LocalAi`: a local Workers AI for text embeddings. sentence-transformers models behind `Ai.run`.
+
+`run(model, {"text": ..., "pooling": "cls" | "mean"})` answers `{"shape", "data", "pooling"}` as Workers AI does,
+with its limits (1..100 texts, none empty) and its error wording. Pooling is computed here from the model's
+token embeddings, so both Workers AI poolings are honoured whatever the folder's own pooling module says; rows
+are L2-normalised as the sentence-transformers configs of BGE and MiniLM do. Texts longer than the model's
+window (512 tokens for BGE, 256 for MiniLM as trained) are truncated, not refused.
+
+Runtimes: "onnx" (the default) runs the model's transformer on onnxruntime from an ONNX export made once from
+the model's own weights and cached (onnx_encoder, onnx_export); "torch" runs it on torch through
+sentence-transformers (torch_encoder), also the fallback when no export can be made, and the runtime for any
+device but the CPU. A model loads on its first run.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from typing import Any, get_args
+
+from memory_sim.bindings.ai_validation import no_such_model, output, parse_inputs
+from memory_sim.errors import ConfigError
+from memory_sim.local.ai.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
+from memory_sim.local.ai.onnx_cache import cache_root
+from memory_sim.local.ai.torch_encoder import (
+    Encoder,
+    TorchEncoder,
+    embed_texts,
+    load_sentence_transformer,
+    pool,
+)
+from memory_sim.settings import EmbedRuntime, Settings
+
+__all__ = ["LocalAi", "embed_texts", "load_sentence_transformer", "pool"]
+
+log = logging.getLogger(__name__)
+
+
+class LocalAi:
+    """Runs local sentence-transformers models; loads each model once, on its first use.
+
+    `runtime`: "onnx" or "torch"; by default $MEMORY_SIM_EMBED_RUNTIME, else "onnx". `threads`: the threads one
+    embedding uses, onnxruntime's intra-op threads or torch's (0: the runtime's own choice); by default the
+    `embed_threads` setting. `onnx_cache`: where exports live (default: onnx_cache.cache_root())."""
+
+    is_local = True
+
+    def __init__(
+        self,
+        *,
+        model_dirs: dict[str, Path] | None = None,
+        device: str = "cpu",
+        runtime: EmbedRuntime | None = None,
+        threads: int | None = None,
+        onnx_cache: Path | None = None,
+    ) -> None:
+        self.model_dirs = dict(model_dirs or {})
+        self.device = device
+        settings = Settings.load() if runtime is None or threads is None else None  # when no builder passed them
+        self.runtime = runtime or settings.embed_runtime  # type: ignore[union-attr]
+        if self.runtime not in get_args(EmbedRuntime):
+            raise ConfigError(f"unknown embedding runtime {self.runtime!r}: expected 'onnx' or 'torch'")
+        self.threads = settings.embed_threads if threads is None else threads  # type: ignore[union-attr]
+        self.onnx_cache = Path(onnx_cache) if onnx_cache is not None else cache_root()
+        self._loaded: dict[str, Encoder] = {}
+        self._lock = threading.Lock()
+
+    def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        texts, pooling = parse_inputs(inputs)
+        found = self.locate(model)
+        vectors = self._load(found).embed(texts, pooling)
+        return output(vectors, int(vectors.shape[1]), pooling)
+
+    def model_dimensions(self, model: str) -> int | None:
+        """The width without running the model, when the folder's config says it."""
+        found = self.locate(model)
+        return found.dimensions or KNOWN_DIMENSIONS.get(found.name)
+
+    def locate(self, model: str) -> LocalModel:
+        """The model behind a name, alias, `default` or folder; AiError "No such model" when unknown."""
+        found = locate(canonical(model), self.model_dirs)
+        if found is None:
+            raise no_such_model(model)
+        return found
+
+    def load(self, model: str) -> Encoder:
+        """The model loaded and ready (its `runtime` says what runs it), as `run` would load it."""
+        return self._load(self.locate(model))
+
+    def _load(self, found: LocalModel) -> Encoder:
+        with self._lock:
+            if found.name not in self._loaded:
+                self._loaded[found.name] = self._open(found)
+            return self._loaded[found.name]
+
+    def _open(self, found: LocalModel) -> Encoder:
+        # The first embedding waits for this (seconds): say so once, rather than seem to hang.
+        log.info("loading %s (%s, %s threads)...", found.name, self.runtime, self.threads or "default")
+        if self.runtime == "onnx" and self.device == "cpu":
+            from memory_sim.local.ai.onnx_encoder import load_onnx_encoder
+
+            return load_onnx_encoder(found, self.onnx_cache, self.threads)
+        if self.threads:
+            import torch
+
+            torch.set_num_threads(self.threads)  # process-wide in torch: the last LocalAi opened sets it
+        return TorchEncoder(load_sentence_transformer(found.path, self.device))

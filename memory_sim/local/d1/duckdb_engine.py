@@ -1,0 +1,419 @@
+"""D1 on DuckDB with SQLite's semantics. Statements go through the SQLite dialect layer (dialect/);
+DDL is also applied to a small in-memory sqlite3 "schema mirror", which answers PRAGMA and sqlite_master
+exactly as SQLite does and tells the INSERT rewrite which tables have INTEGER PRIMARY KEY rowids. The DDL is
+kept in the DuckDB file (table __sq_ddl), so the mirror is rebuilt on open. User SQL never reaches that ledger
+(duckdb_sandbox), and the mirror runs under SQLite's authorizer (sqlite_sandbox): replaying the ledger can only
+change the mirror's schema, whatever the ledger holds.
+
+Before DuckDB sees a statement, the mirror compiles it (EXPLAIN, never run): what SQLite cannot compile fails with
+SQLite's own error. Foreign keys are the engine's (foreign_keys.py); DuckDB's errors are mapped to D1's words
+(duckdb_errors.py).
+
+One process owns a DuckDB file: a second process gets DataInUseError and should go through `memory-sim serve`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from memory_sim.bindings.d1 import D1Value
+from memory_sim.bindings.d1_sql import first_keyword
+from memory_sim.damage import d1_damaged, looks_damaged
+from memory_sim.errors import D1Error, DataInUseError
+from memory_sim.local.d1.bulk import bulk_insert, column_lists
+from memory_sim.local.d1.core import D1CoreDatabase, Outcome
+from memory_sim.local.d1.dialect import functions as sqlite_functions
+from memory_sim.local.d1.dialect.expressions import Translation
+from memory_sim.local.d1.dialect.replace import STAGE
+from memory_sim.local.d1.dialect.schema import TableInfo, quote_name
+from memory_sim.local.d1.dialect.statements import translate
+from memory_sim.local.d1.dialect.values import param_class, param_view
+from memory_sim.local.d1.duckdb_errors import d1_error
+from memory_sim.local.d1.duckdb_mirror import Mirror
+from memory_sim.local.d1.duckdb_pragmas import Pragmas
+from memory_sim.local.d1.duckdb_rows import decoded, read, target_name
+from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
+from memory_sim.local.d1.foreign_keys import Enforcer
+
+_CONFIG: dict[str, str | bool] = {
+    "integer_division": True,  # SQLite: 7/2 = 3
+    "error_on_division_by_zero": False,  # SQLite: x/0 is NULL
+    "default_null_order": "nulls_first_on_asc_last_on_desc",  # SQLite: NULL sorts as the smallest value
+    # D1 reaches no file but its own: no read_csv('/etc/passwd'), no COPY ... TO, no extension downloads.
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "python_enable_replacements": False,  # FROM name never reads a Python object of this process
+    "lock_configuration": True,  # and a statement cannot SET it back
+}
+_LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
+_SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
+
+
+def connect(path: str | Path) -> Any:
+    import duckdb
+
+    try:
+        return duckdb.connect(str(path), config=dict(_CONFIG))
+    except duckdb.Error as exc:
+        if looks_damaged(exc):
+            raise d1_damaged(Path(path), exc) from exc
+        if not isinstance(exc, duckdb.IOException) or "lock" not in str(exc).lower():
+            raise D1Error(str(exc)) from exc
+        raise DataInUseError(
+            f"the D1 data at {path} is in use by another process ({str(exc).splitlines()[0]}); "
+            "reach it through `memory-sim serve` instead of opening it directly"
+        ) from exc
+
+
+class DuckDBEngine:
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        import duckdb
+
+        self._path = str(path)
+        self._conn = connect(path)
+        self._file = None if self._path == ":memory:" else Path(self._path)
+        try:
+            sqlite_functions.register(self._conn)
+            self._conn.execute(_LEDGER)
+            self._conn.execute(_SEQUENCE)
+        except duckdb.Error as exc:  # the first reads are where a torn file shows
+            self._conn.close()
+            raise self._failure(exc) from exc
+        self._last_rowid = 0
+        self._changes = self._total_changes = 0  # SQLite's changes() and total_changes()
+        self._id_base = 0
+        # Highest rowid (or AUTOINCREMENT sequence) per table, known without a max() query: kept across plain
+        # INSERTs, forgotten on anything that may lower it or that is undone (UPDATE, DELETE, REPLACE, DDL, rollback).
+        self._tops: dict[str, int] = {}
+        self._ddl_in_transaction = False
+        self._in_transaction = False
+        self._fks = Enforcer()
+        try:
+            self._rebuild_mirror()
+        except duckdb.Error as exc:  # the ledger's reads are where a torn file shows too
+            self._conn.close()
+            raise self._failure(exc) from exc
+        for view in unsafe_views(self._conn):  # made before the sandbox checked views: they may read its tables
+            try:
+                self.execute(f"DROP VIEW IF EXISTS {quote_name(view)}", [])  # from the mirror and the ledger too
+            except D1Error:
+                self._conn.execute(f"DROP VIEW IF EXISTS {quote_name(view)}")
+
+    # --- Engine ---------------------------------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
+        translation = self._translate(sql, params)
+        if translation.kind == "mirror":
+            pragma = self._pragmas.answer(sql, self._in_transaction)
+            return pragma if pragma is not None else self._mirror.answer(sql, params, self._last_rowid)
+        if translation.kind == "ddl":
+            return self._ddl(sql, translation, params)
+        if translation.kind != "read" and (translation.upsert or translation.sql.lstrip()[:6].upper() != "INSERT"):
+            self._tops.clear()
+        values = [self._extra(name, translation, params) for name in translation.extras]
+        if translation.kind == "read":
+            return self._run(translation, values)
+        keys = self._fks.involved(self._written_table(translation))
+        outcome = self._checked(translation, values, keys) if keys else self._write(translation, values)
+        self._changes = outcome.changes
+        self._total_changes += outcome.changes
+        return outcome
+
+    def _write(self, translation: Translation, values: list[Any]) -> Outcome:
+        if translation.kind == "replace":
+            return self._replace(translation, values)
+        return self._run(translation, values)
+
+    def _run(self, translation: Translation, values: list[Any]) -> Outcome:
+        import duckdb
+
+        try:
+            cursor = self._conn.execute(translation.sql, values)
+            if translation.kind == "read":
+                return read(cursor, self._last_rowid)
+            rows = decoded(cursor.description or (), cursor.fetchall())
+            columns = [d[0] for d in cursor.description or ()]
+        except duckdb.Error as exc:
+            raise self._failure(exc, translation) from exc
+        return self._written(translation, columns, rows)
+
+    def _checked(self, translation: Translation, values: list[Any], keys: list[Any]) -> Outcome:
+        """A write to a table with foreign keys: checked when the statement ends (at commit when deferred), the
+        statement undone if it leaves a row without its parent."""
+        import duckdb
+
+        table = self._written_table(translation)
+        if self._in_transaction:
+            outcome = self._write(translation, values)
+            if self._fks.deferred:
+                self._fks.pending.add(str(table).lower())
+            else:
+                self._fks.check(self._conn, keys, set())
+            return outcome
+        self._conn.execute("BEGIN TRANSACTION")
+        try:
+            outcome = self._write_in(translation, values)
+            self._fks.check(self._conn, keys, set())
+            self._conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(duckdb.Error):
+                self._conn.execute("ROLLBACK")
+            self._tops.clear()
+            if isinstance(exc, duckdb.Error):
+                raise self._failure(exc, translation) from exc
+            raise
+        return outcome
+
+    def _write_in(self, translation: Translation, values: list[Any]) -> Outcome:
+        """The write inside a transaction this engine opened (a replace plan then runs without its own)."""
+        self._in_transaction = True
+        try:
+            return self._write(translation, values)
+        finally:
+            self._in_transaction = False
+
+    def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
+        """A run of one INSERT bound many times, as one statement (bulk.py); None: run them one by one."""
+        import duckdb
+
+        # what the bulk statement is made of passes the sandbox
+        self._translate(sql, param_rows[0] if param_rows else ())
+        bulk = bulk_insert(sql, self._schema)
+        lists = column_lists(param_rows, bulk) if bulk is not None else None
+        if bulk is None or lists is None:
+            return None
+        count = len(param_rows)
+        base = self._id_base_of(bulk.target) if bulk.target is not None else 0
+        if bulk.target is not None:
+            lists.append(list(range(base + 1, base + count + 1)))
+        try:
+            self._conn.execute(bulk.sql, lists)
+        except duckdb.Error as exc:
+            raise self._failure(exc) from exc
+        if bulk.target is None:
+            return [Outcome([], [], 1, self._last_rowid, True) for _ in range(count)]
+        self._last_rowid = base + count
+        self._note_ids(bulk.target, [base + count])
+        return [Outcome([], [], 1, base + n, True) for n in range(1, count + 1)]
+
+    def begin(self) -> None:
+        self._conn.execute("BEGIN TRANSACTION")
+        self._in_transaction = True
+        self._ddl_in_transaction = False
+        self._fks.end()
+
+    def commit(self) -> None:
+        import duckdb
+
+        try:
+            self._fks.at_commit(self._conn)
+        except D1Error:
+            self.rollback_quietly()
+            raise
+        try:
+            self._conn.execute("COMMIT")
+        except duckdb.Error as exc:  # the write-ahead log could not be written (disk full, file too large)
+            self.rollback_quietly()
+            raise self._failure(exc) from exc
+        self._in_transaction = False
+
+    def rollback_quietly(self) -> None:
+        """After a failed COMMIT DuckDB has usually rolled back already; reset our state either way."""
+        import duckdb
+
+        try:
+            self.rollback()
+        except duckdb.Error:
+            self._in_transaction = False
+            self._tops.clear()
+            if self._ddl_in_transaction:
+                self._rebuild_mirror()
+
+    def rollback(self) -> None:
+        self._fks.end()
+        self._conn.execute("ROLLBACK")
+        self._in_transaction = False
+        self._tops.clear()
+        if self._ddl_in_transaction:
+            self._rebuild_mirror()
+
+    def backup(self, dest: Path) -> None:
+        """A consistent copy of the file: CHECKPOINT folds the write-ahead log into it, then it is copied while
+        the caller (D1CoreDatabase) holds the database's lock, so no statement runs in between. (EXPORT DATABASE
+        and ATTACH would need external access, which D1's sandbox turns off for good.)"""
+        import shutil
+
+        import duckdb
+
+        if self._file is None:
+            raise D1Error("an in-memory database has no file to back up")
+        try:
+            self._conn.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise self._failure(exc) from exc
+        shutil.copyfile(self._file, dest)
+
+    def size(self) -> int:
+        return self._file.stat().st_size if self._file is not None and self._file.exists() else 0
+
+    def close(self) -> None:
+        self._conn.close()
+        self._mirror.close()
+
+    # --- internals ------------------------------------------------------------------------------------------------
+    def _failure(self, exc: Exception, translation: Translation | None = None) -> D1Error:
+        """DuckDB's error as D1's (duckdb_errors.py); a damaged file as one line naming it and the way back."""
+        if self._file is not None and looks_damaged(exc):
+            return d1_damaged(self._file, exc)
+        if isinstance(exc, D1Error):
+            return exc
+        table = self._written_table(translation) if translation is not None else None
+        return d1_error(exc, self._schema.table(table) if table else None, self._mirror.checks)
+
+    def _written_table(self, translation: Translation) -> str | None:
+        if translation.kind not in ("write", "replace"):
+            return None
+        if translation.target is not None:
+            return translation.target.name
+        return target_name(translation.steps[-1] if translation.kind == "replace" else translation.sql)
+
+    def _translate(self, sql: str, params: Sequence[D1Value] = ()) -> Translation:
+        """The statement in DuckDB's SQL, once SQLite compiled it (on the mirror) and both views of it pass the
+        sandbox (duckdb_sandbox); all cached."""
+        check_sqlite_text(sql)
+        if first_keyword(sql) not in ("PRAGMA", "CREATE", "DROP", "ALTER"):
+            self._mirror.compile(sql, self._schema.version)  # SQLite's verdict first: its errors are the answer
+        translation = translate(sql, self._schema, tuple(param_class(v) for v in params))
+        if translation.kind != "mirror":
+            for text in (*translation.steps, translation.sql):
+                check_duckdb_text(text)
+        return translation
+
+    def _written(self, translation: Translation, columns: list[str], rows: list[tuple[Any, ...]]) -> Outcome:
+        if not translation.returns_rows:
+            changes = int(rows[0][0]) if rows else 0
+            return Outcome([], [], changes, self._last_rowid, changes > 0)
+        target = translation.target
+        if target is not None and rows and target.rowid_column in columns:
+            at = columns.index(target.rowid_column)
+            ids = [int(row[at]) for row in rows if row[at] is not None]
+            # Rows at or below the base existed before: an upsert updated them, which SQLite does not count.
+            inserted = [i for i in ids if i > self._id_base] if translation.upsert else ids
+            if inserted:
+                self._last_rowid = inserted[-1]
+                self._note_ids(target, inserted)
+        if translation.returning_injected:
+            return Outcome([], [], len(rows), self._last_rowid, bool(rows))
+        return Outcome(columns, rows, len(rows), self._last_rowid, bool(rows))
+
+    def _replace(self, translation: Translation, values: list[Any]) -> Outcome:
+        """Run an INSERT OR REPLACE plan (replace.py) atomically; `changes` counts every new row."""
+        import duckdb
+
+        own = not self._in_transaction
+        try:
+            if own:
+                self._conn.execute("BEGIN TRANSACTION")
+            self._conn.execute(translation.steps[0], values)
+            staged = int(self._conn.execute(translation.steps[1]).fetchone()[0])
+            for step in translation.steps[2:]:
+                self._conn.execute(step)
+            cursor = self._conn.execute(translation.sql)
+            rows = cursor.fetchall()
+            columns = [d[0] for d in cursor.description or ()]
+            self._conn.execute(f"DROP TABLE {STAGE}")
+            if own:
+                self._conn.execute("COMMIT")
+        except BaseException as exc:
+            if own:
+                self._conn.execute("ROLLBACK")
+            if isinstance(exc, duckdb.Error):
+                raise self._failure(exc) from exc
+            raise
+        outcome = self._written(translation, columns, rows)
+        self._tops.clear()  # the deletes may have removed the highest rowid
+        outcome.changes, outcome.changed_db = staged, staged > 0
+        return outcome
+
+    def _extra(self, name: str, translation: Translation, params: Sequence[D1Value] = ()) -> Any:
+        if name == "last_rowid":
+            return self._last_rowid
+        if name in ("changes", "total_changes"):
+            return self._changes if name == "changes" else self._total_changes
+        if ":" in name:  # the user's ?N, or a view of it through one of SQLite's conversions
+            kind, number = name.split(":")
+            value = params[int(number) - 1]
+            return value if kind == "p" else param_view(kind, value)
+        assert translation.target is not None
+        return self._id_base_of(translation.target)
+
+    def _id_base_of(self, table: TableInfo) -> int:
+        assert table.rowid_column is not None
+        known = self._tops.get(table.name.lower())
+        if known is not None:
+            self._id_base = known
+            return known
+        top = self._conn.execute(
+            f"SELECT coalesce(max({quote_name(table.rowid_column)}), 0) FROM {quote_name(table.name)}"
+        ).fetchone()
+        base = int(top[0]) if top else 0
+        if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
+            seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
+            base = max(base, int(seen[0]) if seen else 0)
+        self._id_base = self._tops[table.name.lower()] = base
+        return base
+
+    def _note_ids(self, table: TableInfo, inserted: list[int]) -> None:
+        top = max(self._tops.get(table.name.lower(), 0), *inserted)
+        self._tops[table.name.lower()] = top
+        if table.autoincrement:
+            self._conn.execute(
+                "INSERT INTO __sq_sequence VALUES (?, ?)"
+                " ON CONFLICT (name) DO UPDATE SET seq = greatest(seq, excluded.seq)",
+                [table.name, top],
+            )
+
+    def _ddl(self, sql: str, translation: Translation, params: Sequence[D1Value]) -> Outcome:
+        import duckdb
+
+        self._mirror.define(sql, params)
+        own = not self._in_transaction
+        try:
+            if own:
+                self._conn.execute("BEGIN TRANSACTION")
+            self._conn.execute(translation.sql, list(params))
+            self._conn.execute("INSERT INTO __sq_ddl SELECT coalesce(max(seq), 0) + 1, ? FROM __sq_ddl", [sql])
+            if own:
+                self._conn.execute("COMMIT")
+        except duckdb.Error as exc:
+            if own:
+                self._conn.execute("ROLLBACK")
+                self._rebuild_mirror()
+            else:
+                self._ddl_in_transaction = True  # the batch's rollback rebuilds the mirror
+            raise self._failure(exc) from exc
+        self._ddl_in_transaction = True
+        self._tops.clear()
+        self._schema = self._mirror.schema(self._conn)
+        self._fks.reload(self._mirror.conn)
+        return Outcome([], [], 0, self._last_rowid, True)
+
+    def _rebuild_mirror(self) -> None:
+        old = getattr(self, "_mirror", None)
+        if old is not None:
+            old.close()
+        ledger = self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall()
+        self._mirror = Mirror(statement for (statement,) in ledger)
+        self._pragmas = Pragmas(self._fks)
+        self._schema = self._mirror.schema(self._conn)
+        self._fks.reload(self._mirror.conn)
+
+
+class DuckDBDatabase(D1CoreDatabase):
+    """`D1Database` on DuckDB with SQLite semantics. `path` may be ":memory:"."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        super().__init__(DuckDBEngine(path))

@@ -1,0 +1,110 @@
+"""D1 on Python's sqlite3: the engine D1 itself runs, and the reference the DuckDB backend is tested against."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+
+from memory_sim.bindings.d1 import D1Value
+from memory_sim.damage import d1_damaged, looks_damaged
+from memory_sim.errors import D1Error
+from memory_sim.local.d1.core import D1CoreDatabase, Outcome
+from memory_sim.local.d1.dialect.udfs import primary_code
+from memory_sim.local.d1.sqlite_sandbox import Sandbox
+
+
+def sqlite_error(exc: sqlite3.Error) -> D1Error:
+    """SQLite's error as D1 words it: `<message>: SQLITE_<CODE>`, with the primary result code (D1 reports
+    `UNIQUE constraint failed: t.c: SQLITE_CONSTRAINT`, not the extended SQLITE_CONSTRAINT_UNIQUE)."""
+    code = getattr(exc, "sqlite_errorname", None) or "SQLITE_ERROR"
+    return D1Error(f"{exc}: {primary_code(code)}")
+
+
+class SqliteEngine:
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        self._file = None if str(path) == ":memory:" else Path(path)
+        # isolation_level=None: autocommit, as D1 runs each statement; batch() opens its own transaction.
+        self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+        try:
+            self._conn.execute("PRAGMA foreign_keys = ON")  # D1 enforces foreign keys
+            self._conn.execute("PRAGMA schema_version").fetchone()  # reads the header: a torn file shows here
+        except sqlite3.Error as exc:
+            self._conn.close()
+            raise self._failure(exc) from exc
+        Sandbox(self._conn)  # no ATTACH, VACUUM INTO, extensions or PRAGMAs outside D1's: no file but this one
+
+    def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
+        """One statement; outside a batch inside its own transaction, as D1 runs every query (so `PRAGMA
+        foreign_keys = OFF` changes nothing and `PRAGMA defer_foreign_keys` ends with the statement)."""
+        own = not self._conn.in_transaction and _first_word(sql) != "VACUUM"  # VACUUM cannot; the sandbox denies it
+        before = self._conn.total_changes
+        try:
+            if own:
+                self._conn.execute("BEGIN")
+            cursor = self._conn.execute(sql, tuple(params))
+            rows = cursor.fetchall()
+            if own and self._conn.in_transaction:
+                self._conn.execute("COMMIT")
+        except (sqlite3.Error, OverflowError) as exc:
+            if own and self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
+            raise self._failure(exc) if isinstance(exc, sqlite3.Error) else D1Error(str(exc)) from exc
+        columns = [d[0] for d in cursor.description or ()]
+        changes = self._conn.total_changes - before
+        last = self._conn.execute("SELECT last_insert_rowid()").fetchone()[0]
+        return Outcome(columns, rows, changes, int(last), changes > 0 or _is_ddl(sql))
+
+    def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
+        return None  # sqlite3 statements are cheap: one by one keeps changes and last_row_id exact
+
+    def begin(self) -> None:
+        self._conn.execute("BEGIN")
+
+    def commit(self) -> None:
+        try:
+            self._conn.execute("COMMIT")
+        except sqlite3.Error as exc:  # e.g. a deferred foreign key still violated: SQLite keeps the transaction open
+            self.rollback()
+            raise self._failure(exc) from exc
+
+    def rollback(self) -> None:
+        if self._conn.in_transaction:
+            self._conn.execute("ROLLBACK")
+
+    def backup(self, dest: Path) -> None:
+        """SQLite's online backup API: a consistent copy, page by page, of the database as it stands."""
+        target = sqlite3.connect(str(dest))
+        try:
+            self._conn.backup(target)
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from exc
+        finally:
+            target.close()
+
+    def _failure(self, exc: sqlite3.Error) -> D1Error:
+        return d1_damaged(self._file, exc) if self._file is not None and looks_damaged(exc) else sqlite_error(exc)
+
+    def size(self) -> int:
+        pages = self._conn.execute("PRAGMA page_count").fetchone()[0]
+        return int(pages) * int(self._conn.execute("PRAGMA page_size").fetchone()[0])
+
+    def close(self) -> None:
+        self._conn.close()
+
+
+def _is_ddl(sql: str) -> bool:
+    return _first_word(sql) in ("CREATE", "DROP", "ALTER")
+
+
+def _first_word(sql: str) -> str:
+    from memory_sim.bindings.d1_sql import first_keyword
+
+    return first_keyword(sql)
+
+
+class SqliteDatabase(D1CoreDatabase):
+    """`D1Database` on sqlite3. `path` may be ":memory:"."""
+
+    def __init__(self, path: str | Path = ":memory:") -> None:
+        super().__init__(SqliteEngine(path))

@@ -1,0 +1,129 @@
+"""Registered NPCs: who an id is (name, role, aliases, traits), kept in D1's `npc_state`.
+
+Recall's name expansion reads them, so a memory that says "the blacksmith" is found when a query names "Tom".
+NPC ids are case-sensitive and validated once, at registration (memory/rules.py `npc_id`, no commas since
+memories list the NPCs they are about comma-separated). Two ids that differ only in case are refused at
+registration, and an id that is not registered but matches one in another case is refused with a hint
+(`npc_named`), so `Margaret` never silently recalls nothing when `margaret` is meant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from memory_sim.bindings.d1 import D1Database
+from memory_sim.errors import InvalidInput, NotFound
+from memory_sim.memory import rules, store
+
+MAX_NAME_BYTES = 200  # a name, role, alias or trait: short labels, not prose
+
+
+@dataclass(frozen=True, slots=True)
+class Npc:
+    id: str
+    name: str
+    role: str = ""
+    aliases: tuple[str, ...] = ()
+    traits: tuple[str, ...] = ()
+    place: str = field(default="", compare=False)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "name": self.name, "role": self.role, "aliases": list(self.aliases),
+                "traits": list(self.traits)}
+
+
+def registered_id(value: Any) -> str:
+    """An id an NPC may be registered under: an NPC id (rules.npc_id) without commas."""
+    rules.npc_id(value)
+    if "," in value:
+        raise InvalidInput(
+            f"npc_id must not hold commas (memories list the NPCs they are about comma-separated): {rules.shown(value)}"
+        )
+    return str(value)
+
+
+def label(name: str, value: Any) -> str:
+    """A name, role, alias or trait: short text; aliases and traits (kept comma-separated) without commas."""
+    text = rules.text(name, value, MAX_NAME_BYTES).strip()
+    if "," in text and name in ("aliases", "alias", "traits", "trait"):
+        raise InvalidInput(f"{name} must not hold commas: {rules.shown(value)}")
+    return text
+
+
+def _labels(name: str, values: Iterable[Any]) -> tuple[str, ...]:
+    if isinstance(values, str):
+        raise InvalidInput(f"{name} must be a list of texts, not one text: {rules.shown(values)}")
+    return tuple(label(name, v) for v in values)
+
+
+def _row(npc: Npc) -> dict[str, Any]:
+    return {"npc_id": npc.id, "name": npc.name, "role": npc.role, "description": ", ".join(npc.traits),
+            "aliases": ",".join(npc.aliases), "traits": ",".join(npc.traits)}
+
+
+def from_row(row: dict[str, Any]) -> Npc:
+    traits = tuple(t for t in str(row.get("traits") or "").split(",") if t)
+    if not traits and row.get("description"):  # rows written before traits existed
+        traits = tuple(t.strip() for t in str(row["description"]).split(",") if t.strip())
+    aliases = tuple(a for a in str(row.get("aliases") or "").split(",") if a)
+    return Npc(str(row["npc_id"]), str(row["name"]), str(row.get("role") or ""), aliases, traits)
+
+
+def make(npc_id: Any, name: Any, role: Any = None, aliases: Iterable[Any] = (), traits: Iterable[Any] = ()) -> Npc:
+    role_text = "" if role is None else label("role", role)
+    return Npc(
+        registered_id(npc_id), label("name", name), role_text, _labels("aliases", aliases), _labels("traits", traits)
+    )
+
+
+def _case_twin(db: D1Database, npc_id: str) -> str | None:
+    """A registered id equal to `npc_id` but for case, or None."""
+    folded = npc_id.casefold()
+    for row in store.npc_profiles(db):
+        if row["npc_id"] != npc_id and str(row["npc_id"]).casefold() == folded:
+            return str(row["npc_id"])
+    return None
+
+
+def register(db: D1Database, npc: Npc, *, replace: bool = True) -> Npc:
+    twin = _case_twin(db, npc.id)
+    if twin is not None:
+        raise InvalidInput(
+            f"npc_id {npc.id!r} differs from the registered NPC {twin!r} only in case; "
+            f"NPC ids are case-sensitive: use {twin!r}"
+        )
+    store.put_npc(db, _row(npc), replace=replace).run()
+    return get(db, npc.id)
+
+
+def register_many(db: D1Database, npcs: Sequence[Npc]) -> None:
+    """Registers NPCs not yet registered (existing rows are kept): the village's NPCs on every run."""
+    if npcs:
+        db.batch([store.put_npc(db, _row(n), replace=False) for n in npcs])
+
+
+def all_npcs(db: D1Database) -> list[Npc]:
+    return [from_row(r) for r in store.npc_profiles(db)]
+
+
+def get(db: D1Database, npc_id: str) -> Npc:
+    rules.text("npc_id", npc_id)
+    row = store.npc_profile(db, npc_id)
+    if row is None:
+        raise NotFound(f"no NPC {npc_id!r} is registered{_hint(db, npc_id)}")
+    return from_row(row)
+
+
+def _hint(db: D1Database, npc_id: str) -> str:
+    twin = _case_twin(db, npc_id)
+    return "" if twin is None else f"; NPC ids are case-sensitive: did you mean {twin!r}?"
+
+
+def refuse_case_twin(db: D1Database, npc_id: str) -> None:
+    """Raises InvalidInput when `npc_id` is not registered but another case of it is (recall would find nothing)."""
+    if store.npc_profile(db, npc_id) is None:
+        hint = _hint(db, npc_id)
+        if hint:
+            raise InvalidInput(f"no NPC {npc_id!r}{hint}")

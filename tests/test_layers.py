@@ -1,0 +1,78 @@
+"""The layers are import contracts (pyproject.toml's [tool.importlinter]), checked by `lint-imports` before the
+tests in .ci/run. Here: the contracts hold, an import made inside a function counts as much as one at the top,
+an import for annotations only (`if TYPE_CHECKING:`) does not, and CI runs the README's command exactly."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+
+@pytest.fixture
+def package_copy(tmp_path: Path) -> Path:
+    """The package and its pyproject.toml in a folder of their own, to be changed by a test."""
+    shutil.copytree(ROOT / "memory_sim", tmp_path / "memory_sim", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    return tmp_path
+
+
+def lint_imports(root: Path, contract: str | None = None) -> subprocess.CompletedProcess[str]:
+    """`lint-imports` on the package under `root`: every contract, or the one with id `contract`."""
+    only = ["--contract", contract] if contract else []
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache", "--no-logo", *only, str(root / "pyproject.toml")],
+        cwd=root, env={**os.environ, "PYTHONPATH": str(root)}, capture_output=True, text=True, timeout=600,
+    )
+
+
+def add_function(module: Path, body: str) -> None:
+    module.write_text(module.read_text() + "\n\n" + body)
+
+
+def test_the_package_keeps_its_layers() -> None:
+    result = lint_imports(ROOT)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 kept, 0 broken" in result.stdout
+
+
+def test_a_backend_imported_inside_a_function_of_a_face_breaks_the_contracts(package_copy: Path) -> None:
+    add_function(package_copy / "memory_sim" / "cli" / "ai.py", (
+        "def _engine() -> object:\n"
+        "    from memory_sim.local.d1.core import D1CoreDatabase\n\n"
+        "    return D1CoreDatabase\n"
+    ))
+    assert lint_imports(package_copy, "layers").returncode == 0  # the faces may import anything below them ...
+    result = lint_imports(package_copy, "builder")  # ... but not a backend: only the builder opens one
+    assert result.returncode != 0
+    assert "0 kept, 1 broken" in result.stdout
+    assert "memory_sim.cli.ai -> memory_sim.local.d1.core" in result.stdout
+
+
+def test_the_memory_layer_may_name_env_only_in_annotations(package_copy: Path) -> None:
+    recall = package_copy / "memory_sim" / "memory" / "recall.py"
+    add_function(recall, "def _annotated(env: Env) -> None:\n    return None\n")  # Env under TYPE_CHECKING
+    assert lint_imports(package_copy, "layers").returncode == 0
+    add_function(recall, "def _opened() -> object:\n    from memory_sim.env import Env\n\n    return Env\n")
+    result = lint_imports(package_copy, "layers")
+    assert result.returncode != 0
+    assert "memory_sim.memory.recall -> memory_sim.env" in result.stdout
+
+
+def test_ci_runs_the_readme_test_command_exactly() -> None:
+    readme = (ROOT / "README.md").read_text()
+    command = re.search(r"```bash\n(python3 -m venv [^\n]*\[test\][^\n]*)\n```", readme)
+    assert command is not None, "README.md has no test command"
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.startswith("python3 -m venv")]
+    assert ci == [command.group(1)]
+    steps = command.group(1).split(" && ")
+    checks = [".venv/bin/lint-imports", ".venv/bin/ruff check memory_sim", ".venv/bin/mypy memory_sim"]
+    assert steps[2:5] == checks and steps[-1] == ".venv/bin/python -m pytest -q"  # the checks, then the tests
