@@ -24,6 +24,7 @@ SCHEMA = [
     "CREATE TABLE t (id INTEGER PRIMARY KEY, i INTEGER, r REAL, s TEXT, b BLOB, n NUMERIC, d DATETIME)",
     "CREATE TABLE p (k TEXT PRIMARY KEY, v INTEGER)",
     "CREATE TABLE c (id INTEGER PRIMARY KEY, k TEXT REFERENCES p(k), w REAL)",
+    "CREATE TABLE q (id INTEGER PRIMARY KEY, u TEXT UNIQUE, m INTEGER NOT NULL DEFAULT 0)",
 ]
 COLUMNS = ["id", "i", "r", "s", "b", "n", "d"]
 INTS = [0, 1, -1, 2, 3, 7, 10, -42, 2**31, 2**53 + 1, 2**62, 2**63 - 1, -(2**63)]
@@ -48,6 +49,7 @@ ROWS = [
 ]
 PARENTS = [("a", 1), ("b", 2), ("c", None)]
 CHILDREN = [(1, "a", 0.5), (2, "b", 1.5), (3, None, 2.5), (4, "a", None)]
+Q_ROWS = [(1, "a", 1), (3, "b", 2)]  # rows of q: several-row INSERTs with ids, conflicts and NOT NULL
 
 
 def literal(value: Any) -> str:
@@ -202,7 +204,7 @@ def writes(draw: st.DrawFn) -> list[Statement]:
     out = []
     for _ in range(draw(st.integers(1, 3))):
         params: list[Any] = []
-        kind = draw(st.sampled_from(["insert", "insert", "update", "delete", "replace", "upsert", "fk"]))
+        kind = draw(st.sampled_from(["insert", "insert", "update", "delete", "replace", "upsert", "fk", "rows"]))
         if kind == "insert":
             cols = draw(st.lists(st.sampled_from(COLUMNS[1:]), min_size=1, max_size=3, unique=True))
             values = []
@@ -226,6 +228,8 @@ def writes(draw: st.DrawFn) -> list[Statement]:
             out.append(Statement(
                 f"INSERT INTO p (k, v) VALUES ({literal(draw(st.sampled_from(['a', 'c', 'y'])))}, ?) "
                 "ON CONFLICT (k) DO UPDATE SET v = excluded.v + 1", [draw(st.one_of(VALUES, REST_VALUES))]))
+        elif kind == "rows":
+            out.append(_several_rows(draw, params))
         else:
             k = draw(st.sampled_from(["a", "b", "q", None]))
             out.append(draw(st.sampled_from([
@@ -234,6 +238,28 @@ def writes(draw: st.DrawFn) -> list[Statement]:
                 Statement("UPDATE c SET k = ? WHERE id = 1", [k]),
             ])))
     return out
+
+
+def _several_rows(draw: st.DrawFn, params: list[Any]) -> Statement:
+    """A several-row INSERT into q: ids listed or not (NULL, explicit, negative, the largest), conflicts on the
+    key or the UNIQUE column (OR IGNORE, OR REPLACE, ON CONFLICT), NULL into the NOT NULL column."""
+    listed = draw(st.booleans())
+    rows = []
+    for _ in range(draw(st.integers(2, 3))):
+        cells = [literal(draw(st.sampled_from([None, 1, 5, 20, -3, 2**63 - 1])))] if listed else []
+        cells.append(literal(draw(st.sampled_from(["a", "b", "c", None]))))
+        if draw(st.booleans()):
+            params.append(draw(st.one_of(VALUES, REST_VALUES)))
+            cells.append("?")
+        else:
+            cells.append(literal(draw(st.sampled_from([1, 2, None]))))
+        rows.append(f"({', '.join(cells)})")
+    head = draw(st.sampled_from(["INSERT", "INSERT OR IGNORE", "INSERT OR REPLACE"]))
+    tails = ["", " ON CONFLICT DO NOTHING", " ON CONFLICT (u) DO UPDATE SET m = excluded.m + 1",
+             " ON CONFLICT (id) DO UPDATE SET u = excluded.u"]
+    tail = draw(st.sampled_from(tails)) if head == "INSERT" else ""
+    columns = "(id, u, m)" if listed else "(u, m)"
+    return Statement(f"{head} INTO q {columns} VALUES {', '.join(rows)}{tail}", params)
 
 
 # --- running and comparing ----------------------------------------------------------------------------------------
@@ -350,6 +376,7 @@ def new_pair(rows: bool = True) -> tuple[SqliteDatabase, DuckDBDatabase]:
             db.batch([insert.bind(*row) for row in ROWS])
             db.batch([db.prepare("INSERT INTO p VALUES (?, ?)").bind(*row) for row in PARENTS])
             db.batch([db.prepare("INSERT INTO c VALUES (?, ?, ?)").bind(*row) for row in CHILDREN])
+            db.batch([db.prepare("INSERT INTO q VALUES (?, ?, ?)").bind(*row) for row in Q_ROWS])
     return pair
 
 
@@ -368,7 +395,7 @@ def apply_writes(pair: tuple[Any, Any], statements: list[Statement], tally: Tall
         if why is not None:
             return f"{statement.sql} {statement.params!r}: {why}"
         for probe in (Statement("SELECT * FROM t ORDER BY id"), Statement("SELECT * FROM p ORDER BY k"),
-                      Statement("SELECT * FROM c ORDER BY id")):
+                      Statement("SELECT * FROM c ORDER BY id"), Statement("SELECT * FROM q ORDER BY id")):
             state = difference(probe, run(ref_db, probe), run(duck_db, probe))
             if state is not None:
                 return f"after {statement.sql} {statement.params!r}: {state}"

@@ -123,3 +123,66 @@ def test_insert_or_replace_of_a_referenced_parent(db: D1CoreDatabase) -> None:
     with pytest.raises(D1Error, match=r"^D1_ERROR: FOREIGN KEY constraint failed: SQLITE_CONSTRAINT$"):
         db.prepare("DELETE FROM parent WHERE k = 'a'").run()
     assert db.prepare("SELECT count(*) FROM parent").raw() == [[1]]
+
+
+@pytest.fixture(params=sorted(ENGINES))
+def keyed(request: pytest.FixtureRequest) -> Iterator[D1CoreDatabase]:
+    database = ENGINES[request.param]()
+    database.exec("CREATE TABLE q (id INTEGER PRIMARY KEY, u TEXT UNIQUE, m INTEGER NOT NULL DEFAULT 0)\n"
+                  "INSERT INTO q VALUES (1, 'a', 1)\nINSERT INTO q VALUES (3, 'b', 2)")
+    yield database
+    database.close()
+
+
+def _rows(db: D1CoreDatabase) -> list[list[Any]]:
+    return db.prepare("SELECT * FROM q ORDER BY id").raw()
+
+
+def test_several_rows_get_ids_as_sqlite_gives_them_one_by_one(keyed: D1CoreDatabase) -> None:
+    """A NULL id is one more than the largest rowid so far, counting ids earlier rows of the statement gave."""
+    done = keyed.prepare("INSERT INTO q (id, u) VALUES (NULL, 'c'), (7, 'd'), (?, 'e')").bind(None).run()
+    assert [r[0] for r in _rows(keyed)] == [1, 3, 4, 7, 8] and done.meta.last_row_id == 8
+    keyed.prepare("DELETE FROM q").run()
+    keyed.prepare("INSERT INTO q (id, u) VALUES (-5, 'x')").run()
+    keyed.prepare("INSERT INTO q (u) VALUES ('y'), ('z')").run()
+    assert [r[0] for r in _rows(keyed)] == [-5, -4, -3]  # max + 1, also below zero
+
+
+def test_insert_or_ignore_skips_a_null_in_a_not_null_column(keyed: D1CoreDatabase) -> None:
+    done = keyed.prepare("INSERT OR IGNORE INTO q (id, u, m) VALUES (5, 'c', NULL), (6, 'd', 4)").run()
+    assert done.meta.changes == 1 and _rows(keyed)[-1] == [6, "d", 4]
+
+
+def test_replace_stores_the_default_for_a_null_in_a_not_null_column(keyed: D1CoreDatabase) -> None:
+    keyed.prepare("INSERT OR REPLACE INTO q (id, u, m) VALUES (1, 'a', NULL)").run()
+    assert _rows(keyed)[0] == [1, "a", 0]
+
+
+def test_an_upsert_of_null_into_a_not_null_column_fails_even_on_a_conflict(keyed: D1CoreDatabase) -> None:
+    for tail in ("DO NOTHING", "DO UPDATE SET m = 9"):
+        with pytest.raises(D1Error, match=r"^D1_ERROR: NOT NULL constraint failed: q.m: SQLITE_CONSTRAINT$"):
+            keyed.prepare(f"INSERT INTO q (u, m) VALUES ('a', NULL) ON CONFLICT (u) {tail}").run()
+    assert _rows(keyed) == [[1, "a", 1], [3, "b", 2]]
+
+
+def test_numbering_that_only_running_rows_one_by_one_tells_is_refused_on_duckdb() -> None:
+    """SQLite numbers only the rows it inserts, and a later upsert row updates an earlier one: the DuckDB engine
+    refuses rather than answering otherwise; sqlite3 answers."""
+    statements = [
+        "INSERT OR IGNORE INTO q (u) VALUES ('a'), ('c')",
+        "INSERT INTO q (u) VALUES ('a'), ('c') ON CONFLICT DO NOTHING",
+        "INSERT INTO q (id, u) VALUES (1, 'x'), (1, 'y') ON CONFLICT (id) DO UPDATE SET u = excluded.u",
+        "INSERT OR REPLACE INTO q (id, u) VALUES (-3, 'b'), (NULL, 'c')",
+    ]
+    for sql in statements:
+        for name, engine in ENGINES.items():
+            db = engine()
+            db.exec("CREATE TABLE q (id INTEGER PRIMARY KEY, u TEXT UNIQUE, m INTEGER NOT NULL DEFAULT 0)\n"
+                    "INSERT INTO q VALUES (1, 'a', 1)\nINSERT INTO q VALUES (3, 'b', 2)")
+            if name == "sqlite":
+                db.prepare(sql).run()
+            else:
+                with pytest.raises(D1Unsupported) as caught:
+                    db.prepare(sql).run()
+                assert "\n" not in str(caught.value) and _rows(db) == [[1, "a", 1], [3, "b", 2]], sql
+            db.close()

@@ -22,7 +22,7 @@ from typing import Any
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.bindings.d1_sql import first_keyword
 from memory_sim.damage import d1_damaged, looks_damaged
-from memory_sim.errors import D1Error, DataInUseError
+from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local.d1.bulk import bulk_insert, column_lists
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
 from memory_sim.local.d1.dialect import functions as sqlite_functions
@@ -88,7 +88,7 @@ class DuckDBEngine:
         self._id_base = 0
         # Highest rowid (or AUTOINCREMENT sequence) per table, known without a max() query: kept across plain
         # INSERTs, forgotten on anything that may lower it or that is undone (UPDATE, DELETE, REPLACE, DDL, rollback).
-        self._tops: dict[str, int] = {}
+        self._tops: dict[str, int | None] = {}
         self._ddl_in_transaction = False
         self._in_transaction = False
         self._fks = Enforcer()
@@ -348,32 +348,42 @@ class DuckDBEngine:
             value = params[int(number) - 1]
             return value if kind == "p" else param_view(kind, value)
         assert translation.target is not None
-        return self._id_base_of(translation.target)
+        base = self._id_base_of(translation.target)
+        if base >= 2**63 - 1:
+            raise D1Unsupported(
+                f"a new row without an id in {translation.target.name}, whose largest rowid is 9223372036854775807, "
+                "on the DuckDB engine (SQLite picks a random unused rowid); give the row its id"
+            )
+        return self._tops[translation.target.name.lower()] if name == "id_top" else base
 
     def _id_base_of(self, table: TableInfo) -> int:
+        """The rowid new ids count up from: the table's largest (0 when it is empty, and negative when its rows'
+        are); for AUTOINCREMENT at least the largest ever given. Remembered in `_tops` (None: an empty table)."""
         assert table.rowid_column is not None
-        known = self._tops.get(table.name.lower())
-        if known is not None:
-            self._id_base = known
-            return known
-        top = self._conn.execute(
-            f"SELECT coalesce(max({quote_name(table.rowid_column)}), 0) FROM {quote_name(table.name)}"
-        ).fetchone()
-        base = int(top[0]) if top else 0
-        if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
-            seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
-            base = max(base, int(seen[0]) if seen else 0)
-        self._id_base = self._tops[table.name.lower()] = base
-        return base
+        name = table.name.lower()
+        if name not in self._tops:
+            row = self._conn.execute(
+                f"SELECT max({quote_name(table.rowid_column)}) FROM {quote_name(table.name)}"
+            ).fetchone()
+            top = None if row is None or row[0] is None else int(row[0])
+            if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
+                seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
+                top = max(top or 0, int(seen[0]) if seen else 0)
+            self._tops[name] = top
+        known = self._tops[name]
+        self._id_base = known if known is not None else 0
+        return self._id_base
 
     def _note_ids(self, table: TableInfo, inserted: list[int]) -> None:
-        top = max(self._tops.get(table.name.lower(), 0), *inserted)
-        self._tops[table.name.lower()] = top
+        name = table.name.lower()
+        if name in self._tops:  # else unknown: asked of the table next time
+            known = self._tops[name]
+            self._tops[name] = max(inserted) if known is None else max(known, *inserted)
         if table.autoincrement:
             self._conn.execute(
                 "INSERT INTO __sq_sequence VALUES (?, ?)"
                 " ON CONFLICT (name) DO UPDATE SET seq = greatest(seq, excluded.seq)",
-                [table.name, top],
+                [table.name, max(0, *inserted)],
             )
 
     def _ddl(self, sql: str, translation: Translation, params: Sequence[D1Value]) -> Outcome:

@@ -49,6 +49,8 @@ def schema_of(mirror: sqlite3.Connection, conn: Any = None) -> Schema:
                 )
                 for column, declared in zip(columns, (r[2] for r in info), strict=False)
             ),
+            not_null=frozenset(r[1] for r in info if r[3]),
+            default_texts=tuple((r[1], str(r[4])) for r in info if r[4] is not None),
         )
     return Schema(tables)
 

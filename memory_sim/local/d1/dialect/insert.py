@@ -7,15 +7,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory_sim.bindings.d1_sql import Token
+from memory_sim.bindings.d1_sql import Token, tokenize
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect.clauses import Walker
 from memory_sim.local.d1.dialect.expressions import Emitter, Translation, match_paren, next_significant, split_args
 from memory_sim.local.d1.dialect.names import name_result_columns
 from memory_sim.local.d1.dialect.operands import Typed
 from memory_sim.local.d1.dialect.replace import replace_plan
-from memory_sim.local.d1.dialect.schema import Schema, TableInfo, quote_name
-from memory_sim.local.d1.dialect.store import store
+from memory_sim.local.d1.dialect.schema import ColumnInfo, Schema, TableInfo, quote_name
+from memory_sim.local.d1.dialect.store import NOT_LITERAL, number_or_value, store, stored_literal
+from memory_sim.local.d1.dialect.udfs import failure, refusal
 
 
 @dataclass
@@ -37,8 +38,8 @@ def translate_insert(em: Emitter, toks: list[Token], schema: Schema) -> Translat
     ins = _parse(em, toks, schema, returning)
     em.store_target = ins.table
     if ins.prefix == "INSERT OR REPLACE":
-        source = _source(em, toks, ins, with_ids=False)
-        return replace_plan(em, ins, source, _tail(em, toks, ins))
+        source, _ = _source(em, toks, ins, with_ids=False)
+        return replace_plan(em, ins, _with_replace_defaults(ins, source), _tail(em, toks, ins))
     rowid = ins.table.rowid_column
     columns = list(ins.columns)
     if rowid is not None and rowid.lower() not in (c.lower() for c in columns):
@@ -46,7 +47,8 @@ def translate_insert(em: Emitter, toks: list[Token], schema: Schema) -> Translat
     if ins.kind == "default":
         body = f"({quote_name(rowid)}) VALUES ({em.extra('id_base')} + 1)" if rowid else "DEFAULT VALUES"
     else:
-        body = f"({', '.join(quote_name(c) for c in columns)}) {_source(em, toks, ins, with_ids=rowid is not None)}"
+        source, several = _source(em, toks, ins, with_ids=rowid is not None)
+        body = f"({', '.join(quote_name(c) for c in columns)}) {_as_sqlite_skips(toks, ins, columns, source, several)}"
     sql = f"{ins.prefix} INTO {ins.name_sql} {body} {_tail(em, toks, ins)}".rstrip()
     if rowid is None:
         return Translation(sql, "write", returns_rows=returning, extras=tuple(em.extras))
@@ -102,8 +104,9 @@ def _parse(em: Emitter, toks: list[Token], schema: Schema, returning: bool) -> I
     return Insert(prefix, table, name_sql, columns, kind, (j, end), (end, len(toks)), returning)
 
 
-def _source(em: Emitter, toks: list[Token], ins: Insert, with_ids: bool) -> str:
-    """VALUES rows or a SELECT, each value stored as the column keeps it; ids for rowid tables where asked."""
+def _source(em: Emitter, toks: list[Token], ins: Insert, with_ids: bool) -> tuple[str, bool]:
+    """VALUES rows or a SELECT, each value stored as the column keeps it; ids for rowid tables where asked. And
+    whether it may hold several rows."""
     walker = Walker(em, toks, ins.source[0], ins.source[1])
     infos = [ins.table.column_info(c) for c in ins.columns]
     wheres = [f"{ins.table.name}.{c}" for c in ins.columns]
@@ -118,21 +121,174 @@ def _source(em: Emitter, toks: list[Token], ins: Insert, with_ids: bool) -> str:
         out = [store(walker.ex, v, info, where) if info else v.sql for v, info, where in stored]
         if rowid and position is None:
             out.insert(0, f"{base} + {ordinal}")
-        elif rowid and position is not None:
+        elif rowid and position is not None and ordinal != "NULL":
             out[position] = f"coalesce({out[position]}, {base} + {ordinal})"
         return out
 
+    names = [f"__c{n}" for n in range(len(infos))]
     if ins.kind == "values":
         rows = _value_rows(walker, toks, ins.source)
-        return "VALUES " + ", ".join(f"({', '.join(row(values, str(n)))})" for n, values in enumerate(rows, 1))
+        if rowid and len(rows) > 1 and _skips(toks, ins):
+            _check_ids_given(em, [values[position] for values in rows] if position is not None else None)
+        listed_id = _listed_rowid(ins)
+        if not rowid and listed_id is not None and len(rows) > 1 and ins.prefix == "INSERT OR REPLACE":
+            ids = [values[listed_id] for values in rows]
+            if not all(_given(em, v) for v in ids) and any(_given(em, v) for v in ids):
+                _check_ids_given(em, None)  # a REPLACE's deletes move the largest rowid between rows
+        several = len(rows) > 1
+        if position is None or not several:
+            listed = ", ".join(f"({', '.join(row(values, str(n)))})" for n, values in enumerate(rows, 1))
+            return "VALUES " + listed, several
+        stored = ", ".join(f"({n}, {', '.join(row(values, 'NULL'))})" for n, values in enumerate(rows, 1))
+        return _listed_ids(em, f"(VALUES {stored}) AS __src(__o, {', '.join(names)})", names, position), several
+    if rowid and _skips(toks, ins):
+        _check_ids_given(em, None)
     select = walker.write()
     typed = walker.columns if all(c.sql != "*" for c in walker.columns) else []
-    names = [f"__c{n}" for n in range(len(infos))]
     if len(typed) != len(infos):
         typed = [Typed("", "any", aff="?") for _ in infos]
     refs = [Typed(f'__src."{name}"', c.t) for name, c in zip(names, typed, strict=True)]
-    listed = row(refs, "row_number() OVER ()")
-    return f"SELECT {', '.join(listed)} FROM ({select}) AS __src({', '.join(names)})"
+    if position is None:
+        listed = row(refs, "row_number() OVER ()")
+        return f"SELECT {', '.join(listed)} FROM ({select}) AS __src({', '.join(names)})", True
+    listed = ["row_number() OVER () AS __o", *(f"{v} AS {n}" for v, n in zip(row(refs, "NULL"), names, strict=True))]
+    rows_sql = f"(SELECT {', '.join(listed)} FROM ({select}) AS __src({', '.join(names)})) AS __src"
+    return _listed_ids(em, rows_sql, names, position), True
+
+
+def _as_sqlite_skips(toks: list[Token], ins: Insert, columns: list[str], source: str, several: bool) -> str:
+    """The rows SQLite would insert, where DuckDB differs: INSERT OR IGNORE skips a row with NULL in a NOT NULL
+    column (DuckDB fails); an upsert fails on such a row even when it conflicts (DuckDB skips or updates); and an
+    upsert's later row updates an earlier one with the same key (DuckDB 2.0 keeps the first silently: refused)."""
+    names = [f"__k{n}" for n in range(len(columns))]
+    lower = [c.lower() for c in columns]
+    tail = [t for t in toks[ins.tail[0] : ins.tail[1]] if not t.trivia]
+    upsert = any(t.is_word("CONFLICT") for t in tail)
+    conditions = []
+    if ins.prefix == "INSERT OR IGNORE" or upsert:
+        for column in sorted(_required(ins.table)):
+            at = lower.index(column.lower()) if column.lower() in lower else None
+            if at is None and column in ins.table.defaults:
+                continue
+            if ins.prefix == "INSERT OR IGNORE":
+                conditions.append("false" if at is None else f"{names[at]} IS NOT NULL")
+                continue
+            why = failure("SQLITE_CONSTRAINT", f"NOT NULL constraint failed: {ins.table.name}.{column}")
+            error = f"error('{_quote(why)}')"
+            conditions.append(error if at is None else f"CASE WHEN {names[at]} IS NULL THEN {error} ELSE true END")
+    keys = _conflict_target(tail)
+    if several and keys and any(t.is_word("UPDATE") for t in tail) and all(k in lower for k in keys):
+        parts = [names[lower.index(k)] for k in keys]
+        present = " AND ".join(f"{p} IS NOT NULL" for p in parts)
+        why = refusal(
+            "ON CONFLICT DO UPDATE where two rows of one INSERT have the same key, on the DuckDB engine (SQLite "
+            "updates the first row with the second); one row per key in each INSERT"
+        )
+        conditions.append(
+            f"CASE WHEN {present} AND count(*) OVER (PARTITION BY {', '.join(parts)}) > 1 "
+            f"THEN error('{_quote(why)}') ELSE true END"
+        )
+    if not conditions:
+        return source
+    where = " AND ".join(c for c in conditions if "OVER" not in c) or "true"
+    qualify = " AND ".join(c for c in conditions if "OVER" in c)
+    body = f"SELECT * FROM ({source}) AS __s({', '.join(names)}) WHERE {where}"
+    return body + (f" QUALIFY {qualify}" if qualify else "")
+
+
+def _with_replace_defaults(ins: Insert, source: str) -> str:
+    """INSERT OR REPLACE of NULL into a NOT NULL column with a DEFAULT stores the DEFAULT, as SQLite's REPLACE does
+    (DuckDB would fail)."""
+    lower = [c.lower() for c in ins.columns]
+    names = [f"__k{n}" for n in range(len(ins.columns))]
+    picks = list(names)
+    for column in _required(ins.table):
+        text = ins.table.default_text(column)
+        if text is None or column.lower() not in lower:
+            continue
+        at = lower.index(column.lower())
+        info = ins.table.column_info(column)
+        picks[at] = f"coalesce({names[at]}, {_default_sql(text, info, f'{ins.table.name}.{column}')})"
+    if picks == names:
+        return source
+    return f"SELECT {', '.join(picks)} FROM ({source}) AS __s({', '.join(names)})"
+
+
+def _default_sql(text: str, info: ColumnInfo | None, where: str) -> str:
+    sig = [t for t in tokenize(text) if not t.trivia]
+    sign = -1 if sig and sig[0].text == "-" else 1
+    sig = sig[1:] if sig and sig[0].text in ("-", "+") else sig
+    value = number_or_value(sig[0]) if len(sig) == 1 and info is not None else NOT_LITERAL
+    if value is NOT_LITERAL or info is None or (sign < 0 and not isinstance(value, (int, float))):
+        why = refusal(
+            f"INSERT OR REPLACE of NULL into NOT NULL column {where}, whose DEFAULT is an expression, on the DuckDB "
+            "engine; give the value"
+        )
+        return f"error('{_quote(why)}')"
+    return stored_literal(-value if sign < 0 else value, info, f"DEFAULT of column {where}")
+
+
+def _required(table: TableInfo) -> set[str]:
+    """NOT NULL columns other than the rowid (whose NULL means: the next id)."""
+    rowid = (table.rowid_column or "").lower()
+    return {c for c in table.not_null if c.lower() != rowid}
+
+
+def _quote(text: str) -> str:
+    return text.replace("'", "''")
+
+
+def _conflict_target(tail: list[Token]) -> list[str]:
+    """The columns of `ON CONFLICT (a, b)`, lower case; [] without a target."""
+    at = next((i for i, t in enumerate(tail) if t.is_word("CONFLICT")), None)
+    if at is None or at + 1 >= len(tail) or tail[at + 1].text != "(":
+        return []
+    out = []
+    for tok in tail[at + 2 :]:
+        if tok.text == ")":
+            return out
+        if tok.kind in ("word", "qident"):
+            out.append(tok.name.lower())
+    return out
+
+
+def _skips(toks: list[Token], ins: Insert) -> bool:
+    """OR IGNORE or ON CONFLICT: rows that conflict are not inserted, and take no rowid."""
+    return ins.prefix == "INSERT OR IGNORE" or any(t.is_word("CONFLICT") for t in toks[ins.tail[0] : ins.tail[1]])
+
+
+def _listed_rowid(ins: Insert) -> int | None:
+    rowid = (ins.table.rowid_column or "").lower()
+    return next((n for n, c in enumerate(ins.columns) if rowid and c.lower() == rowid), None)
+
+
+def _given(em: Emitter, v: Typed) -> bool:
+    return (v.known and v.const is not None) or bool(v.param and em.param_class(v.param) != "n")
+
+
+def _check_ids_given(em: Emitter, ids: list[Typed] | None) -> None:
+    """SQLite numbers the rows of a multi-row INSERT one by one, skipping those a conflict leaves out: which rows
+    those are only running the statement tells. Refused unless every row gives its id."""
+    if ids is None or not all(_given(em, v) for v in ids):
+        raise D1Unsupported(
+            "INSERT OR IGNORE or ON CONFLICT of several rows into a table with an INTEGER PRIMARY KEY, some without "
+            "an id, on the DuckDB engine (SQLite numbers only the rows it inserts); give each row its id, or insert "
+            "one row per statement in a batch()"
+        )
+
+
+def _listed_ids(em: Emitter, rows_sql: str, names: list[str], position: int) -> str:
+    """Ids of several rows whose rowid column is listed, as SQLite gives them row by row: a NULL id is one more than
+    the largest rowid so far (the table's, or one an earlier row of this statement gave; 1 for the first row of an
+    empty table). With n_i the NULL ids up to row i, that is n_i + max(top, the earlier explicit ids g_j - n_j)."""
+    g = names[position]
+    window = "OVER (ORDER BY __o ROWS UNBOUNDED PRECEDING)"
+    counted = f"SELECT *, count(*) FILTER (WHERE {g} IS NULL) {window} AS __n FROM {rows_sql}"
+    top = f"CAST({em.extra('id_top')} AS HUGEINT)"  # NULL: an empty table
+    given = f"max(CAST({g} AS HUGEINT) - __n) {window}"
+    anchor = f"coalesce(greatest({top}, {given}), {top}, {given}, 0)"
+    out = [f"CAST(coalesce({g}, {anchor} + __n) AS BIGINT)" if n == position else c for n, c in enumerate(names)]
+    return f"SELECT {', '.join(out)} FROM ({counted}) AS __ids ORDER BY __o"
 
 
 def _value_rows(walker: object, toks: list[Token], span: tuple[int, int]) -> list[list[Typed]]:

@@ -34,6 +34,11 @@ class TableInfo:
     defaults: frozenset[str] = frozenset()  # columns with a DEFAULT clause
     self_referencing: bool = False  # has a foreign key to itself (rows of one INSERT may depend on each other)
     info: tuple[ColumnInfo, ...] = ()  # per column, in order
+    not_null: frozenset[str] = frozenset()  # columns declared NOT NULL
+    default_texts: tuple[tuple[str, str], ...] = ()  # (column, its DEFAULT as SQLite reports it)
+
+    def default_text(self, column: str) -> str | None:
+        return next((text for name, text in self.default_texts if name.lower() == column.lower()), None)
 
     def column_info(self, name: str) -> ColumnInfo | None:
         lower = name.lower()
