@@ -6,6 +6,7 @@ the engine binds), and INSERT OR REPLACE becomes the plan of replace.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from memory_sim.bindings.d1_sql import Token, tokenize
 from memory_sim.errors import D1Unsupported
@@ -149,10 +150,10 @@ def _source(em: Emitter, toks: list[Token], ins: Insert, with_ids: bool) -> tupl
         typed = [Typed("", "any", aff="?") for _ in infos]
     refs = [Typed(f'__src."{name}"', c.t) for name, c in zip(names, typed, strict=True)]
     if position is None:
-        listed = row(refs, "row_number() OVER ()")
-        return f"SELECT {', '.join(listed)} FROM ({select}) AS __src({', '.join(names)})", True
-    listed = ["row_number() OVER () AS __o", *(f"{v} AS {n}" for v, n in zip(row(refs, "NULL"), names, strict=True))]
-    rows_sql = f"(SELECT {', '.join(listed)} FROM ({select}) AS __src({', '.join(names)})) AS __src"
+        picked = row(refs, "row_number() OVER ()")
+        return f"SELECT {', '.join(picked)} FROM ({select}) AS __src({', '.join(names)})", True
+    picked = ["row_number() OVER () AS __o", *(f"{v} AS {n}" for v, n in zip(row(refs, "NULL"), names, strict=True))]
+    rows_sql = f"(SELECT {', '.join(picked)} FROM ({select}) AS __src({', '.join(names)})) AS __src"
     return _listed_ids(em, rows_sql, names, position), True
 
 
@@ -225,7 +226,8 @@ def _default_sql(text: str, info: ColumnInfo | None, where: str) -> str:
             "engine; give the value"
         )
         return f"error('{_quote(why)}')"
-    return stored_literal(-value if sign < 0 else value, info, f"DEFAULT of column {where}")
+    number: Any = value
+    return stored_literal(-number if sign < 0 else number, info, f"DEFAULT of column {where}")
 
 
 def _required(table: TableInfo) -> set[str]:
@@ -243,7 +245,7 @@ def _conflict_target(tail: list[Token]) -> list[str]:
     at = next((i for i, t in enumerate(tail) if t.is_word("CONFLICT")), None)
     if at is None or at + 1 >= len(tail) or tail[at + 1].text != "(":
         return []
-    out = []
+    out: list[str] = []
     for tok in tail[at + 2 :]:
         if tok.text == ")":
             return out
