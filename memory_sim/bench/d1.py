@@ -4,6 +4,7 @@ scripts/bench_d1.py writes it on its own): per-statement overhead, batch inserts
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
 from typing import Any, cast
@@ -117,3 +118,45 @@ def day_ordered_read(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
     )
     count = len(db.prepare(READ).bind("npc3").all().results)
     return {"rows": count, "d1_ms": ours * 1000, "raw_ms": raws * 1000, "ratio": ours / raws}
+
+
+# OLTP statement kinds, each timed on its own: (kind, SQL, the values of call i; `tag` keeps inserted ids apart).
+OLTP: list[tuple[str, str, Callable[[int, str], tuple[D1Value, ...]]]] = [
+    ("point select by key", "SELECT id, content, importance, day, hour FROM short_term_memories WHERE id = ?",
+     lambda i, tag: (f"m{i * 7919 % 1000}",)),
+    ("single-row insert", INSERT,
+     lambda i, tag: (f"{tag}{i}", f"npc{i % 10}", f"a new memory {i}", 0.5, 9_999, i % 24, "obs")),
+    ("single-row update", "UPDATE short_term_memories SET importance = ? WHERE id = ?",
+     lambda i, tag: ((i % 100) / 100, f"m{i * 7919 % 1000}")),
+    ("an NPC's latest 20 by day",
+     "SELECT id, content, importance, day, hour FROM short_term_memories WHERE npc_id = ? "
+     "ORDER BY day DESC, hour DESC LIMIT 20",
+     lambda i, tag: (f"npc{i % 10}",)),
+]
+
+
+def oltp(db: DuckDBDatabase, calls: int) -> list[dict[str, Any]]:
+    """Per statement kind: the median call through the D1 binding (`.all()`/`.run()`), raw DuckDB running the
+    statement as written on the same connection, and raw DuckDB running the SQL the dialect translated it to;
+    calls alternate (ABBA) so load drift hits all alike."""
+    raw = db._engine._conn  # type: ignore[attr-defined]
+    out = []
+    for kind, sql, values in OLTP:
+        translated, _ = raw_sql(db, sql, values(0, "t"))
+        times: dict[str, list[float]] = {"d1": [], "raw": [], "translated": []}
+        runs: dict[str, Callable[[int], object]] = {
+            "d1": lambda i: db.prepare(sql).bind(*values(i, "d")).all(),  # noqa: B023 - run within this iteration
+            "raw": lambda i: raw.execute(sql, list(values(i, "r"))).fetchall(),  # noqa: B023
+            "translated": lambda i: raw.execute(translated, raw_sql(db, sql, values(i, "x"))[1]).fetchall(),  # noqa: B023
+        }
+        order = ["d1", "raw", "translated"]
+        for i in range(calls):
+            for name in order if i % 2 == 0 else order[::-1]:
+                started = time.perf_counter()
+                runs[name](i)
+                times[name].append(time.perf_counter() - started)
+        medians = {name: statistics.median(t) * 1000 for name, t in times.items()}
+        out.append({"kind": kind, "calls": calls, "d1_ms": round(medians["d1"], 4),
+                    "raw_ms": round(medians["raw"], 4), "translated_ms": round(medians["translated"], 4),
+                    "ratio": round(medians["d1"] / medians["raw"], 2)})
+    return out

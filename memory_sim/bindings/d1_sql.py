@@ -115,6 +115,7 @@ def split_statements(sql: str) -> list[str]:
     return [p for p in pieces if significant(tokenize(p))]
 
 
+@lru_cache(maxsize=4096)
 def first_keyword(sql: str) -> str:
     for token in tokenize(sql):
         if not token.trivia:

@@ -49,6 +49,7 @@ _CONFIG: dict[str, str | bool] = {
     "python_enable_replacements": False,  # FROM name never reads a Python object of this process
     "lock_configuration": True,  # and a statement cannot SET it back
 }
+_PASSED_KEPT = 4096  # translations that passed the checks, kept per engine
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
 _SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
 
@@ -89,6 +90,7 @@ class DuckDBEngine:
         # Highest rowid (or AUTOINCREMENT sequence) per table, known without a max() query: kept across plain
         # INSERTs, forgotten on anything that may lower it or that is undone (UPDATE, DELETE, REPLACE, DDL, rollback).
         self._tops: dict[str, int | None] = {}
+        self._passed: dict[tuple[str, tuple[str, ...], int], Translation] = {}
         self._ddl_in_transaction = False
         self._in_transaction = False
         self._fks = Enforcer()
@@ -282,11 +284,23 @@ class DuckDBEngine:
 
     def _translate(self, sql: str, params: Sequence[D1Value] = ()) -> Translation:
         """The statement in DuckDB's SQL, once SQLite compiled it (on the mirror) and both views of it pass the
-        sandbox (duckdb_sandbox); all cached."""
+        sandbox (duckdb_sandbox); all cached, and what passed kept by (SQL, bound classes) for this schema."""
+        signature = tuple(param_class(v) for v in params)
+        key = (sql, signature, self._schema.version)
+        passed = self._passed.get(key)
+        if passed is not None:
+            return passed
+        translation = self._checked_translation(sql, signature)
+        if len(self._passed) >= _PASSED_KEPT:
+            self._passed.clear()
+        self._passed[key] = translation
+        return translation
+
+    def _checked_translation(self, sql: str, signature: tuple[str, ...]) -> Translation:
         check_sqlite_text(sql)
         if first_keyword(sql) not in ("PRAGMA", "CREATE", "DROP", "ALTER"):
             self._mirror.compile(sql, self._schema.version)  # SQLite's verdict first: its errors are the answer
-        translation = translate(sql, self._schema, tuple(param_class(v) for v in params))
+        translation = translate(sql, self._schema, signature)
         if translation.kind != "mirror":
             for text in (*translation.steps, translation.sql):
                 check_duckdb_text(text)

@@ -137,6 +137,8 @@ def count(ex: Expressions, e: Typed, offset: bool) -> str:
         number = sv.stored(value, "INTEGER") if isinstance(value, (str, float)) else value
         if not isinstance(number, int) or isinstance(number, bool):
             raise _MISMATCH
+        if number >= 0 or offset:  # a plain count keeps DuckDB's top-N plans
+            return str(max(number, 0))
         e = literal(number)
     elif e.t == "text" and e.param:
         if ex.ctx.param_class(e.param)[1] != "i":
