@@ -126,7 +126,11 @@ class D1ExecError(D1Error):
 
 
 class D1Unsupported(D1Error):
-    """A SQLite construct that DuckDB cannot run with SQLite's meaning; the message names the alternative."""
+    """A SQLite construct that DuckDB cannot run with SQLite's meaning; the message names the alternative. Worded
+    as D1 words errors (`D1_ERROR: <message>: SQLITE_ERROR`), so code matching on SQLite's form still parses it."""
+
+    def __init__(self, cause: str) -> None:
+        super().__init__(cause if cause.endswith(": SQLITE_ERROR") else f"{cause}: SQLITE_ERROR")
 
 
 class D1StatementError(D1Error):

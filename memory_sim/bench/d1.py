@@ -4,13 +4,15 @@ scripts/bench_d1.py writes it on its own): per-statement overhead, batch inserts
 
 from __future__ import annotations
 
+import statistics
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.local.d1.dialect.statements import translate
-from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
+from memory_sim.local.d1.dialect.values import param_class
+from memory_sim.local.d1.duckdb_engine import DuckDBDatabase, DuckDBEngine
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 TABLE = (
@@ -67,15 +69,22 @@ def filled(n: int, npcs: int) -> DuckDBDatabase:
     return db
 
 
+def raw_sql(db: DuckDBDatabase, sql: str, params: tuple[D1Value, ...]) -> tuple[str, list[Any]]:
+    """The DuckDB SQL the engine runs for `sql` bound to `params`, and the values it binds ($1, $2, ...: the
+    user's values, or views of them such as a text's numeric value)."""
+    engine = cast(DuckDBEngine, db._engine)
+    translation = translate(sql, engine._schema, tuple(param_class(v) for v in params))
+    return translation.sql, [engine._extra(name, translation, params) for name in translation.extras]
+
+
 def overhead(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
     raw = db._engine._conn  # type: ignore[attr-defined]
-    schema = db._engine._schema  # type: ignore[attr-defined]
     ours = raws = 0.0
     for sql, params in STATEMENTS:
-        translated = translate(sql, schema).sql
+        translated, values = raw_sql(db, sql, params)
         mine, theirs = paired(  # the lambdas run inside paired(), in this iteration
             lambda: db.prepare(sql).bind(*params).all(),  # noqa: B023
-            lambda: raw.execute(translated, list(params)).fetchall(),  # noqa: B023
+            lambda: raw.execute(translated, values).fetchall(),  # noqa: B023
             repeat,
         )
         ours, raws = ours + mine, raws + theirs
@@ -103,9 +112,51 @@ def batch_insert(n: int, repeat: int = 3) -> dict[str, float]:
 
 def day_ordered_read(db: DuckDBDatabase, repeat: int) -> dict[str, float]:
     raw = db._engine._conn  # type: ignore[attr-defined]
-    translated = translate(READ, db._engine._schema).sql  # type: ignore[attr-defined]
+    translated, values = raw_sql(db, READ, ("npc3",))
     ours, raws = paired(
-        lambda: db.prepare(READ).bind("npc3").all(), lambda: raw.execute(translated, ["npc3"]).fetchall(), repeat
+        lambda: db.prepare(READ).bind("npc3").all(), lambda: raw.execute(translated, values).fetchall(), repeat
     )
     count = len(db.prepare(READ).bind("npc3").all().results)
     return {"rows": count, "d1_ms": ours * 1000, "raw_ms": raws * 1000, "ratio": ours / raws}
+
+
+# OLTP statement kinds, each timed on its own: (kind, SQL, the values of call i; `tag` keeps inserted ids apart).
+OLTP: list[tuple[str, str, Callable[[int, str], tuple[D1Value, ...]]]] = [
+    ("point select by key", "SELECT id, content, importance, day, hour FROM short_term_memories WHERE id = ?",
+     lambda i, tag: (f"m{i * 7919 % 1000}",)),
+    ("single-row insert", INSERT,
+     lambda i, tag: (f"{tag}{i}", f"npc{i % 10}", f"a new memory {i}", 0.5, 9_999, i % 24, "obs")),
+    ("single-row update", "UPDATE short_term_memories SET importance = ? WHERE id = ?",
+     lambda i, tag: ((i % 100) / 100, f"m{i * 7919 % 1000}")),
+    ("an NPC's latest 20 by day",
+     "SELECT id, content, importance, day, hour FROM short_term_memories WHERE npc_id = ? "
+     "ORDER BY day DESC, hour DESC LIMIT 20",
+     lambda i, tag: (f"npc{i % 10}",)),
+]
+
+
+def oltp(db: DuckDBDatabase, calls: int) -> list[dict[str, Any]]:
+    """Per statement kind: the median call through the D1 binding (`.all()`/`.run()`), raw DuckDB running the
+    statement as written on the same connection, and raw DuckDB running the SQL the dialect translated it to;
+    calls alternate (ABBA) so load drift hits all alike."""
+    raw = db._engine._conn  # type: ignore[attr-defined]
+    out = []
+    for kind, sql, values in OLTP:
+        translated, _ = raw_sql(db, sql, values(0, "t"))
+        times: dict[str, list[float]] = {"d1": [], "raw": [], "translated": []}
+        runs: dict[str, Callable[[int], object]] = {
+            "d1": lambda i: db.prepare(sql).bind(*values(i, "d")).all(),  # noqa: B023 - run within this iteration
+            "raw": lambda i: raw.execute(sql, list(values(i, "r"))).fetchall(),  # noqa: B023
+            "translated": lambda i: raw.execute(translated, raw_sql(db, sql, values(i, "x"))[1]).fetchall(),  # noqa: B023
+        }
+        order = ["d1", "raw", "translated"]
+        for i in range(calls):
+            for name in order if i % 2 == 0 else order[::-1]:
+                started = time.perf_counter()
+                runs[name](i)
+                times[name].append(time.perf_counter() - started)
+        medians = {name: statistics.median(t) * 1000 for name, t in times.items()}
+        out.append({"kind": kind, "calls": calls, "d1_ms": round(medians["d1"], 4),
+                    "raw_ms": round(medians["raw"], 4), "translated_ms": round(medians["translated"], 4),
+                    "ratio": round(medians["d1"] / medians["raw"], 2)})
+    return out

@@ -22,12 +22,12 @@ _TOKEN = re.compile(
   | (?P<blob>[xX]'(?:[^']|'')*')
   | (?P<string>'(?:[^']|'')*')
   | (?P<qident>"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\])
-  | (?P<number>(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?|0[xX][0-9a-fA-F]+)
+  | (?P<number>0[xX][0-9a-fA-F]+|(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?)
   | (?P<param>\?\d*|[:@$][A-Za-z_][A-Za-z0-9_]*)
   | (?P<word>[A-Za-z_][A-Za-z0-9_$]*)
   | (?P<op>->>|->|\|\||<=|>=|==|!=|<>|<<|>>|[-+*/%<>=~&|(),.;])
     """,
-    re.VERBOSE | re.DOTALL,
+    re.VERBOSE | re.DOTALL | re.ASCII,
 )
 
 
@@ -115,8 +115,14 @@ def split_statements(sql: str) -> list[str]:
     return [p for p in pieces if significant(tokenize(p))]
 
 
+@lru_cache(maxsize=4096)
 def first_keyword(sql: str) -> str:
     for token in tokenize(sql):
         if not token.trivia:
             return token.upper
     return ""
+
+
+def dummy_values(sql: str) -> tuple[None, ...]:
+    """NULLs for every placeholder: enough to compile a statement without running it."""
+    return (None,) * placeholders(sql).count

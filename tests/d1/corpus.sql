@@ -115,6 +115,7 @@ INSERT INTO npc_state (npc_id, mood, last_seen_day) VALUES ('tom', 'tired', 2)
 INSERT INTO npc_state (npc_id, mood, energy, last_seen_day) VALUES ('tom', 'rested', 95, 3) ON CONFLICT(npc_id) DO UPDATE SET mood = excluded.mood, energy = excluded.energy, last_seen_day = excluded.last_seen_day
 INSERT INTO npc_state (npc_id, mood) VALUES ('ada', 'curious') ON CONFLICT(npc_id) DO UPDATE SET mood = excluded.mood
 UPDATE npc_state SET energy = energy - 10 WHERE energy > 90
+SELECT changes()
 UPDATE npc_state SET energy = energy + 5 WHERE npc_id = 'nobody'
 SELECT npc_id, mood, energy, last_seen_day, flags FROM npc_state ORDER BY npc_id
 SELECT npc_id FROM npc_state WHERE energy = (SELECT max(energy) FROM npc_state)
@@ -238,7 +239,6 @@ PRAGMA foreign_keys = OFF
 UPDATE OR IGNORE npc_state SET mood = 'x'
 INSERT OR ROLLBACK INTO npc_state (npc_id) VALUES ('z')
 CREATE INDEX idx_partial ON short_term_memories(day) WHERE importance > 0.5
-SELECT changes()
 UPDATE diaries SET summary = 'rewritten' WHERE id = 1
 SELECT rowid, npc_id, summary FROM diaries ORDER BY rowid
 SELECT id, summary FROM diaries WHERE rowid = 1

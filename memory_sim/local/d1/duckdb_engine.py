@@ -2,33 +2,41 @@
 DDL is also applied to a small in-memory sqlite3 "schema mirror", which answers PRAGMA and sqlite_master
 exactly as SQLite does and tells the INSERT rewrite which tables have INTEGER PRIMARY KEY rowids. The DDL is
 kept in the DuckDB file (table __sq_ddl), so the mirror is rebuilt on open. User SQL never reaches that ledger
-(duckdb_sandbox.py), and the mirror runs under SQLite's authorizer (sqlite_sandbox.py): replaying the ledger can only
+(duckdb_sandbox), and the mirror runs under SQLite's authorizer (sqlite_sandbox): replaying the ledger can only
 change the mirror's schema, whatever the ledger holds.
+
+Before DuckDB sees a statement, the mirror compiles it (EXPLAIN, never run): what SQLite cannot compile fails with
+SQLite's own error. Foreign keys are the engine's (foreign_keys.py); DuckDB's errors are mapped to D1's words
+(duckdb_errors.py).
 
 One process owns a DuckDB file: a second process gets DataInUseError and should go through `memory-sim serve`.
 """
 
 from __future__ import annotations
 
-import re
-import sqlite3
+import contextlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memory_sim.bindings.d1 import D1Value
-from memory_sim.bindings.d1_sql import tokenize
+from memory_sim.bindings.d1_sql import first_keyword
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local.d1.bulk import bulk_insert, column_lists
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
 from memory_sim.local.d1.dialect import functions as sqlite_functions
-from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, Translation, quote_name
+from memory_sim.local.d1.dialect.expressions import Translation
 from memory_sim.local.d1.dialect.replace import STAGE
+from memory_sim.local.d1.dialect.schema import TableInfo, quote_name
 from memory_sim.local.d1.dialect.statements import translate
-from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, replayable, unsafe_views
-from memory_sim.local.d1.sqlite_engine import sqlite_error
-from memory_sim.local.d1.sqlite_sandbox import READ, SCHEMA, Sandbox
+from memory_sim.local.d1.dialect.values import param_class, param_view
+from memory_sim.local.d1.duckdb_errors import d1_error
+from memory_sim.local.d1.duckdb_mirror import Mirror
+from memory_sim.local.d1.duckdb_pragmas import Pragmas
+from memory_sim.local.d1.duckdb_rows import decoded, read, target_name
+from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
+from memory_sim.local.d1.foreign_keys import Enforcer
 
 _CONFIG: dict[str, str | bool] = {
     "integer_division": True,  # SQLite: 7/2 = 3
@@ -41,11 +49,7 @@ _CONFIG: dict[str, str | bool] = {
     "python_enable_replacements": False,  # FROM name never reads a Python object of this process
     "lock_configuration": True,  # and a statement cannot SET it back
 }
-# Result types whose Python values need no reshaping for D1 (and convert exactly through numpy).
-_BARE_COLUMN = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause')
-_SUGGESTION = re.compile(r'\s*Did you mean "[^"]*"\?')  # may name the engine's own tables
-_PLAIN_TYPES = frozenset({"VARCHAR", "BIGINT", "INTEGER", "DOUBLE"})
-_HEAD_ROWS = 64  # rows fetched as tuples before a large result switches to columnar fetching
+_PASSED_KEPT = 4096  # translations that passed the checks, kept per engine
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
 _SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
 
@@ -66,38 +70,6 @@ def connect(path: str | Path) -> Any:
         ) from exc
 
 
-def schema_of(mirror: sqlite3.Connection) -> Schema:
-    tables: dict[str, TableInfo] = {}
-    query = "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-    for name, sql in mirror.execute(query).fetchall():
-        info = mirror.execute(f"PRAGMA table_info({quote_name(name)})").fetchall()  # cid, name, type, notnull, dflt, pk
-        toks = [t for t in tokenize(sql or "") if not t.trivia]
-        words = {t.upper for t in toks if t.kind == "word"}
-        keys = [row for row in info if row[5] > 0]
-        is_alias = len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER" and "WITHOUT" not in words
-        rowid = keys[0][1] if is_alias else None
-        tables[name] = TableInfo(
-            name,
-            tuple(r[1] for r in info),
-            rowid,
-            "AUTOINCREMENT" in words,
-            _unique_keys(mirror, name, rowid),
-            frozenset(r[1] for r in info if r[4] is not None),
-            any(t.is_word("REFERENCES") and i + 1 < len(toks) and toks[i + 1].name.lower() == name.lower()
-                for i, t in enumerate(toks)),
-        )
-    return Schema(tables)
-
-
-def _unique_keys(mirror: sqlite3.Connection, table: str, rowid: str | None) -> tuple[tuple[str, ...], ...]:
-    keys = [(rowid,)] if rowid is not None else []
-    for _, index, unique, _, partial in mirror.execute(f"PRAGMA index_list({quote_name(table)})").fetchall():
-        if unique and not partial:
-            info = mirror.execute(f"PRAGMA index_info({quote_name(index)})").fetchall()  # seqno, cid, name
-            keys.append(tuple(row[2] for row in sorted(info)))
-    return tuple(keys)
-
-
 class DuckDBEngine:
     def __init__(self, path: str | Path = ":memory:") -> None:
         import duckdb
@@ -113,12 +85,15 @@ class DuckDBEngine:
             self._conn.close()
             raise self._failure(exc) from exc
         self._last_rowid = 0
+        self._changes = self._total_changes = 0  # SQLite's changes() and total_changes()
         self._id_base = 0
         # Highest rowid (or AUTOINCREMENT sequence) per table, known without a max() query: kept across plain
         # INSERTs, forgotten on anything that may lower it or that is undone (UPDATE, DELETE, REPLACE, DDL, rollback).
-        self._tops: dict[str, int] = {}
+        self._tops: dict[str, int | None] = {}
+        self._passed: dict[tuple[str, tuple[str, ...], int], Translation] = {}
         self._ddl_in_transaction = False
         self._in_transaction = False
+        self._fks = Enforcer()
         try:
             self._rebuild_mirror()
         except duckdb.Error as exc:  # the ledger's reads are where a torn file shows too
@@ -132,35 +107,84 @@ class DuckDBEngine:
 
     # --- Engine ---------------------------------------------------------------------------------------------------
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
-        import duckdb
-
-        translation = self._translate(sql)
+        translation = self._translate(sql, params)
         if translation.kind == "mirror":
-            return self._on_mirror(sql, params)
+            pragma = self._pragmas.answer(sql, self._in_transaction)
+            return pragma if pragma is not None else self._mirror.answer(sql, params, self._last_rowid)
         if translation.kind == "ddl":
             return self._ddl(sql, translation, params)
         if translation.kind != "read" and (translation.upsert or translation.sql.lstrip()[:6].upper() != "INSERT"):
             self._tops.clear()
-        values = [*params, *(self._extra(name, translation) for name in translation.extras)]
+        values = [self._extra(name, translation, params) for name in translation.extras]
+        if translation.kind == "read":
+            return self._run(translation, values)
+        keys = self._fks.involved(self._written_table(translation))
+        outcome = self._checked(translation, values, keys) if keys else self._write(translation, values)
+        self._changes = outcome.changes
+        self._total_changes += outcome.changes
+        return outcome
+
+    def _write(self, translation: Translation, values: list[Any]) -> Outcome:
         if translation.kind == "replace":
             return self._replace(translation, values)
+        return self._run(translation, values)
+
+    def _run(self, translation: Translation, values: list[Any]) -> Outcome:
+        import duckdb
+
         try:
             cursor = self._conn.execute(translation.sql, values)
             if translation.kind == "read":
-                return self._read(cursor)
-            rows = cursor.fetchall()
+                return read(cursor, self._last_rowid)
+            rows = decoded(cursor.description or (), cursor.fetchall())
             columns = [d[0] for d in cursor.description or ()]
         except duckdb.Error as exc:
-            raise _refusal(exc) or self._failure(exc) from exc
+            raise self._failure(exc, translation) from exc
         return self._written(translation, columns, rows)
+
+    def _checked(self, translation: Translation, values: list[Any], keys: list[Any]) -> Outcome:
+        """A write to a table with foreign keys: checked when the statement ends (at commit when deferred), the
+        statement undone if it leaves a row without its parent."""
+        import duckdb
+
+        table = self._written_table(translation)
+        if self._in_transaction:
+            outcome = self._write(translation, values)
+            if self._fks.deferred:
+                self._fks.pending.add(str(table).lower())
+            else:
+                self._fks.check(self._conn, keys, set())
+            return outcome
+        self._conn.execute("BEGIN TRANSACTION")
+        try:
+            outcome = self._write_in(translation, values)
+            self._fks.check(self._conn, keys, set())
+            self._conn.execute("COMMIT")
+        except BaseException as exc:
+            with contextlib.suppress(duckdb.Error):
+                self._conn.execute("ROLLBACK")
+            self._tops.clear()
+            if isinstance(exc, duckdb.Error):
+                raise self._failure(exc, translation) from exc
+            raise
+        return outcome
+
+    def _write_in(self, translation: Translation, values: list[Any]) -> Outcome:
+        """The write inside a transaction this engine opened (a replace plan then runs without its own)."""
+        self._in_transaction = True
+        try:
+            return self._write(translation, values)
+        finally:
+            self._in_transaction = False
 
     def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
         """A run of one INSERT bound many times, as one statement (bulk.py); None: run them one by one."""
         import duckdb
 
-        self._translate(sql)  # what the bulk statement is made of passes the sandbox
+        # what the bulk statement is made of passes the sandbox
+        self._translate(sql, param_rows[0] if param_rows else ())
         bulk = bulk_insert(sql, self._schema)
-        lists = column_lists(param_rows, bulk.params) if bulk is not None else None
+        lists = column_lists(param_rows, bulk) if bulk is not None else None
         if bulk is None or lists is None:
             return None
         count = len(param_rows)
@@ -181,10 +205,16 @@ class DuckDBEngine:
         self._conn.execute("BEGIN TRANSACTION")
         self._in_transaction = True
         self._ddl_in_transaction = False
+        self._fks.end()
 
     def commit(self) -> None:
         import duckdb
 
+        try:
+            self._fks.at_commit(self._conn)
+        except D1Error:
+            self.rollback_quietly()
+            raise
         try:
             self._conn.execute("COMMIT")
         except duckdb.Error as exc:  # the write-ahead log could not be written (disk full, file too large)
@@ -205,6 +235,7 @@ class DuckDBEngine:
                 self._rebuild_mirror()
 
     def rollback(self) -> None:
+        self._fks.end()
         self._conn.execute("ROLLBACK")
         self._in_transaction = False
         self._tops.clear()
@@ -235,16 +266,41 @@ class DuckDBEngine:
         self._mirror.close()
 
     # --- internals ------------------------------------------------------------------------------------------------
-    def _failure(self, exc: Exception) -> D1Error:
-        """DuckDB's error as D1's; a damaged file as one line naming it and the way back."""
+    def _failure(self, exc: Exception, translation: Translation | None = None) -> D1Error:
+        """DuckDB's error as D1's (duckdb_errors.py); a damaged file as one line naming it and the way back."""
         if self._file is not None and looks_damaged(exc):
             return d1_damaged(self._file, exc)
-        return exc if isinstance(exc, D1Error) else D1Error(_cause(exc))
+        if isinstance(exc, D1Error):
+            return exc
+        table = self._written_table(translation) if translation is not None else None
+        return d1_error(exc, self._schema.table(table) if table else None, self._mirror.checks)
 
-    def _translate(self, sql: str) -> Translation:
-        """The statement in DuckDB's SQL, once both views of it pass the sandbox (duckdb_sandbox.py); all cached."""
+    def _written_table(self, translation: Translation) -> str | None:
+        if translation.kind not in ("write", "replace"):
+            return None
+        if translation.target is not None:
+            return translation.target.name
+        return target_name(translation.steps[-1] if translation.kind == "replace" else translation.sql)
+
+    def _translate(self, sql: str, params: Sequence[D1Value] = ()) -> Translation:
+        """The statement in DuckDB's SQL, once SQLite compiled it (on the mirror) and both views of it pass the
+        sandbox (duckdb_sandbox); all cached, and what passed kept by (SQL, bound classes) for this schema."""
+        signature = tuple(param_class(v) for v in params)
+        key = (sql, signature, self._schema.version)
+        passed = self._passed.get(key)
+        if passed is not None:
+            return passed
+        translation = self._checked_translation(sql, signature)
+        if len(self._passed) >= _PASSED_KEPT:
+            self._passed.clear()
+        self._passed[key] = translation
+        return translation
+
+    def _checked_translation(self, sql: str, signature: tuple[str, ...]) -> Translation:
         check_sqlite_text(sql)
-        translation = translate(sql, self._schema)
+        if first_keyword(sql) not in ("PRAGMA", "CREATE", "DROP", "ALTER"):
+            self._mirror.compile(sql, self._schema.version)  # SQLite's verdict first: its errors are the answer
+        translation = translate(sql, self._schema, signature)
         if translation.kind != "mirror":
             for text in (*translation.steps, translation.sql):
                 check_duckdb_text(text)
@@ -268,7 +324,7 @@ class DuckDBEngine:
         return Outcome(columns, rows, len(rows), self._last_rowid, bool(rows))
 
     def _replace(self, translation: Translation, values: list[Any]) -> Outcome:
-        """Run an INSERT OR REPLACE plan (dialect/replace.py) atomically; `changes` counts every new row."""
+        """Run an INSERT OR REPLACE plan (replace.py) atomically; `changes` counts every new row."""
         import duckdb
 
         own = not self._in_transaction
@@ -296,77 +352,58 @@ class DuckDBEngine:
         outcome.changes, outcome.changed_db = staged, staged > 0
         return outcome
 
-    def _read(self, cursor: Any) -> Outcome:
-        """Rows as tuples; past the first few, columns of plain types come columnar (numpy), which is far
-        cheaper for large reads than Python tuples."""
-        description = cursor.description or ()
-        columns = [d[0] for d in description]
-        plain = len(set(columns)) == len(columns) and all(str(d[1]) in _PLAIN_TYPES for d in description)
-        rows = cursor.fetchmany(_HEAD_ROWS)
-        if len(rows) < _HEAD_ROWS:
-            return Outcome(columns, rows, 0, self._last_rowid, False, plain)
-        if not plain:
-            return Outcome(columns, rows + cursor.fetchall(), 0, self._last_rowid, False)
-        arrays = cursor.fetchnumpy()
-        tail = [arrays[name].tolist() for name in columns]
-        return Outcome(columns, rows, 0, self._last_rowid, False, plain, tail)
-
-    def _extra(self, name: str, translation: Translation) -> int:
+    def _extra(self, name: str, translation: Translation, params: Sequence[D1Value] = ()) -> Any:
         if name == "last_rowid":
             return self._last_rowid
+        if name in ("changes", "total_changes"):
+            return self._changes if name == "changes" else self._total_changes
+        if ":" in name:  # the user's ?N, or a view of it through one of SQLite's conversions
+            kind, number = name.split(":")
+            value = params[int(number) - 1]
+            return value if kind == "p" else param_view(kind, value)
         assert translation.target is not None
-        return self._id_base_of(translation.target)
+        base = self._id_base_of(translation.target)
+        if base >= 2**63 - 1:
+            raise D1Unsupported(
+                f"a new row without an id in {translation.target.name}, whose largest rowid is 9223372036854775807, "
+                "on the DuckDB engine (SQLite picks a random unused rowid); give the row its id"
+            )
+        return self._tops[translation.target.name.lower()] if name == "id_top" else base
 
     def _id_base_of(self, table: TableInfo) -> int:
+        """The rowid new ids count up from: the table's largest (0 when it is empty, and negative when its rows'
+        are); for AUTOINCREMENT at least the largest ever given. Remembered in `_tops` (None: an empty table)."""
         assert table.rowid_column is not None
-        known = self._tops.get(table.name.lower())
-        if known is not None:
-            self._id_base = known
-            return known
-        top = self._conn.execute(
-            f"SELECT coalesce(max({quote_name(table.rowid_column)}), 0) FROM {quote_name(table.name)}"
-        ).fetchone()
-        base = int(top[0]) if top else 0
-        if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
-            seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
-            base = max(base, int(seen[0]) if seen else 0)
-        self._id_base = self._tops[table.name.lower()] = base
-        return base
+        name = table.name.lower()
+        if name not in self._tops:
+            row = self._conn.execute(
+                f"SELECT max({quote_name(table.rowid_column)}) FROM {quote_name(table.name)}"
+            ).fetchone()
+            top = None if row is None or row[0] is None else int(row[0])
+            if table.autoincrement:  # AUTOINCREMENT never reuses an id, even after the largest row is deleted
+                seen = self._conn.execute("SELECT seq FROM __sq_sequence WHERE name = ?", [table.name]).fetchone()
+                top = max(top or 0, int(seen[0]) if seen else 0)
+            self._tops[name] = top
+        known = self._tops[name]
+        self._id_base = known if known is not None else 0
+        return self._id_base
 
     def _note_ids(self, table: TableInfo, inserted: list[int]) -> None:
-        top = max(self._tops.get(table.name.lower(), 0), *inserted)
-        self._tops[table.name.lower()] = top
+        name = table.name.lower()
+        if name in self._tops:  # else unknown: asked of the table next time
+            known = self._tops[name]
+            self._tops[name] = max(inserted) if known is None else max(known, *inserted)
         if table.autoincrement:
             self._conn.execute(
                 "INSERT INTO __sq_sequence VALUES (?, ?)"
                 " ON CONFLICT (name) DO UPDATE SET seq = greatest(seq, excluded.seq)",
-                [table.name, top],
+                [table.name, max(0, *inserted)],
             )
-
-    def _on_mirror(self, sql: str, params: Sequence[D1Value]) -> Outcome:
-        self._sandbox.read_data_table = False
-        try:
-            cursor = self._mirror.execute(sql, tuple(params))
-            rows = cursor.fetchall()
-        except sqlite3.Error as exc:
-            if self._sandbox.read_data_table:  # the mirror has the tables but none of their rows
-                raise D1Unsupported(
-                    "sqlite_master or a PRAGMA function together with a table's rows on the DuckDB engine; "
-                    "query the schema on its own"
-                ) from exc
-            raise sqlite_error(exc) from exc
-        return Outcome([d[0] for d in cursor.description or ()], rows, 0, self._last_rowid, False)
 
     def _ddl(self, sql: str, translation: Translation, params: Sequence[D1Value]) -> Outcome:
         import duckdb
 
-        self._sandbox.use(SCHEMA)
-        try:
-            self._mirror.execute(sql, tuple(params))  # SQLite's own checks and wording come first
-        except sqlite3.Error as exc:
-            raise sqlite_error(exc) from exc
-        finally:
-            self._sandbox.use(READ)
+        self._mirror.define(sql, params)
         own = not self._in_transaction
         try:
             if own:
@@ -384,41 +421,19 @@ class DuckDBEngine:
             raise self._failure(exc) from exc
         self._ddl_in_transaction = True
         self._tops.clear()
-        self._schema = schema_of(self._mirror)
+        self._schema = self._mirror.schema(self._conn)
+        self._fks.reload(self._mirror.conn)
         return Outcome([], [], 0, self._last_rowid, True)
 
     def _rebuild_mirror(self) -> None:
         old = getattr(self, "_mirror", None)
         if old is not None:
             old.close()
-        self._mirror = sqlite3.connect(":memory:", check_same_thread=False)
-        self._sandbox = Sandbox(self._mirror, SCHEMA)
-        for (statement,) in self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall():
-            if replayable(statement):
-                try:
-                    self._mirror.execute(statement)
-                except sqlite3.Error:
-                    continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
-        self._sandbox.use(READ)
-        self._schema = schema_of(self._mirror)
-
-
-def _refusal(exc: Exception) -> D1Unsupported | None:
-    """DuckDB errors that mean "valid SQLite, but not with SQLite's meaning here", as refusals."""
-    found = _BARE_COLUMN.search(str(exc))
-    if found is None:
-        return None
-    column = found.group(1)
-    return D1Unsupported(
-        f"bare column {column} next to an aggregate outside GROUP BY: SQLite takes it from an arbitrary (or the "
-        f"max()/min()) row, which DuckDB cannot reproduce; add {column} to GROUP BY or wrap it in an aggregate "
-        f"such as max({column})"
-    )
-
-
-def _cause(exc: Exception) -> str:
-    text = _SUGGESTION.sub("", str(exc)).strip()
-    return " ".join(line.strip() for line in text.splitlines()[:2] if line.strip())
+        ledger = self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall()
+        self._mirror = Mirror(statement for (statement,) in ledger)
+        self._pragmas = Pragmas(self._fks)
+        self._schema = self._mirror.schema(self._conn)
+        self._fks.reload(self._mirror.conn)
 
 
 class DuckDBDatabase(D1CoreDatabase):

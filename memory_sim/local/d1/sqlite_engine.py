@@ -10,12 +10,15 @@ from memory_sim.bindings.d1 import D1Value
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
+from memory_sim.local.d1.dialect.udfs import primary_code
 from memory_sim.local.d1.sqlite_sandbox import Sandbox
 
 
 def sqlite_error(exc: sqlite3.Error) -> D1Error:
+    """SQLite's error as D1 words it: `<message>: SQLITE_<CODE>`, with the primary result code (D1 reports
+    `UNIQUE constraint failed: t.c: SQLITE_CONSTRAINT`, not the extended SQLITE_CONSTRAINT_UNIQUE)."""
     code = getattr(exc, "sqlite_errorname", None) or "SQLITE_ERROR"
-    return D1Error(f"{exc}: {code}")
+    return D1Error(f"{exc}: {primary_code(code)}")
 
 
 class SqliteEngine:
@@ -32,11 +35,20 @@ class SqliteEngine:
         Sandbox(self._conn)  # no ATTACH, VACUUM INTO, extensions or PRAGMAs outside D1's: no file but this one
 
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
+        """One statement; outside a batch inside its own transaction, as D1 runs every query (so `PRAGMA
+        foreign_keys = OFF` changes nothing and `PRAGMA defer_foreign_keys` ends with the statement)."""
+        own = not self._conn.in_transaction and _first_word(sql) != "VACUUM"  # VACUUM cannot; the sandbox denies it
         before = self._conn.total_changes
         try:
+            if own:
+                self._conn.execute("BEGIN")
             cursor = self._conn.execute(sql, tuple(params))
             rows = cursor.fetchall()
+            if own and self._conn.in_transaction:
+                self._conn.execute("COMMIT")
         except (sqlite3.Error, OverflowError) as exc:
+            if own and self._conn.in_transaction:
+                self._conn.execute("ROLLBACK")
             raise self._failure(exc) if isinstance(exc, sqlite3.Error) else D1Error(str(exc)) from exc
         columns = [d[0] for d in cursor.description or ()]
         changes = self._conn.total_changes - before
@@ -52,7 +64,8 @@ class SqliteEngine:
     def commit(self) -> None:
         try:
             self._conn.execute("COMMIT")
-        except sqlite3.Error as exc:
+        except sqlite3.Error as exc:  # e.g. a deferred foreign key still violated: SQLite keeps the transaction open
+            self.rollback()
             raise self._failure(exc) from exc
 
     def rollback(self) -> None:
@@ -81,9 +94,13 @@ class SqliteEngine:
 
 
 def _is_ddl(sql: str) -> bool:
+    return _first_word(sql) in ("CREATE", "DROP", "ALTER")
+
+
+def _first_word(sql: str) -> str:
     from memory_sim.bindings.d1_sql import first_keyword
 
-    return first_keyword(sql) in ("CREATE", "DROP", "ALTER")
+    return first_keyword(sql)
 
 
 class SqliteDatabase(D1CoreDatabase):

@@ -10,7 +10,8 @@ SQLite's own words, `not authorized` (SQLITE_AUTH), as on D1.
 
 Modes, for the schema mirror (`use`): `ENGINE` (D1's SQL, the sqlite engine), `READ` (user statements the mirror
 answers: reads only, of the schema, never of a table's rows), `SCHEMA` (DDL, and the replay of the DDL ledger:
-schema changes only, no PRAGMA at all).
+schema changes only, no PRAGMA at all), `CHECK` (a user statement compiled under EXPLAIN, never run, for SQLite's
+verdict on it: reads and writes of tables may be compiled; no PRAGMA, no transaction).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
-ENGINE, READ, SCHEMA = "engine", "read", "schema"
+ENGINE, READ, SCHEMA, CHECK = "engine", "read", "schema", "check"
 
 # D1's documented PRAGMAs (Cloudflare, "SQL statements"), plus page_count/page_size (size_after).
 _PRAGMA_READS = frozenset({
@@ -128,4 +129,17 @@ def _schema(_: Sandbox) -> Callable[..., int]:
     return authorize
 
 
-_POLICIES: dict[str, Callable[[Sandbox], Callable[..., int]]] = {ENGINE: _engine, READ: _read, SCHEMA: _schema}
+def _check(_: Sandbox) -> Callable[..., int]:
+    def authorize(action: int, arg1: Any, arg2: Any, database: Any, _trigger: Any) -> int:
+        if not _base(action, arg1, arg2, database) or action in (
+            sqlite3.SQLITE_PRAGMA, sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT,
+        ):
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    return authorize
+
+
+_POLICIES: dict[str, Callable[[Sandbox], Callable[..., int]]] = {
+    ENGINE: _engine, READ: _read, SCHEMA: _schema, CHECK: _check,
+}

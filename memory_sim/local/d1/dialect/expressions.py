@@ -1,59 +1,25 @@
-"""SQLite's dialect on DuckDB, the expression layer: the `Emitter` that writes a SQLite statement's tokens as
-DuckDB SQL with SQLite's meaning, or refuses a construct (D1Unsupported, naming the SQLite alternative), and the
-token-structure helpers the statement rewrites share. Entry point: `statements.translate`.
+"""SQLite's dialect on DuckDB: translates one SQLite statement into DuckDB SQL with SQLite's meaning, or
+refuses it (D1Unsupported, naming the construct and the SQLite alternative). Cached by (SQL text, schema
+version, classes of the bound values): the schema gives each column's type and affinity, and a bound text's
+class (does it read as a number?) decides what SQLite makes of it.
 
-Rewrites done here (expressions): `?`/`?NNN` -> `$N`; LIKE -> __sq_like (ASCII-only case folding, as
-SQLite; like.py); CURRENT_TIMESTAMP/DATE/TIME and datetime('now') & co. as SQLite's UTC text;
-date/time and json_extract/->> answered by sqlite3 itself (functions.py); typeof, total, max/min with
-several arguments, CAST(x AS INTEGER) truncating; iif; last_insert_rowid(); unaliased result columns named
-by their SQL text as SQLite names them. Statement-level rewrites live in statements.py.
+Statements are walked clause by clause (clauses.py, keywords.py; INSERT in insert.py, CREATE and
+ALTER TABLE in ddl.py, the rest in statements.py); expressions are parsed (parser.py) and written typed
+(typed.py, compare.py, calls.py, store.py). This module holds the schema's shape, the emitter
+that collects the values the engine binds, and the token-by-token writer DDL pieces still use (`legacy`).
 """
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from memory_sim.bindings.d1_sql import Token, placeholders, tokenize
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import functions as fn
 from memory_sim.local.d1.dialect.like import like_calls
-
-_versions = itertools.count(1)
-# Words DuckDB reserves that SQLite does not know at all: in SQLite text they can only be names, so quote them.
-_DUCKDB_ONLY_KEYWORDS = frozenset(
-    "AT ASOF ANTI SEMI POSITIONAL PIVOT UNPIVOT PIVOT_LONGER PIVOT_WIDER LAMBDA QUALIFY SUMMARIZE SHOW DESCRIBE "
-    "MAP STRUCT TUPLE UNPACK VARIADIC TRY_CAST COLUMNS SETOF FREEZE TABLESAMPLE".split()
-)
-
-
-@dataclass(frozen=True, slots=True)
-class TableInfo:
-    name: str
-    columns: tuple[str, ...]
-    rowid_column: str | None  # the INTEGER PRIMARY KEY column that aliases the rowid
-    autoincrement: bool = False
-    unique_keys: tuple[tuple[str, ...], ...] = ()  # PRIMARY KEY, UNIQUE constraints and unique indexes
-    defaults: frozenset[str] = frozenset()  # columns with a DEFAULT clause
-    self_referencing: bool = False  # has a foreign key to itself (rows of one INSERT may depend on each other)
-
-
-class Schema:
-    """The tables as the SQLite schema mirror sees them; compared by version so caching stays cheap."""
-
-    def __init__(self, tables: dict[str, TableInfo] | None = None) -> None:
-        self.tables = {k.lower(): v for k, v in (tables or {}).items()}
-        self.version = next(_versions)
-
-    def table(self, name: str) -> TableInfo | None:
-        return self.tables.get(name.lower())
-
-    def __hash__(self) -> int:
-        return self.version
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Schema) and other.version == self.version
+from memory_sim.local.d1.dialect.schema import DUCKDB_ONLY_KEYWORDS, TableInfo, column_type, quote_name
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,7 +28,7 @@ class Translation:
     kind: str  # "read" (rows), "write" (INSERT/UPDATE/DELETE), "ddl", "mirror" (answered by the schema mirror),
     # "replace" (INSERT OR REPLACE: a plan of `steps` then `sql`, run in one transaction)
     returns_rows: bool = True
-    extras: tuple[str, ...] = ()  # engine-supplied values bound after the user's: "id_base", "last_rowid"
+    extras: tuple[str, ...] = ()  # what to bind as $1, $2, ...: "p:N" the user's ?N, or an engine value (Emitter.extra)
     target: TableInfo | None = None  # rowid table whose ids this INSERT generates
     returning_injected: bool = False  # we appended RETURNING <rowid column> to learn last_row_id
     upsert: bool = False  # ON CONFLICT DO UPDATE: RETURNING also lists updated rows, which are not inserted
@@ -71,19 +37,44 @@ class Translation:
 
 @dataclass(slots=True)
 class Emitter:
-    """Turns a token range into DuckDB text; collects the engine-supplied parameters it needed."""
+    """Turns a token range into DuckDB text; collects the engine-supplied parameters it needed. Statements and
+    expressions go through the typed walker (clauses.py); DDL pieces through `legacy` (token by token)."""
 
     numbers: tuple[int, ...]
     user_count: int
     extras: list[str] = field(default_factory=list)
     _seen: int = 0
+    signature: tuple[str, ...] = ()  # each bound value's class (values.param_class)
+    scope: Any = None  # scope.Scope: the statement's tables, for column types
+    store_target: TableInfo | None = None  # the table SET clauses write to
+    wrap_output: bool = True  # result columns reach the user (not a view's or CREATE TABLE ... AS SELECT's)
 
     def extra(self, name: str) -> str:
+        """The DuckDB parameter for a value the engine binds: `p:N` is the user's ?N, others the engine's own
+        ("last_rowid", "id_base", "changes", `kind:N` a view of ?N). Numbered by first use, so a user value the
+        DuckDB SQL does not need is not bound."""
         if name not in self.extras:
             self.extras.append(name)
-        return f"${self.user_count + self.extras.index(name) + 1}"
+        return f"\x00{name}\x00"  # numbered once the statement is written (numbered()); NUL never reaches here
+
+    def param_number(self, tok: Token) -> int:
+        number = self.numbers[self._seen]
+        self._seen += 1
+        return number
+
+    def param_class(self, number: int) -> str:
+        return self.signature[number - 1] if number <= len(self.signature) else "n"
 
     def emit(self, toks: list[Token], lo: int = 0, hi: int | None = None) -> str:
+        from memory_sim.local.d1.dialect.clauses import Walker
+
+        return Walker(self, list(toks), lo, len(toks) if hi is None else hi).write()
+
+    def verbatim(self, tok: Token, before: str) -> str:
+        """A token that is not part of an expression, as DuckDB should read it."""
+        return self._word(tok) if tok.kind == "word" else _as_duckdb_reads_it(tok, before)
+
+    def legacy(self, toks: list[Token], lo: int = 0, hi: int | None = None) -> str:
         hi = len(toks) if hi is None else hi
         if any(t.kind == "op" and t.text == "->>" for t in toks[lo:hi]):
             toks, lo = arrow_calls(toks[lo:hi]), 0
@@ -106,8 +97,12 @@ class Emitter:
                         continue
                 out.append(self._word(tok))
             elif tok.kind == "param":
-                out.append(f"${self.numbers[self._seen]}")
+                out.append(self.extra(f"p:{self.numbers[self._seen]}"))
                 self._seen += 1
+            elif tok.kind == "number" and tok.text[:2].lower() == "0x":
+                from memory_sim.local.d1.dialect.parser import number
+
+                out.append(str(number(tok.text).value))
             else:
                 out.append(_as_duckdb_reads_it(tok, out[-1] if out else ""))
             i += 1
@@ -117,14 +112,14 @@ class Emitter:
         upper = tok.upper
         if upper in fn.NOW_TEXT:
             return fn.NOW_TEXT[upper]
-        if upper in _DUCKDB_ONLY_KEYWORDS:
+        if upper in DUCKDB_ONLY_KEYWORDS:
             return f'"{tok.text}"'
         if upper in ("SQLITE_MASTER", "SQLITE_SCHEMA", "SQLITE_SEQUENCE"):
             raise D1Unsupported(f"{tok.text} joined with data tables; query it on its own")
         return tok.text
 
     def _args(self, toks: list[Token], open_i: int, close_i: int) -> list[str]:
-        return [self.emit(toks, lo, hi).strip() for lo, hi in split_args(toks, open_i, close_i)]
+        return [self.legacy(toks, lo, hi).strip() for lo, hi in split_args(toks, open_i, close_i)]
 
     def _call(self, name: str, toks: list[Token], open_i: int, close_i: int) -> str | None:
         handler = _CALLS.get(name)
@@ -210,28 +205,6 @@ _CALLS: dict[str, Callable[[Emitter, list[Token], int, int], str | None]] = {
     "randomblob": _refuse("randomblob", "generate random values in the application"),
     "zeroblob": _refuse("zeroblob", "bind a bytes value"),
 }
-
-
-def quote_name(name: str) -> str:
-    """A name as a double-quoted identifier, whatever characters it holds."""
-    return '"' + name.replace('"', '""') + '"'
-
-
-def column_type(declared: str) -> str:
-    """SQLite's affinity rules, as DuckDB types (64-bit integers, text for date-like types)."""
-    upper = declared.upper()
-    if "INT" in upper or "BOOL" in upper:
-        return "BIGINT"
-    if any(word in upper for word in ("CHAR", "CLOB", "TEXT", "DATE", "TIME", "JSON", "UUID")):
-        return "VARCHAR"
-    if "BLOB" in upper:
-        return "BLOB"
-    if any(word in upper for word in ("REAL", "FLOA", "DOUB", "NUMERIC", "DECIMAL")):
-        return "DOUBLE"  # NUMERIC affinity keeps 5 as an integer; DOUBLE answers 5.0 (equal in JSON)
-    raise D1Unsupported(
-        f"column type '{declared or '(none)'}': SQLite's dynamic typing has no DuckDB equivalent; "
-        "declare INTEGER, REAL, TEXT or BLOB"
-    )
 
 
 # --- token helpers --------------------------------------------------------------------------------------------
@@ -326,23 +299,6 @@ def _operand_start(toks: list[Token], at: int) -> int:
     return i
 
 
-def new_emitter(sql: str) -> Emitter:
+def new_emitter(sql: str, signature: tuple[str, ...] = ()) -> Emitter:
     marks = placeholders(sql)
-    return Emitter(marks.numbers, marks.count)
-
-
-def source_end(body: list[Token], start: int) -> int:
-    """Where the source of an INSERT (VALUES or SELECT, from `start`) ends: at its RETURNING or ON CONFLICT."""
-    depth = 0
-    for i in range(start, len(body)):
-        tok = body[i]
-        if tok.kind == "op" and tok.text in "()":
-            depth += 1 if tok.text == "(" else -1
-        elif depth == 0 and (tok.is_word("RETURNING") or (tok.is_word("ON") and is_conflict(body, i))):
-            return i
-    return len(body)
-
-
-def is_conflict(body: list[Token], i: int) -> bool:
-    nxt = next_significant(body, i + 1)
-    return nxt is not None and body[nxt].is_word("CONFLICT")
+    return Emitter(marks.numbers, marks.count, signature=signature)

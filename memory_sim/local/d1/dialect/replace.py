@@ -10,42 +10,26 @@ later staged row replaces (SQLite inserts row by row) -> insert the survivors ->
 
 from __future__ import annotations
 
-from memory_sim.bindings.d1_sql import Token
+from typing import TYPE_CHECKING
+
 from memory_sim.errors import D1Unsupported
-from memory_sim.local.d1.dialect.expressions import (
-    Emitter,
-    TableInfo,
-    Translation,
-    match_paren,
-    next_significant,
-    source_end,
-    split_args,
-)
+from memory_sim.local.d1.dialect.expressions import Emitter, Translation
+from memory_sim.local.d1.dialect.schema import TableInfo
+
+if TYPE_CHECKING:
+    from memory_sim.local.d1.dialect.insert import Insert
 
 STAGE = "__sq_in"
 
 
-def replace_plan(em: Emitter, body: list[Token], table: TableInfo, user_returning: bool) -> Translation:
-    sig = [i for i, t in enumerate(body) if not t.trivia]
-    at = 1
-    if at < len(sig) and body[sig[at]].is_word("AS"):
-        raise D1Unsupported("INSERT OR REPLACE with a table alias on the DuckDB engine; drop the alias")
-    columns = list(table.columns)
-    src = sig[at] if at < len(sig) else None
-    if src is not None and body[src].text == "(":
-        close = match_paren(body, src)
-        columns = [next(t for t in body[lo:hi] if not t.trivia).name for lo, hi in split_args(body, src, close)]
-        src = next_significant(body, close + 1)
-    if src is None or body[src].is_word("DEFAULT"):
-        raise D1Unsupported("INSERT OR REPLACE ... DEFAULT VALUES on the DuckDB engine; list the columns")
-    end = source_end(body, src)
-    if end < len(body) and body[end].is_word("ON"):
-        raise D1Unsupported("INSERT OR REPLACE with an ON CONFLICT clause; use one of the two")
-    source = em.emit(body, src, end)
-    returning = em.emit(body, end) if end < len(body) else ""
+def replace_plan(em: Emitter, ins: Insert, source: str, tail: str) -> Translation:
+    """`source` holds the new rows, each value already stored as its column keeps it (insert.py); `tail` is
+    the statement's RETURNING clause, if any."""
+    table = ins.table
+    columns = list(ins.columns)
     final, picks = _staged_columns(em, columns, table)
     keys = _keys(table, final)
-    name = em.emit(body, sig[0], sig[0] + 1)
+    name = ins.name_sql
     listed = ", ".join(_q(c) for c in columns)
     steps = [
         f"CREATE OR REPLACE TEMP TABLE {STAGE} AS SELECT __n, {', '.join(picks)} FROM "
@@ -61,15 +45,15 @@ def replace_plan(em: Emitter, body: list[Token], table: TableInfo, user_returnin
             f"WHERE __b.__n > __a.__n AND ({_match(keys, '__b', '__a')}))"
         )
     cols = ", ".join(_q(c) for c in final)
-    sql = f"INSERT INTO {name} ({cols}) SELECT {cols} FROM {STAGE} ORDER BY __n {returning}".rstrip()
+    sql = f"INSERT INTO {name} ({cols}) SELECT {cols} FROM {STAGE} ORDER BY __n {tail}".rstrip()
     rowid = table.rowid_column
-    injected = rowid is not None and not user_returning
+    injected = rowid is not None and not ins.returning
     if injected:
         sql += f" RETURNING {_q(rowid or '')}"
     return Translation(
         sql,
         "replace",
-        returns_rows=user_returning or injected,
+        returns_rows=ins.returning or injected,
         extras=tuple(em.extras),
         target=table if rowid else None,
         returning_injected=injected,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from memory_sim.bindings.d1_sql import Token
 from memory_sim.errors import D1Unsupported
-from memory_sim.local.d1.dialect.expressions import Schema, TableInfo, next_significant
+from memory_sim.local.d1.dialect.expressions import next_significant
+from memory_sim.local.d1.dialect.schema import Schema, TableInfo
 
 ROWID_WORDS = frozenset({"ROWID", "_ROWID_", "OID"})
 # Words that may follow a table reference and so are not its alias.
@@ -31,7 +32,7 @@ def _is_rowid(tok: Token) -> bool:
 
 def resolve_rowids(toks: list[Token], schema: Schema) -> list[Token]:
     """The statement's tokens with each rowid reference replaced by the INTEGER PRIMARY KEY column it means."""
-    tables, aliases = _referenced(toks, schema)
+    tables, aliases = referenced(toks, schema)
     out = list(toks)
     for i, tok in enumerate(toks):
         if not _is_rowid(tok) or _is_alias_or_call(toks, i):
@@ -61,7 +62,7 @@ def _previous_significant(toks: list[Token], i: int) -> int | None:
     return i if i >= 0 else None
 
 
-def _referenced(toks: list[Token], schema: Schema) -> tuple[list[TableInfo], dict[str, TableInfo]]:
+def referenced(toks: list[Token], schema: Schema) -> tuple[list[TableInfo], dict[str, TableInfo]]:
     """The schema's tables the statement names (not as `x.` qualifiers), and their aliases."""
     tables: list[TableInfo] = []
     aliases: dict[str, TableInfo] = {}
