@@ -176,7 +176,7 @@ def test_a_stopped_folder_is_let_go_between_looks(village_folder: Path, tmp_path
     shutil.copytree(village_folder, folder)
     with inspector(folder, hold_s=1.0) as looking:
         assert looking.json("/ui/api/village")["npcs"]
-        with pytest.raises(DataInUseError, match="already open|in use"):  # while it looks, the folder is the inspector's
+        with pytest.raises(DataInUseError, match="already open|in use"):  # while it looks, it is the inspector's
             Env.local(folder, environ={}, serve_owner=False)
         time.sleep(1.5)
         with Env.local(folder, environ={}, serve_owner=False) as env:  # then it is free again, for `run` too
