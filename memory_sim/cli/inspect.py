@@ -15,6 +15,8 @@ def _inspect(args: argparse.Namespace) -> int:
     from memory_sim.inspector import PREFIX, Folder, create_app
 
     folder = Folder.from_settings(args.settings)
+    with folder.env():  # opened once now (the libraries load: seconds), so the first page is as quick as the rest
+        pass
     app = create_app(folder)
     print(f"memory-sim: the inspector of {args.data} on http://127.0.0.1:{args.port}{PREFIX}/ (read-only); "
           "Ctrl-C stops", flush=True)

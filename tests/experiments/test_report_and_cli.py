@@ -95,3 +95,13 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_report_of_a_folder_without_results_says_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["experiment", "report", str(tmp_path)]) == 2
     assert "no experiment here" in capsys.readouterr().err
+
+
+def test_the_progress_bar_shows_runs_done_and_the_sim_day(fast_tmp: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    spec = fast_tmp / "one.toml"
+    spec.write_text(TINY.replace("seeds = [1, 2]", "seeds = [1]").replace("decay_rate = [0.05, 0.6]", "npcs = [2]"))
+    assert main(["experiment", "run", str(spec)]) == 0
+    captured = capsys.readouterr()
+    assert "1 runs done, 0 finished before" in captured.out
+    frames = captured.err.replace("\r", "\n")
+    assert "0/1" in frames and "1/1" in frames and ": sim day 2" in frames

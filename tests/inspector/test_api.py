@@ -97,8 +97,9 @@ def test_recall_returns_the_librarys_results_with_score_parts_that_add_up(
         assert math.isclose(got["score"], want.score, rel_tol=1e-9)
         if mode == "hybrid":
             parts = got["parts"]
+            # the same inputs through hybrid.py's pure functions; 1e-6: a ranking computed over float32 arrays
             assert math.isclose(parts["vectorPart"] + parts["keywordPart"] + parts["neighbourContext"], want.score,
-                                rel_tol=1e-9, abs_tol=1e-12)
+                                rel_tol=1e-6, abs_tol=1e-9)
             assert parts["vectorSimilarity"] is not None or parts["keywordScore"] is not None or parts[
                 "neighbourContext"] > 0
         else:
@@ -175,7 +176,7 @@ def test_a_stopped_folder_is_let_go_between_looks(village_folder: Path, tmp_path
     shutil.copytree(village_folder, folder)
     with inspector(folder, hold_s=1.0) as looking:
         assert looking.json("/ui/api/village")["npcs"]
-        with pytest.raises(DataInUseError, match="already open|in use"):  # while it looks, the folder is the inspector's
+        with pytest.raises(DataInUseError, match="already open|in use"):  # while it looks, it is the inspector's
             Env.local(folder, environ={}, serve_owner=False)
         time.sleep(1.5)
         with Env.local(folder, environ={}, serve_owner=False) as env:  # then it is free again, for `run` too
