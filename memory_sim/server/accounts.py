@@ -111,7 +111,7 @@ class Account:
             catalogue[database_id] = {"name": name, "created_at": now_iso()}
             self._save_catalogue(catalogue)
             self._open_dbs[database_id] = database
-            self.time_travel.of(database_id, name).keep(database)  # the empty database: the oldest state
+            self.time_travel.of(database_id, name).created()  # the empty database: the oldest state
             return self.describe_database(database_id)
 
     def describe_database(self, database_id: str) -> dict[str, Any]:
@@ -183,8 +183,6 @@ class Account:
 
     def close(self) -> None:
         with self.lock:
-            if self._time_travel is not None:
-                self._time_travel.close()
             for database in self._open_dbs.values():
                 database.close()
             self._open_dbs.clear()

@@ -114,12 +114,14 @@ def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw
     is named in `source.pointer` as `/batch/N`."""
     account = _account(request, account_id)
     database = account.database(database_id)
+    history = account.history(database_id)
+    history.catch_up(database)  # Time Travel: a change pending for over its interval is kept before this runs
     try:
         results = database.run_statements(statements_of(body), raw=raw)
     except D1StatementError as exc:
         raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{exc.index}") from exc
     if any(result.meta.changed_db for result in results):
-        account.history(database_id).changed(database)  # Time Travel keeps this state (now or within a minute)
+        history.changed(database)  # Time Travel keeps this state, now or before the first request after a minute
     return ok([result.to_json() for result in results])
 
 

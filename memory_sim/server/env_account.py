@@ -92,8 +92,6 @@ class EnvAccount(Account):
     def close(self) -> None:
         """Closes what the account opened itself; the Env closes its own bindings."""
         with self.lock:
-            if self._time_travel is not None:
-                self._time_travel.close()
             self._open_dbs.pop(self.database_id, None)
             for database in self._open_dbs.values():
                 database.close()

@@ -7,9 +7,11 @@ like an account's, then reopened and its rows per table compared with what was c
     <account>/d1/time-travel/<database_id>/bookmarks.json     the ledger: bookmark, time, rows per table
     <account>/d1/time-travel/<database_id>/<n>/d1/<name>.*    state n, opened with the account's own D1 factory
 
-When states are kept: on creation; after a request through the server that changed the database, at most one per
-`interval_s` (a change inside the interval is kept when it ends, so a timestamp restores the database as it was
-at most `interval_s` before it); and whenever a bookmark of the current state is asked for (always exact). At most
+When states are kept: the empty database a creation makes is state 0, which needs no copy (restoring it makes a
+new empty database); after a request through the server that changed the database, at most one per `interval_s`
+(a change inside the interval is pending: the first request after the interval keeps it before it runs, so a
+timestamp restores the database as it was at most `interval_s` before it); and whenever a bookmark of the
+current state is asked for, or an import or a restore is made (those are exact). At most
 `max_kept` states per database, none older than needed for `retention_s`. Writes that do not go through the
 server's routes (the folder owner's own `env.DB`) are seen only when the next state is kept.
 """
@@ -17,7 +19,6 @@ server's routes (the folder owner's own `env.DB`) are seen only when the next st
 from __future__ import annotations
 
 import json
-import logging
 import os
 import shutil
 import threading
@@ -77,8 +78,6 @@ class DatabaseHistory:
         self.interval_s, self.retention_s, self.max_kept = interval_s, retention_s, max_kept
         self._lock = threading.RLock()
         self._changed_at: float | None = None  # the newest change not yet in a kept state
-        self._timer: threading.Timer | None = None
-        self._database: Any = None  # the open database the pending change is in
 
     # --- the ledger ---------------------------------------------------------------------------------------------
     def kept(self) -> list[Bookmark]:
@@ -93,6 +92,13 @@ class DatabaseHistory:
         partial.write_text(json.dumps([asdict(b) for b in kept], indent=1), "utf-8")
         os.replace(partial, path)  # the ledger is whole or as it was
 
+    def created(self) -> None:
+        """A new, empty database: its state 0, named without copying anything."""
+        with self._lock:
+            at = self._clock()
+            self.root.mkdir(parents=True, exist_ok=True)
+            self._save([Bookmark(f"{0:08x}-{int(at * 1000):012x}-{uuid.uuid4().hex}", at, 0, {})])
+
     def state_file(self, bookmark: Bookmark) -> Path:
         return Path(self._open_folder(self.root / str(bookmark.number)).path(self.name))
 
@@ -100,7 +106,6 @@ class DatabaseHistory:
     def keep(self, database: Any, at: float | None = None) -> Bookmark:
         """Copies the database as it stands now into a new kept state, checks the copy, and names it."""
         with self._lock:
-            self._cancel_timer()
             kept = self.kept()
             number = kept[-1].number + 1 if kept else 1
             partial = self.root / f".{number}.partial"
@@ -144,34 +149,24 @@ class DatabaseHistory:
         return kept[first:]
 
     def changed(self, database: Any) -> None:
-        """A request through the server changed the database: kept now, or when the interval since the last
-        kept state ends."""
+        """A request through the server changed the database: kept now if the interval since the last kept state
+        is over, else noted as pending (kept by the first request after the interval, `catch_up`)."""
         with self._lock:
-            self._changed_at, self._database = self._clock(), database
-            kept = self.kept()
-            due = kept[-1].at + self.interval_s if kept else 0.0
-            wait = due - self._clock()
-            if wait <= 0:
+            self._changed_at = self._clock()
+            if self._due():
                 self.keep(database)
-            elif self._timer is None:
-                self._timer = threading.Timer(wait, self._keep_pending)
-                self._timer.daemon = True
-                self._timer.start()
 
-    def _keep_pending(self) -> None:
-        with self._lock:
-            self._timer = None
-            if self._changed_at is not None and self._database is not None:
-                try:
-                    self.keep(self._database)
-                except Exception:  # a database closed or swapped since: the next change or bookmark keeps it
-                    logging.getLogger("memory_sim.server").warning("Time Travel: state of %s not kept", self.name,
-                                                                   exc_info=True)
+    def catch_up(self, database: Any) -> None:
+        """Before a request runs: a pending change whose interval is over is kept first, so that the state it made
+        is not merged with what this request does."""
+        if self._changed_at is not None:
+            with self._lock:
+                if self._changed_at is not None and self._due():
+                    self.keep(database)
 
-    def _cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+    def _due(self) -> bool:
+        kept = self.kept()
+        return not kept or self._clock() >= kept[-1].at + self.interval_s
 
     def current(self, database: Any) -> Bookmark:
         """The bookmark of the database as it stands now (a new state kept if it changed since the last)."""
@@ -209,7 +204,10 @@ class DatabaseHistory:
         target = Path(self._open_folder(staging).path(self.name))
         target.parent.mkdir(parents=True)
         try:
-            shutil.copyfile(self.state_file(bookmark), target)
+            if bookmark.number == 0:  # the empty database of the creation
+                self._open_folder(staging).create(self.name).close()
+            else:
+                shutil.copyfile(self.state_file(bookmark), target)
             self.check(staging, bookmark.counts)
         except ApiError:
             shutil.rmtree(staging, ignore_errors=True)
@@ -225,13 +223,7 @@ class DatabaseHistory:
 
     def forget_pending(self) -> None:
         with self._lock:
-            self._cancel_timer()
-            self._changed_at = self._database = None
-
-    def close(self) -> None:
-        with self._lock:
-            self._cancel_timer()
-            self._database = None
+            self._changed_at = None
 
 
 class TimeTravel:
@@ -257,12 +249,5 @@ class TimeTravel:
     def forget(self, database_id: str) -> None:
         """A deleted database's history goes with it."""
         with self._lock:
-            history = self._histories.pop(database_id, None)
-        if history is not None:
-            history.close()
+            self._histories.pop(database_id, None)
         shutil.rmtree(self.root / database_id, ignore_errors=True)
-
-    def close(self) -> None:
-        with self._lock:
-            for history in self._histories.values():
-                history.close()

@@ -47,9 +47,16 @@ class Transfers:
     """Files waiting to be uploaded or downloaded, each under a secret, in a private temporary folder."""
 
     def __init__(self) -> None:
-        self.folder = Path(tempfile.mkdtemp(prefix="memory-sim-transfers-"))
+        self._folder: Path | None = None  # made on first use: most servers never see an import or export
         self._by_secret: dict[str, Transfer] = {}
         self._lock = threading.Lock()
+
+    @property
+    def folder(self) -> Path:
+        with self._lock:
+            if self._folder is None:
+                self._folder = Path(tempfile.mkdtemp(prefix="memory-sim-transfers-"))
+            return self._folder
 
     def _add(self, transfer: Transfer) -> str:
         secret = secrets.token_urlsafe(32)
@@ -94,7 +101,8 @@ class Transfers:
             self._by_secret.pop(secret).path.unlink(missing_ok=True)
 
     def close(self) -> None:
-        shutil.rmtree(self.folder, ignore_errors=True)
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
 
 
 def url_for(request: Request, secret: str) -> str:

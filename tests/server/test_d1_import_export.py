@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -185,10 +184,13 @@ def test_import_and_export_errors_come_in_the_envelope(engine_server: ServerForT
         assert unknown.status_code == 404 and unknown.json()["errors"][0]["code"] == 7404
 
 
-def test_a_download_url_is_not_an_upload_url(client: cloudflare.Cloudflare, engine_server: ServerForTests,
-                                             tmp_path: Path) -> None:
+def test_upload_and_download_urls_point_here_and_do_one_thing(client: cloudflare.Cloudflare,
+                                                               engine_server: ServerForTests) -> None:
     account = engine_server.fresh_account_id()
     database = client.d1.database.create(account_id=account, name="db").uuid
     signed = client.d1.database.export(database, account_id=account, output_format="polling").result.signed_url
     assert httpx.put(signed, content=b"DROP TABLE x;").status_code == 404
     assert httpx.get(signed).status_code == 200
+    upload = client.d1.database.import_(database, account_id=account, action="init", etag="0" * 32).upload_url
+    assert (urlsplit(upload).hostname, urlsplit(upload).port) == ("127.0.0.1", engine_server.port)
+    assert httpx.get(upload).status_code == 404  # an upload URL cannot be read

@@ -101,6 +101,8 @@ def test_restore_to_a_timestamp(sdk: cloudflare.Cloudflare, tt_server: ServerFor
     clock.now += 30
     db.restore(timestamp=datetime.fromtimestamp(after_bob + 10, UTC).isoformat())
     assert db.names() == ["ada", "bob"]
+    db.restore(timestamp=datetime.fromtimestamp(created + 50, UTC).isoformat())  # kept by bob's request, before it ran
+    assert db.names() == ["ada"]
     db.restore(timestamp=datetime.fromtimestamp(created + 5, UTC).isoformat())
     assert db.run("SELECT name FROM sqlite_master WHERE name = 'npcs'") == []  # before the table was made
     with pytest.raises(cloudflare.BadRequestError) as future:

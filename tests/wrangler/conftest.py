@@ -28,12 +28,16 @@ def servers(wrangler_js: Path, tmp_path_factory: pytest.TempPathFactory) -> Iter
     with ThreadPoolExecutor(2) as pool:
         started = {engine: pool.submit(start_server, engine, root / engine / "data", wrangler_js,
                                        root / engine / "work") for engine in ("duckdb", "sqlite")}
-        running = {engine: future.result() for engine, future in started.items()}
-    yield running
-    for served in running.values():
-        served.process.terminate()
-    for served in running.values():
-        try:
-            served.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            served.process.kill()
+    running = {engine: future.result() for engine, future in started.items() if future.exception() is None}
+    try:
+        for future in started.values():
+            future.result()  # a server that did not start fails the module, after the other is stopped below
+        yield running
+    finally:
+        for served in running.values():
+            served.process.terminate()
+        for served in running.values():
+            try:
+                served.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                served.process.kill()
