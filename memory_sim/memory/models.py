@@ -30,7 +30,8 @@ TEXT_PREVIEW_CHARS = 200
 
 @dataclass(frozen=True, slots=True, order=True)
 class WorldTime:
-    """A moment of the simulated world: whole days since the world began and the hour of that day."""
+    """A moment of the simulated world: whole sim days since the world began (`day` >= 0) and the hour of that
+    day (`hour`, 0-23). Ordered: earlier moments compare smaller."""
 
     day: int
     hour: int = 0
@@ -41,18 +42,22 @@ class WorldTime:
 
     @property
     def hours(self) -> int:
+        """Whole sim hours since day 0, 00:00."""
         return self.day * HOURS_PER_DAY + self.hour
 
     def to_seconds(self) -> float:
+        """Seconds since day 0, 00:00: what a clock returns at this moment."""
         return float(self.hours * SECONDS_PER_HOUR)
 
     @staticmethod
     def from_hours(hours: int) -> WorldTime:
+        """The moment `hours` sim hours after day 0, 00:00."""
         day, hour = divmod(int(hours), HOURS_PER_DAY)
         return WorldTime(day, hour)
 
     @staticmethod
     def from_seconds(seconds: float) -> WorldTime:
+        """The moment (to the whole hour) `seconds` after day 0, 00:00."""
         return WorldTime.from_hours(int(seconds // SECONDS_PER_HOUR))
 
     def __str__(self) -> str:
@@ -87,7 +92,19 @@ def summary_id(npc_id: str, day: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ShortTermMemory:
-    """What an NPC noticed: kept in D1 (the source of truth); embedded when important enough."""
+    """What an NPC noticed, as `MemorySystem.remember` takes it: kept in D1 (the source of truth), and embedded
+    into the vector index when `importance` is above the index threshold (0.7).
+
+    Attributes:
+        npc_id: whose memory (1-64 bytes; case-sensitive).
+        content: the memory in plain words.
+        importance: 0..1; how much it matters to the NPC (weights `weighted_recall`, slows decay).
+        world_time: when it happened (`WorldTime(day, hour)`).
+        type: "event", "relationship", "opinion" or "place".
+        about: the NPC ids it is about, a tuple (a single string is refused).
+        id: a stable id derived from the NPC, time and content unless given (at most 64 bytes).
+        kind: "observation", or "summary" for what consolidation makes.
+    """
 
     npc_id: str
     content: str
@@ -118,6 +135,7 @@ class ShortTermMemory:
 
     @property
     def day(self) -> int:
+        """The sim day it happened."""
         return self.world_time.day
 
 
@@ -126,7 +144,10 @@ IndexState = Literal["none", "pending", "indexed", "unindexed"]
 
 @dataclass(frozen=True, slots=True)
 class StoredMemory:
-    """A memory as D1 holds it, with its place in the index (`index_state`) and its current decay factor."""
+    """A memory as D1 holds it (`memories`, `memory`, `lineage`), with its place in the index and its current
+    decay factor. `day` and `hour` are sim time; `index_state` is "none" (D1 only), "pending" (queued),
+    "indexed", "unindexed" (pruned from the index), "forgetting" or "forgotten"; `indexed_at` is seconds of
+    world time; `decayed_day` the sim day its decay factor was last grown to."""
 
     id: str
     npc_id: str
@@ -155,8 +176,19 @@ class Lineage:
 
 @dataclass(frozen=True, slots=True)
 class Recollection:
-    """One recalled memory. `source` says whether it came from the vector index or the D1 fallback; a summary
-    (`kind="summary"`) names the memories it was made from in `sources` (its lineage)."""
+    """One recalled memory, as `recall` and `weighted_recall` return it.
+
+    Attributes:
+        id, npc_id, text, importance, type: the memory's, as remembered.
+        day: the sim day it happened.
+        score: the recall mode's score, higher is better (vector: cosine similarity; hybrid: fused, 0..~1).
+        source: "vectorize" (found through the index) or "short_term" (D1, when the index failed or has not
+            caught up yet).
+        effective_score: `weighted_recall`'s score, `score * importance / (1 + age_days * decay_factor)`;
+            None from `recall`.
+        decay_factor: the memory's current decay factor (grows daily in `decay_and_prune`).
+        kind: "observation" or "summary"; a summary names the memories it was made from in `sources`.
+    """
 
     id: str
     npc_id: str
@@ -172,6 +204,7 @@ class Recollection:
     sources: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
+        """The recollection as JSON-ready values, in camelCase as the CLI's `--json` prints it."""
         out: dict[str, object] = {
             "id": self.id,
             "npcId": self.npc_id,
