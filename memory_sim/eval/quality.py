@@ -3,6 +3,8 @@ memory or carry a diary's framing, and what a recalled id stands for when recall
 
 - A repeat in a ranking: an entry whose text (words, case and punctuation aside) an earlier entry has, or a
   summary beside a memory it was made from (either order). Goal: none in any recall mode's top 5.
+- A quoted repeat in a ranking: a summary beside a memory whose whole text it quotes (its source, or the same
+  sentence remembered on another day). Goal: none in any recall mode's top 5.
 - A redundant summary: its text inside one observation of the same NPC (it says nothing that memory does not);
   a framed one: it carries a diary's "It brought back day N: ..." line. Goal: none of either.
 - Coverage, for scoring: a recalled id stands for itself, every memory of the NPC with the same text, and, for a
@@ -51,6 +53,21 @@ class NpcTexts:
             seen.append(memory_id)
             if key is not None:
                 seen_keys.add(key)
+        return count
+
+
+    def quoted(self, ranked: Sequence[str]) -> int:
+        """How many entries of `ranked` are a summary beside a memory whose whole text it quotes, or the reverse
+        (the same sentence shown twice, once inside a summary), its own sources included."""
+        count = 0
+        for i, memory_id in enumerate(ranked):
+            key = self.key_of.get(memory_id, "")
+            for earlier in ranked[:i]:
+                other = self.key_of.get(earlier, "")
+                pair = (memory_id, key, other) if memory_id in self.sources else (earlier, other, key)
+                if pair[0] in self.sources and key and other and f" {pair[2]} " in f" {pair[1]} ":
+                    count += 1
+                    break
         return count
 
 

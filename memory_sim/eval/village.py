@@ -129,6 +129,7 @@ def evaluate(
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in methods}
     seconds: dict[str, list[float]] = {m: [] for m in methods}
     repeats = dict.fromkeys(methods, 0)
+    quoted = dict.fromkeys(methods, 0)
     per_question = []
     sources = lineage(system.env.DB)
     texts: dict[str, NpcTexts] = {}
@@ -147,11 +148,12 @@ def evaluate(
             scores = question_scores(ranked, expected, npc.covered)
             rows[method].append(scores)
             repeats[method] += npc.repeats(ranked[:5])
+            quoted[method] += npc.quoted(ranked[:5])
             entry[method] = scores["precision@5"]
         per_question.append(entry)
     summary = {m: mean_scores(rows[m]) | {"latency": latency_summary(seconds[m])} for m in methods}
     return {"methods": summary, "questions": per_question, "skipped": len(questions) - len(per_question),
-            "repeats_top5": repeats}
+            "repeats_top5": repeats, "quoted_top5": quoted}
 
 
 def run_village_eval(

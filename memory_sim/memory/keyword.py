@@ -59,7 +59,11 @@ def tokenize(text: str, *, stemming: bool = True, stopwords: frozenset[str] = ST
 
 @dataclass
 class BM25Index:
-    """Okapi BM25 with Lucene's non-negative idf; documents are kept as term counts, in insertion order."""
+    """Okapi BM25 with Lucene's non-negative idf; documents are kept as term counts, in insertion order.
+
+    A document added with `counted=False` is scored but leaves the corpus statistics (document frequencies, the
+    number of documents, their mean length) as they were: a consolidated summary repeats its sources' words, and
+    counting them twice would change every other memory's scores."""
 
     k1: float = 1.2
     b: float = 0.75
@@ -69,21 +73,27 @@ class BM25Index:
     _counts: list[Counter[str]] = field(default_factory=list)
     _lengths: list[int] = field(default_factory=list)
     _postings: dict[str, list[int]] = field(default_factory=dict)
-    _total_length: int = 0  # sum of _lengths, kept as documents are added (integers: exact in any order)
+    _total_length: int = 0  # sum of the counted documents' lengths (integers: exact in any order)
+    _counted: int = 0  # documents in the statistics
+    _df: dict[str, int] = field(default_factory=dict)  # term -> counted documents holding it
 
-    def add(self, doc_id: str, text: str) -> None:
-        self.add_counts(doc_id, Counter(self._tokens(text)))
+    def add(self, doc_id: str, text: str, *, counted: bool = True) -> None:
+        self.add_counts(doc_id, Counter(self._tokens(text)), counted=counted)
 
-    def add_counts(self, doc_id: str, counts: Counter[str]) -> None:
+    def add_counts(self, doc_id: str, counts: Counter[str], *, counted: bool = True) -> None:
         """Adds a document already tokenised (term counts, e.g. kept from an earlier index); not copied."""
         position = len(self.ids)
         length = sum(counts.values())
         self.ids.append(doc_id)
         self._counts.append(counts)
         self._lengths.append(length)
-        self._total_length += length
         for term in counts:
             self._postings.setdefault(term, []).append(position)
+        if counted:
+            self._total_length += length
+            self._counted += 1
+            for term in counts:
+                self._df[term] = self._df.get(term, 0) + 1
 
     def extend(self, docs: Iterable[tuple[str, str]]) -> None:
         for doc_id, text in docs:
@@ -93,8 +103,8 @@ class BM25Index:
         return self.tokenizer(text) if self.tokenizer else tokenize(text, stemming=self.stemming)
 
     def idf(self, term: str) -> float:
-        df = len(self._postings.get(term, ()))
-        return math.log(1.0 + (len(self.ids) - df + 0.5) / (df + 0.5))
+        df = self._df.get(term, 0)
+        return math.log(1.0 + (self._counted - df + 0.5) / (df + 0.5))
 
     def scores(self, query: str) -> dict[str, float]:
         """BM25 score of every document sharing a term with `query` (others score 0 and are left out)."""
@@ -108,7 +118,7 @@ class BM25Index:
     def _scores_by_position(self, query: str) -> dict[int, float]:
         if not self.ids:
             return {}
-        avg_length = self._total_length / len(self.ids) or 1.0
+        avg_length = self._total_length / (self._counted or 1) or 1.0
         totals: dict[int, float] = {}
         for term, query_count in Counter(self._tokens(query)).items():
             idf = self.idf(term)

@@ -109,6 +109,28 @@ def from_index(env: Env, npc_id: str, matches: Sequence[tuple[str, float]]) -> l
     return out
 
 
+def by_best_sentence(env: Env, query_vector: np.ndarray, found: list[Recollection]) -> list[Recollection]:
+    """Vector scores of summaries capped at their best sentence's: one vector for a day's unrelated sentences
+    ("a fire at the forge" + "Agnes struts about") can match a query none of them answers, and would push out the
+    memories that do. A summary is no more relevant than the most relevant memory it was made from (cosine on unit
+    vectors; the sources' embeddings come from the embedder's cache)."""
+    summaries = [r.id for r in found if r.kind == "summary"]
+    if not summaries:
+        return found
+    lineage = store.sources_of(env.DB, summaries)
+    rows = store.memories_by_ids(env.DB, sorted({i for ids in lineage.values() for i in ids}))
+    texts = sorted({m.content for m in rows.values()})
+    if not texts:
+        return found
+    similarity = dict(zip(texts, (env.embedder.embed(texts) @ query_vector).tolist(), strict=True))
+    best = {
+        summary: max(similarity[rows[i].content] for i in ids if i in rows)
+        for summary, ids in lineage.items()
+        if any(i in rows for i in ids)
+    }
+    return [replace(r, score=min(r.score, best[r.id])) if r.id in best else r for r in found]
+
+
 def not_yet_visible(
     env: Env, npc_id: str, query_vector: np.ndarray, now: float, config: MemoryConfig, seen: set[str]
 ) -> list[Recollection]:
@@ -139,7 +161,8 @@ def keyword_candidates(env: Env, npc_id: str, query: str, k: int) -> list[Recoll
 
     rows = store.memories_of(env.DB, npc_id)
     index = BM25Index()
-    index.extend((m.id, m.content) for m in rows)
+    for m in rows:
+        index.add(m.id, m.content, counted=m.kind != "summary")  # a summary repeats its sources' words
     found = index.search(query, k)
     best = found[0][1] if found else 1.0
     by_id = {m.id: m for m in rows}
@@ -207,6 +230,7 @@ def gather(
     found = from_index(env, npc_id, matches)
     with contextlib.suppress(EmbeddingUnavailable):  # the recent rows stay for the fallback below
         found += not_yet_visible(env, npc_id, query_vector, now, config, {r.id for r in found})
+        found = by_best_sentence(env, query_vector, found)
     if found:
         return Candidates(found, False)
     return Candidates(short_term_fallback(env, npc_id, query, config), True)

@@ -67,7 +67,7 @@ class NpcView:
             cached = reuse.get(m.id)
             counts = cached[1] if cached and cached[0] == m.content else Counter(tokenize(m.content))
             self.tokens[m.id] = (m.content, counts)
-            self.index.add_counts(m.id, counts)
+            self.index.add_counts(m.id, counts, counted=m.kind != "summary")  # a summary repeats its sources' words
             self.rows.append(m)
             self.by_id[m.id] = m
             number = self.episode_of.setdefault(m.day, len(self.episode_of))  # days in order of first memory

@@ -204,8 +204,11 @@ class MemorySystem:
         `score * importance / (1 + (current_day - day) * decayFactor)`.
 
         Args:
+            npc_id: whose memories, as for `recall`.
+            query: a question or situation in plain words.
             current_day: the sim day ages are counted to; `today()` when None.
-            npc_id, query, top_k, mode: as for `recall`.
+            top_k: how many to return (1-100).
+            mode: how candidates are found, as for `recall`.
 
         Returns:
             Up to `top_k` `Recollection`s with `effective_score` set, highest first, each with its memory's
@@ -354,7 +357,9 @@ class MemorySystem:
         """Lists an NPC's memories in the order they were remembered.
 
         Args:
-            since_day, until_day: sim days, both included.
+            npc_id: whose memories.
+            since_day: the first sim day listed (included).
+            until_day: the last sim day listed (included).
             type: "event", "relationship", "opinion" or "place".
             kind: "observation" or "summary".
             state: an index state ("none", "pending", "indexed", "unindexed", "forgotten"); forgotten memories
