@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_ID_BYTES
 from memory_sim.errors import InvalidInput
 from memory_sim.memory import rules
 from memory_sim.memory.rules import HOURS_PER_DAY
+
+if TYPE_CHECKING:
+    from memory_sim.memory.config import MemoryConfig as MemoryConfig  # re-exported, loaded when first asked for
 
 MemoryType = Literal["event", "relationship", "opinion", "place"]
 MemoryKind = Literal["observation", "summary"]  # a summary is a consolidated diary day
@@ -225,40 +228,6 @@ class Recollection:
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryConfig:
-    """Every tunable of the memory system; defaults follow the design."""
-
-    index_threshold: float = 0.7  # importance above which remember() embeds at once
-    initial_decay: float = 0.05  # decayFactor of a fresh memory
-    decay_rate: float = 0.04  # daily growth of decayFactor for an unimportant memory...
-    decay_rate_floor: float = 0.01  # ...and for the most important one (growth is slower for important memories)
-    forget_threshold: float = 0.9  # past this factor: re-embed if important, else drop from the index
-    keep_importance: float = 0.85  # "important" for the re-embed rule
-    consolidate_after_days: int = 1  # diaries at least this old are condensed
-    summary_sentences: int = 2
-    index_cap: int = 20_000_000  # the index's size cap (Vectorize V2 limit); tests lower it
-    cap_headroom: float = 0.9  # prune down to this share of the cap when it is reached
-    retry_base_s: float = 3600.0  # backoff of failed embeddings: base * 2**attempts, capped
-    retry_max_s: float = 24 * 3600.0
-    retry_max_attempts: int = 12
-    visibility_window_s: float = 120.0  # Vectorize's p99 write-visibility lag: merge such rows from D1
-    candidate_factor: int = 4  # weighted recall ranks top_k * this candidates
-    recall_headroom: int = 5  # recall ranks 2 * top_k + this candidates, so top k stays full once repeats collapse
-    fallback_limit: int = 200  # short-term rows scanned when the index fails
-    expand_npc_names: bool = True  # recall adds who a named NPC is (role, description) to the query
-
-    def __post_init__(self) -> None:
-        for name in ("index_threshold", "forget_threshold", "keep_importance", "cap_headroom"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in 0..1, got {value}")
-        if self.recall_headroom < 0:
-            raise ValueError(f"recall_headroom must be >= 0, got {self.recall_headroom}")
-        if self.index_cap < 1:
-            raise ValueError(f"index_cap must be >= 1, got {self.index_cap}")
-
-
-@dataclass(frozen=True, slots=True)
 class JobReport:
     """What one job run did, for logs, the CLI and the demo's summary."""
 
@@ -272,3 +241,12 @@ class JobReport:
     failed: int = 0  # memories (diaries, for consolidate) held back by an error; the job went on for the rest
     details: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # NPC id -> why that NPC's part failed
+
+
+def __getattr__(name: str) -> Any:
+    # MemoryConfig lives in memory/config.py (pydantic); the values here stay plain dataclasses, fast to build.
+    if name == "MemoryConfig":
+        from memory_sim.memory.config import MemoryConfig
+
+        return MemoryConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,12 +21,13 @@ import numpy as np
 
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
-from memory_sim.memory.models import DEFAULT_RECALL_MODE, MemoryConfig, RecallMode, Recollection, Source, StoredMemory
+from memory_sim.memory.models import DEFAULT_RECALL_MODE, RecallMode, Recollection, Source, StoredMemory
 from memory_sim.memory.recall_cache import NpcView, RecallCache
 from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
 
 if TYPE_CHECKING:
     from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
+    from memory_sim.memory.config import MemoryConfig
 
 _WORD = re.compile(r"[a-z0-9']+")
 _RECENT_LIMIT = 32
@@ -109,26 +110,31 @@ def from_index(env: Env, npc_id: str, matches: Sequence[tuple[str, float]]) -> l
     return out
 
 
-def by_best_sentence(env: Env, query_vector: np.ndarray, found: list[Recollection]) -> list[Recollection]:
-    """Vector scores of summaries capped at their best sentence's: one vector for a day's unrelated sentences
-    ("a fire at the forge" + "Agnes struts about") can match a query none of them answers, and would push out the
-    memories that do. A summary is no more relevant than the most relevant memory it was made from (cosine on unit
-    vectors; the sources' embeddings come from the embedder's cache)."""
-    summaries = [r.id for r in found if r.kind == "summary"]
-    if not summaries:
-        return found
-    lineage = store.sources_of(env.DB, summaries)
+def best_sentence_caps(env: Env, query_vector: np.ndarray, summary_ids: Sequence[str]) -> dict[str, float]:
+    """Each summary's best sentence's similarity to the query: the most relevant memory it was made from (cosine
+    on unit vectors; the sources' embeddings come from the embedder's cache). Summaries without lineage are
+    left out."""
+    if not summary_ids:
+        return {}
+    lineage = store.sources_of(env.DB, summary_ids)
     rows = store.memories_by_ids(env.DB, sorted({i for ids in lineage.values() for i in ids}))
     texts = sorted({m.content for m in rows.values()})
     if not texts:
-        return found
+        return {}
     similarity = dict(zip(texts, (env.embedder.embed(texts) @ query_vector).tolist(), strict=True))
-    best = {
+    return {
         summary: max(similarity[rows[i].content] for i in ids if i in rows)
         for summary, ids in lineage.items()
         if any(i in rows for i in ids)
     }
-    return [replace(r, score=min(r.score, best[r.id])) if r.id in best else r for r in found]
+
+
+def by_best_sentence(env: Env, query_vector: np.ndarray, found: list[Recollection]) -> list[Recollection]:
+    """Vector scores of summaries capped at their best sentence's: one vector for a day's unrelated sentences
+    ("a fire at the forge" + "Agnes struts about") can match a query none of them answers, and would push out the
+    memories that do. A summary is no more relevant than the most relevant memory it was made from."""
+    caps = best_sentence_caps(env, query_vector, [r.id for r in found if r.kind == "summary"])
+    return [replace(r, score=min(r.score, caps[r.id])) if r.id in caps else r for r in found]
 
 
 def not_yet_visible(

@@ -22,13 +22,13 @@ from memory_sim.memory import forgetting, indexer, rules, store
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import recall as recall_sources
 from memory_sim.memory.condense import diary_entries
+from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.forgetting import MemoryPage
 from memory_sim.memory.models import (
     DEFAULT_RECALL_MODE,
     RECALL_MODES,
     JobReport,
     Lineage,
-    MemoryConfig,
     RecallMode,
     Recollection,
     ShortTermMemory,
