@@ -55,20 +55,17 @@ class NpcTexts:
                 seen_keys.add(key)
         return count
 
-
     def quoted(self, ranked: Sequence[str]) -> int:
-        """How many entries of `ranked` are a summary beside a memory whose whole text it quotes, or the reverse
-        (the same sentence shown twice, once inside a summary), its own sources included."""
-        count = 0
-        for i, memory_id in enumerate(ranked):
-            key = self.key_of.get(memory_id, "")
-            for earlier in ranked[:i]:
-                other = self.key_of.get(earlier, "")
-                pair = (memory_id, key, other) if memory_id in self.sources else (earlier, other, key)
-                if pair[0] in self.sources and key and other and f" {pair[2]} " in f" {pair[1]} ":
-                    count += 1
-                    break
-        return count
+        """How many entries of `ranked` stand beside an earlier one where one is a summary quoting the other's
+        whole text (the same sentence shown twice, once inside a summary), its own sources included."""
+        return sum(1 for i, memory_id in enumerate(ranked) if any(self._quotes(memory_id, e) for e in ranked[:i]))
+
+    def _quotes(self, one: str, other: str) -> bool:
+        for summary, memory_id in ((one, other), (other, one)):
+            outer, inner = self.key_of.get(summary, ""), self.key_of.get(memory_id, "")
+            if summary in self.sources and outer and inner and f" {inner} " in f" {outer} ":
+                return True
+        return False
 
 
 def lineage(db: D1Database) -> dict[str, set[str]]:
