@@ -1,4 +1,5 @@
-"""MemoryConfig is checked once, when built: every tunable has bounds, and a bad one is `InvalidInput` naming it."""
+"""Values checked once, when built: MemoryConfig (every tunable has bounds; a bad one is `InvalidInput` naming it)
+and Npc (whoever builds one)."""
 
 from __future__ import annotations
 
@@ -38,3 +39,13 @@ def test_defaults_follow_the_design_and_copies_are_checked() -> None:
         config.replace(cap_headroom=2.0)
     with pytest.raises((AttributeError, TypeError, ValueError)):
         config.index_cap = 3  # type: ignore[misc]
+
+
+def test_an_npc_value_is_checked_when_built_wherever_it_is_built() -> None:
+    from memory_sim.memory.npcs import Npc
+
+    assert Npc("tom", " Tom ", aliases=["Old Tom"]).name == "Tom"
+    for bad in ({"id": "tom,ada", "name": "Tom"}, {"id": "tom", "name": ""}, {"id": "", "name": "Tom"},
+                {"id": "tom", "name": "Tom", "aliases": "Old Tom"}, {"id": "tom", "name": "Tom", "traits": ["kind, loud"]}):
+        with pytest.raises(InvalidInput):
+            Npc(**bad)  # type: ignore[arg-type]
