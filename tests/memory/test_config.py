@@ -46,6 +46,7 @@ def test_an_npc_value_is_checked_when_built_wherever_it_is_built() -> None:
 
     assert Npc("tom", " Tom ", aliases=["Old Tom"]).name == "Tom"
     for bad in ({"id": "tom,ada", "name": "Tom"}, {"id": "tom", "name": ""}, {"id": "", "name": "Tom"},
-                {"id": "tom", "name": "Tom", "aliases": "Old Tom"}, {"id": "tom", "name": "Tom", "traits": ["kind, loud"]}):
+                {"id": "tom", "name": "Tom", "aliases": "Old Tom"},
+                {"id": "tom", "name": "Tom", "traits": ["kind, loud"]}):
         with pytest.raises(InvalidInput):
             Npc(**bad)  # type: ignore[arg-type]
