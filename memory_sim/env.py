@@ -77,6 +77,7 @@ class Env:
         return build_in_memory_env(clock, embedder, **options)
 
     def close(self) -> None:
+        """Releases the files, connections and the folder's lock; `with Env.local(...) as env:` calls it."""
         for hook in reversed(self.close_hooks):
             hook()
         self.close_hooks.clear()

@@ -3,6 +3,8 @@ memory or carry a diary's framing, and what a recalled id stands for when recall
 
 - A repeat in a ranking: an entry whose text (words, case and punctuation aside) an earlier entry has, or a
   summary beside a memory it was made from (either order). Goal: none in any recall mode's top 5.
+- A quoted repeat in a ranking: a summary beside a memory whose whole text it quotes (its source, or the same
+  sentence remembered on another day). Goal: none in any recall mode's top 5.
 - A redundant summary: its text inside one observation of the same NPC (it says nothing that memory does not);
   a framed one: it carries a diary's "It brought back day N: ..." line. Goal: none of either.
 - Coverage, for scoring: a recalled id stands for itself, every memory of the NPC with the same text, and, for a
@@ -52,6 +54,18 @@ class NpcTexts:
             if key is not None:
                 seen_keys.add(key)
         return count
+
+    def quoted(self, ranked: Sequence[str]) -> int:
+        """How many entries of `ranked` stand beside an earlier one where one is a summary quoting the other's
+        whole text (the same sentence shown twice, once inside a summary), its own sources included."""
+        return sum(1 for i, memory_id in enumerate(ranked) if any(self._quotes(memory_id, e) for e in ranked[:i]))
+
+    def _quotes(self, one: str, other: str) -> bool:
+        for summary, memory_id in ((one, other), (other, one)):
+            outer, inner = self.key_of.get(summary, ""), self.key_of.get(memory_id, "")
+            if summary in self.sources and outer and inner and f" {inner} " in f" {outer} ":
+                return True
+        return False
 
 
 def lineage(db: D1Database) -> dict[str, set[str]]:

@@ -129,6 +129,7 @@ def evaluate(
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in methods}
     seconds: dict[str, list[float]] = {m: [] for m in methods}
     repeats = dict.fromkeys(methods, 0)
+    quoted = dict.fromkeys(methods, 0)
     per_question = []
     sources = lineage(system.env.DB)
     texts: dict[str, NpcTexts] = {}
@@ -147,11 +148,12 @@ def evaluate(
             scores = question_scores(ranked, expected, npc.covered)
             rows[method].append(scores)
             repeats[method] += npc.repeats(ranked[:5])
+            quoted[method] += npc.quoted(ranked[:5])
             entry[method] = scores["precision@5"]
         per_question.append(entry)
     summary = {m: mean_scores(rows[m]) | {"latency": latency_summary(seconds[m])} for m in methods}
     return {"methods": summary, "questions": per_question, "skipped": len(questions) - len(per_question),
-            "repeats_top5": repeats}
+            "repeats_top5": repeats, "quoted_top5": quoted}
 
 
 def run_village_eval(
@@ -232,6 +234,7 @@ def consolidation_quality(before: dict[str, Any], after: dict[str, Any], system:
         "repeats_top5_before": before["repeats_top5"],
         "repeats_top5": after["repeats_top5"],
         "recall_repeats_top5": sum(after["repeats_top5"][m] for m in recall),  # goal 0
+        "quoted_top5": after.get("quoted_top5", {}),  # a summary beside a memory whose sentence it quotes
         "summaries": summary_redundancy(system.env.DB),  # goal: redundant 0, framed 0
     }
 
@@ -279,4 +282,9 @@ def consolidation_markdown(quality: dict[str, Any]) -> list[str]:
         f"repeating one memory: {summaries['redundant']}; carrying a diary's echo line: {summaries['framed']}. "
         f"Repeats in the memory system's top 5, all questions and modes: {quality['recall_repeats_top5']}.",
     ]
+    quoted = quality.get("quoted_top5", {})
+    if quoted:
+        shown = ", ".join(f"{m} {n}" for m, n in quoted.items() if m in RECALL_METHODS)
+        lines.append(f"A summary beside a memory whose sentence it quotes (another day's twin of a source), top 5, "
+                     f"all questions: {shown}.")
     return lines

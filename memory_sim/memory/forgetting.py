@@ -28,6 +28,8 @@ PAGE_LIMIT = 100
 
 @dataclass(frozen=True, slots=True)
 class MemoryPage:
+    """One page of `MemorySystem.memories`: the memories, and the cursor that asks for the next page."""
+
     memories: list[StoredMemory]
     cursor: str | None  # pass it back for the next page; None on the last one
 

@@ -23,7 +23,7 @@ so they share one set of rules:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
@@ -32,11 +32,12 @@ from memory_sim.bindings.vectorize_validation import CODE_FULL
 from memory_sim.errors import VectorizeError, VectorizeInputError
 from memory_sim.memory import indexing, store
 from memory_sim.memory.isolation import OUTAGES, Outcome, each_npc
-from memory_sim.memory.models import MemoryConfig, StoredMemory, WorldTime
+from memory_sim.memory.models import StoredMemory, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, retry_delay_s
 
 if TYPE_CHECKING:
     from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
+    from memory_sim.memory.config import MemoryConfig
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +171,7 @@ def make_room(
     the lowest-valued indexed memories are dropped first (they stay in D1), down to `cap_headroom` of the cap.
     Rows not yet in the index are never dropped for their own room; rows already in it compete with the others.
     Returns the ids dropped."""
-    config = config if cap is None else replace(config, index_cap=cap)
+    config = config if cap is None else config.replace(index_cap=cap)
     fresh = {r.id for r in rows if r.index_state != "indexed"}
     if store.count_memories(env.DB, "index_state = 'indexed'") + len(fresh) <= config.index_cap:
         return []

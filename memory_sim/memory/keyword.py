@@ -7,6 +7,10 @@ keeps them in float32, stores a document's length exactly up to 40 words, and le
 bytes). Why tantivy: benchmarks/keyword.md (bm25s cannot add a document without rebuilding,
 SQLite FTS5 uses another idf and is slower at 100,000 memories).
 
+A document added with `counted=False` (a consolidated summary, which repeats its sources' words) is scored but
+left out of the corpus statistics: it is kept here, not in tantivy, and scored in Python with tantivy's document
+frequencies and this index's mean length, so counting it does not change every other memory's score.
+
 Adds are buffered and committed in one batch at the next search. A removal rebuilds the index from the texts
 kept here at the next search: tantivy counts deleted documents in its statistics until its segments merge, and
 scores must equal a fresh index's (the recall cache is checked against one).
@@ -14,6 +18,7 @@ scores must equal a fresh index's (the recall cache is checked against one).
 
 from __future__ import annotations
 
+import math
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -87,7 +92,9 @@ class BM25Index:
         self.stemming = stemming
         self.tokenizer = tokenizer  # replaces `tokenize` (e.g. to compare tokenisers)
         self.ids: list[str | None] = []  # slot -> id (None: removed)
-        self._bodies: list[str | None] = []  # slot -> the tokens as tantivy takes them
+        self._bodies: list[str | None] = []  # slot -> the tokens as tantivy takes them (None: not in tantivy)
+        self._uncounted: dict[int, Counter[str]] = {}  # slot -> term counts of a document left out of the stats
+        self._counted_length = 0  # tokens in tantivy's documents (for the mean length the uncounted are scored by)
         self._slot_of: dict[str, int] = {}
         self._pending: list[int] = []  # slots added since the last commit
         self._stale = False  # a removal since the last build: rebuild before searching
@@ -108,22 +115,28 @@ class BM25Index:
         slot_of = self._slot_of
         return np.fromiter((slot_of[i] for i in doc_ids), np.int64)
 
-    def add(self, doc_id: str, text: str) -> None:
-        self.add_tokens(doc_id, self._tokens(text))
+    def add(self, doc_id: str, text: str, *, counted: bool = True) -> None:
+        self.add_tokens(doc_id, self._tokens(text), counted=counted)
 
-    def add_counts(self, doc_id: str, counts: Counter[str]) -> None:
+    def add_counts(self, doc_id: str, counts: Counter[str], *, counted: bool = True) -> None:
         """Adds a document already tokenised (term counts; BM25 needs no word order)."""
-        self.add_tokens(doc_id, list(counts.elements()))
+        self.add_tokens(doc_id, list(counts.elements()), counted=counted)
 
-    def add_tokens(self, doc_id: str, tokens: list[str]) -> None:
-        """Adds a document already tokenised; an id held already is replaced."""
+    def add_tokens(self, doc_id: str, tokens: list[str], *, counted: bool = True) -> None:
+        """Adds a document already tokenised; an id held already is replaced. `counted=False`: scored, but left
+        out of the corpus statistics (document frequencies, document count, mean length)."""
         if doc_id in self._slot_of:
             self.remove([doc_id])
         slot = len(self.ids)
         self.ids.append(doc_id)
-        self._bodies.append(" ".join(tokens))
         self._slot_of[doc_id] = slot
-        self._pending.append(slot)
+        if counted:
+            self._bodies.append(" ".join(tokens))
+            self._counted_length += len(tokens)
+            self._pending.append(slot)
+        else:
+            self._bodies.append(None)
+            self._uncounted[slot] = Counter(tokens)
 
     def extend(self, docs: Iterable[tuple[str, str]]) -> None:
         for doc_id, text in docs:
@@ -133,8 +146,12 @@ class BM25Index:
         """Drops documents (unknown ids are ignored); the index is rebuilt at the next search."""
         for doc_id in doc_ids:
             slot = self._slot_of.pop(doc_id, None)
-            if slot is not None:
-                self.ids[slot], self._bodies[slot] = None, None
+            if slot is None:
+                continue
+            self.ids[slot] = None
+            if self._uncounted.pop(slot, None) is None:
+                self._counted_length -= len((self._bodies[slot] or "").split())
+                self._bodies[slot] = None
                 self._stale = True
 
     def _tokens(self, text: str) -> list[str]:
@@ -143,11 +160,9 @@ class BM25Index:
     # --- reading ----------------------------------------------------------------------------------------------
 
     def idf(self, term: str) -> float:
-        import math
-
         searcher = self._current()
         if searcher is None:
-            return 0.0
+            return 0.0 if not self._uncounted else math.log(2.0)  # no counted document: df = N = 0
         df = searcher.doc_freq("body", term)
         return math.log(1.0 + (searcher.num_docs - df + 0.5) / (df + 0.5))
 
@@ -157,12 +172,34 @@ class BM25Index:
 
         terms = self._tokens(query)
         searcher = self._current()
-        if searcher is None or not terms:
+        if not terms:
             return np.zeros(0, np.int64), np.zeros(0)
-        clauses = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms]
-        found = searcher.search(tantivy.Query.boolean_query(clauses), limit=len(self), count=False).hits
-        slots = searcher.fast_field_values("slot", [address for _, address in found])
-        return np.asarray(slots, np.int64), np.asarray([score for score, _ in found], np.float64)
+        slots: list[int] = []
+        scores: list[float] = []
+        if searcher is not None:
+            clauses = [(tantivy.Occur.Should, tantivy.Query.term_query(self._schema, "body", t)) for t in terms]
+            found = searcher.search(tantivy.Query.boolean_query(clauses), limit=len(self), count=False).hits
+            slots = list(searcher.fast_field_values("slot", [address for _, address in found]))
+            scores = [score for score, _ in found]
+        if self._uncounted:
+            extra = self._uncounted_scores(Counter(terms))
+            slots += extra.keys()
+            scores += extra.values()
+        return np.asarray(slots, np.int64), np.asarray(scores, np.float64)
+
+    def _uncounted_scores(self, query: Counter[str]) -> dict[int, float]:
+        """BM25 of the documents left out of the statistics, by the statistics of those counted."""
+        counted = len(self._slot_of) - len(self._uncounted)
+        mean_length = self._counted_length / counted if counted and self._counted_length else 1.0
+        idf = {term: self.idf(term) for term in query}
+        out: dict[int, float] = {}
+        for slot, counts in self._uncounted.items():
+            norm = self.k1 * (1.0 - self.b + self.b * sum(counts.values()) / mean_length)
+            score = sum(n * idf[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t, n in query.items()
+                        if t in counts)
+            if score > 0:
+                out[slot] = score
+        return out
 
     def scores(self, query: str) -> dict[str, float]:
         """BM25 score of every document sharing a term with `query` (others score 0 and are left out)."""
@@ -179,7 +216,7 @@ class BM25Index:
 
     def _current(self) -> Any:
         """A searcher over every document added and none removed (None when empty): commits what is pending."""
-        if not self._slot_of:
+        if len(self._slot_of) == len(self._uncounted):
             return None
         if self._stale or self._index is None:
             self._build()

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_ID_BYTES
 from memory_sim.errors import InvalidInput
 from memory_sim.memory import rules
 from memory_sim.memory.rules import HOURS_PER_DAY
+
+if TYPE_CHECKING:
+    from memory_sim.memory.config import MemoryConfig as MemoryConfig  # re-exported, loaded when first asked for
 
 MemoryType = Literal["event", "relationship", "opinion", "place"]
 MemoryKind = Literal["observation", "summary"]  # a summary is a consolidated diary day
@@ -30,7 +33,8 @@ TEXT_PREVIEW_CHARS = 200
 
 @dataclass(frozen=True, slots=True, order=True)
 class WorldTime:
-    """A moment of the simulated world: whole days since the world began and the hour of that day."""
+    """A moment of the simulated world: whole sim days since the world began (`day` >= 0) and the hour of that
+    day (`hour`, 0-23). Ordered: earlier moments compare smaller."""
 
     day: int
     hour: int = 0
@@ -41,18 +45,22 @@ class WorldTime:
 
     @property
     def hours(self) -> int:
+        """Whole sim hours since day 0, 00:00."""
         return self.day * HOURS_PER_DAY + self.hour
 
     def to_seconds(self) -> float:
+        """Seconds since day 0, 00:00: what a clock returns at this moment."""
         return float(self.hours * SECONDS_PER_HOUR)
 
     @staticmethod
     def from_hours(hours: int) -> WorldTime:
+        """The moment `hours` sim hours after day 0, 00:00."""
         day, hour = divmod(int(hours), HOURS_PER_DAY)
         return WorldTime(day, hour)
 
     @staticmethod
     def from_seconds(seconds: float) -> WorldTime:
+        """The moment (to the whole hour) `seconds` after day 0, 00:00."""
         return WorldTime.from_hours(int(seconds // SECONDS_PER_HOUR))
 
     def __str__(self) -> str:
@@ -87,7 +95,19 @@ def summary_id(npc_id: str, day: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class ShortTermMemory:
-    """What an NPC noticed: kept in D1 (the source of truth); embedded when important enough."""
+    """What an NPC noticed, as `MemorySystem.remember` takes it: kept in D1 (the source of truth), and embedded
+    into the vector index when `importance` is above the index threshold (0.7).
+
+    Attributes:
+        npc_id: whose memory (1-64 bytes; case-sensitive).
+        content: the memory in plain words.
+        importance: 0..1; how much it matters to the NPC (weights `weighted_recall`, slows decay).
+        world_time: when it happened (`WorldTime(day, hour)`).
+        type: "event", "relationship", "opinion" or "place".
+        about: the NPC ids it is about, a tuple (a single string is refused).
+        id: a stable id derived from the NPC, time and content unless given (at most 64 bytes).
+        kind: "observation", or "summary" for what consolidation makes.
+    """
 
     npc_id: str
     content: str
@@ -118,6 +138,7 @@ class ShortTermMemory:
 
     @property
     def day(self) -> int:
+        """The sim day it happened."""
         return self.world_time.day
 
 
@@ -126,7 +147,10 @@ IndexState = Literal["none", "pending", "indexed", "unindexed"]
 
 @dataclass(frozen=True, slots=True)
 class StoredMemory:
-    """A memory as D1 holds it, with its place in the index (`index_state`) and its current decay factor."""
+    """A memory as D1 holds it (`memories`, `memory`, `lineage`), with its place in the index and its current
+    decay factor. `day` and `hour` are sim time; `index_state` is "none" (D1 only), "pending" (queued),
+    "indexed", "unindexed" (pruned from the index), "forgetting" or "forgotten"; `indexed_at` is seconds of
+    world time; `decayed_day` the sim day its decay factor was last grown to."""
 
     id: str
     npc_id: str
@@ -155,8 +179,19 @@ class Lineage:
 
 @dataclass(frozen=True, slots=True)
 class Recollection:
-    """One recalled memory. `source` says whether it came from the vector index or the D1 fallback; a summary
-    (`kind="summary"`) names the memories it was made from in `sources` (its lineage)."""
+    """One recalled memory, as `recall` and `weighted_recall` return it.
+
+    Attributes:
+        id, npc_id, text, importance, type: the memory's, as remembered.
+        day: the sim day it happened.
+        score: the recall mode's score, higher is better (vector: cosine similarity; hybrid: fused, 0..~1).
+        source: "vectorize" (found through the index) or "short_term" (D1, when the index failed or has not
+            caught up yet).
+        effective_score: `weighted_recall`'s score, `score * importance / (1 + age_days * decay_factor)`;
+            None from `recall`.
+        decay_factor: the memory's current decay factor (grows daily in `decay_and_prune`).
+        kind: "observation" or "summary"; a summary names the memories it was made from in `sources`.
+    """
 
     id: str
     npc_id: str
@@ -172,6 +207,7 @@ class Recollection:
     sources: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
+        """The recollection as JSON-ready values, in camelCase as the CLI's `--json` prints it."""
         out: dict[str, object] = {
             "id": self.id,
             "npcId": self.npc_id,
@@ -192,40 +228,6 @@ class Recollection:
 
 
 @dataclass(frozen=True, slots=True)
-class MemoryConfig:
-    """Every tunable of the memory system; defaults follow the design."""
-
-    index_threshold: float = 0.7  # importance above which remember() embeds at once
-    initial_decay: float = 0.05  # decayFactor of a fresh memory
-    decay_rate: float = 0.04  # daily growth of decayFactor for an unimportant memory...
-    decay_rate_floor: float = 0.01  # ...and for the most important one (growth is slower for important memories)
-    forget_threshold: float = 0.9  # past this factor: re-embed if important, else drop from the index
-    keep_importance: float = 0.85  # "important" for the re-embed rule
-    consolidate_after_days: int = 1  # diaries at least this old are condensed
-    summary_sentences: int = 2
-    index_cap: int = 20_000_000  # the index's size cap (Vectorize V2 limit); tests lower it
-    cap_headroom: float = 0.9  # prune down to this share of the cap when it is reached
-    retry_base_s: float = 3600.0  # backoff of failed embeddings: base * 2**attempts, capped
-    retry_max_s: float = 24 * 3600.0
-    retry_max_attempts: int = 12
-    visibility_window_s: float = 120.0  # Vectorize's p99 write-visibility lag: merge such rows from D1
-    candidate_factor: int = 4  # weighted recall ranks top_k * this candidates
-    recall_headroom: int = 5  # recall ranks 2 * top_k + this candidates, so top k stays full once repeats collapse
-    fallback_limit: int = 200  # short-term rows scanned when the index fails
-    expand_npc_names: bool = True  # recall adds who a named NPC is (role, description) to the query
-
-    def __post_init__(self) -> None:
-        for name in ("index_threshold", "forget_threshold", "keep_importance", "cap_headroom"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 1.0:
-                raise ValueError(f"{name} must be in 0..1, got {value}")
-        if self.recall_headroom < 0:
-            raise ValueError(f"recall_headroom must be >= 0, got {self.recall_headroom}")
-        if self.index_cap < 1:
-            raise ValueError(f"index_cap must be >= 1, got {self.index_cap}")
-
-
-@dataclass(frozen=True, slots=True)
 class JobReport:
     """What one job run did, for logs, the CLI and the demo's summary."""
 
@@ -239,3 +241,12 @@ class JobReport:
     failed: int = 0  # memories (diaries, for consolidate) held back by an error; the job went on for the rest
     details: list[str] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # NPC id -> why that NPC's part failed
+
+
+def __getattr__(name: str) -> Any:
+    # MemoryConfig lives in memory/config.py (pydantic); the values here stay plain dataclasses, fast to build.
+    if name == "MemoryConfig":
+        from memory_sim.memory.config import MemoryConfig
+
+        return MemoryConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

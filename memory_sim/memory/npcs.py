@@ -22,6 +22,10 @@ MAX_NAME_BYTES = 200  # a name, role, alias or trait: short labels, not prose
 
 @dataclass(frozen=True, slots=True)
 class Npc:
+    """A registered NPC, as `register_npc`, `npc` and `npcs` give it: its id (case-sensitive), name, role ("" for
+    none), aliases and traits. Checked when built, here only: an id is an NPC id without commas, a name, role,
+    alias or trait short text (at most 200 bytes), aliases and traits without commas and given as a list."""
+
     id: str
     name: str
     role: str = ""
@@ -29,7 +33,15 @@ class Npc:
     traits: tuple[str, ...] = ()
     place: str = field(default="", compare=False)
 
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", registered_id(self.id))
+        object.__setattr__(self, "name", label("name", self.name))
+        object.__setattr__(self, "role", "" if self.role == "" else label("role", self.role))
+        object.__setattr__(self, "aliases", _labels("aliases", self.aliases))
+        object.__setattr__(self, "traits", _labels("traits", self.traits))
+
     def to_json(self) -> dict[str, Any]:
+        """The NPC as JSON-ready values, as the CLI's `--json` prints it."""
         return {"id": self.id, "name": self.name, "role": self.role, "aliases": list(self.aliases),
                 "traits": list(self.traits)}
 
@@ -72,10 +84,8 @@ def from_row(row: dict[str, Any]) -> Npc:
 
 
 def make(npc_id: Any, name: Any, role: Any = None, aliases: Iterable[Any] = (), traits: Iterable[Any] = ()) -> Npc:
-    role_text = "" if role is None else label("role", role)
-    return Npc(
-        registered_id(npc_id), label("name", name), role_text, _labels("aliases", aliases), _labels("traits", traits)
-    )
+    """An `Npc` from the caller's values (`role=None`: none); `Npc` checks them."""
+    return Npc(npc_id, name, "" if role is None else role, aliases, traits)  # type: ignore[arg-type]
 
 
 def _case_twin(db: D1Database, npc_id: str) -> str | None:

@@ -21,12 +21,13 @@ import numpy as np
 
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory import store
-from memory_sim.memory.models import DEFAULT_RECALL_MODE, MemoryConfig, RecallMode, Recollection, Source, StoredMemory
+from memory_sim.memory.models import DEFAULT_RECALL_MODE, RecallMode, Recollection, Source, StoredMemory
 from memory_sim.memory.recall_cache import NpcView, RecallCache
 from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
 
 if TYPE_CHECKING:
     from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
+    from memory_sim.memory.config import MemoryConfig
 
 _WORD = re.compile(r"[a-z0-9']+")
 _RECENT_LIMIT = 32
@@ -112,6 +113,33 @@ def from_rows(npc_id: str, matches: Sequence[tuple[str, float]], rows: dict[str,
     return out
 
 
+def best_sentence_caps(env: Env, query_vector: np.ndarray, summary_ids: Sequence[str]) -> dict[str, float]:
+    """Each summary's best sentence's similarity to the query: the most relevant memory it was made from (cosine
+    on unit vectors; the sources' embeddings come from the embedder's cache). Summaries without lineage are
+    left out."""
+    if not summary_ids:
+        return {}
+    lineage = store.sources_of(env.DB, summary_ids)
+    rows = store.memories_by_ids(env.DB, sorted({i for ids in lineage.values() for i in ids}))
+    texts = sorted({m.content for m in rows.values()})
+    if not texts:
+        return {}
+    similarity = dict(zip(texts, (env.embedder.embed(texts) @ query_vector).tolist(), strict=True))
+    return {
+        summary: max(similarity[rows[i].content] for i in ids if i in rows)
+        for summary, ids in lineage.items()
+        if any(i in rows for i in ids)
+    }
+
+
+def by_best_sentence(env: Env, query_vector: np.ndarray, found: list[Recollection]) -> list[Recollection]:
+    """Vector scores of summaries capped at their best sentence's: one vector for a day's unrelated sentences
+    ("a fire at the forge" + "Agnes struts about") can match a query none of them answers, and would push out the
+    memories that do. A summary is no more relevant than the most relevant memory it was made from."""
+    caps = best_sentence_caps(env, query_vector, [r.id for r in found if r.kind == "summary"])
+    return [replace(r, score=min(r.score, caps[r.id])) if r.id in caps else r for r in found]
+
+
 def not_yet_visible(
     env: Env, npc_id: str, query_vector: np.ndarray, now: float, config: MemoryConfig, seen: set[str]
 ) -> list[Recollection]:
@@ -142,7 +170,8 @@ def keyword_candidates(env: Env, npc_id: str, query: str, k: int) -> list[Recoll
 
     rows = store.memories_of(env.DB, npc_id)
     index = BM25Index()
-    index.extend((m.id, m.content) for m in rows)
+    for m in rows:
+        index.add(m.id, m.content, counted=m.kind != "summary")  # a summary repeats its sources' words
     found = index.search(query, k)
     best = found[0][1] if found else 1.0
     by_id = {m.id: m for m in rows}
@@ -216,6 +245,7 @@ def gather(
     found = from_index(env, npc_id, matches)
     with contextlib.suppress(EmbeddingUnavailable):  # the recent rows stay for the fallback below
         found += not_yet_visible(env, npc_id, query_vector, now, config, {r.id for r in found})
+        found = by_best_sentence(env, query_vector, found)
     if found:
         return Candidates(found, False)
     return Candidates(short_term_fallback(env, npc_id, query, config), True)

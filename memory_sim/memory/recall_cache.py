@@ -69,8 +69,8 @@ class NpcView:
             self.seen.add(m.id)
             if m.index_state not in store.SEMANTIC_STATES:
                 continue
-            if m.id not in self.index:
-                self.index.add_tokens(m.id, tokenize(m.content))
+            if m.id not in self.index:  # a summary repeats its sources' words: scored, not counted
+                self.index.add_tokens(m.id, tokenize(m.content), counted=m.kind != "summary")
             self.rows.append(m)
             self.by_id[m.id] = m
             self._episodes.setdefault(m.day, []).append(self.index.slot(m.id))

@@ -11,8 +11,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from memory_sim.memory.models import MemoryConfig, Recollection, StoredMemory
+from memory_sim.memory.models import Recollection, StoredMemory
+
+if TYPE_CHECKING:
+    from memory_sim.memory.config import MemoryConfig  # read by attribute: the scoring never builds or checks one
 
 
 def weighted_score(score: float, importance: float, current_day: int, day: int, decay_factor: float) -> float:

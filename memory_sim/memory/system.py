@@ -21,13 +21,13 @@ from memory_sim.errors import InvalidInput, VectorizeError
 from memory_sim.memory import forgetting, indexer, rules, store
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import recall as recall_sources
+from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.forgetting import MemoryPage
 from memory_sim.memory.models import (
     DEFAULT_RECALL_MODE,
     RECALL_MODES,
     JobReport,
     Lineage,
-    MemoryConfig,
     RecallMode,
     Recollection,
     ShortTermMemory,
@@ -49,6 +49,8 @@ Ranking = Callable[[list[Recollection], int], list[Recollection]]
 
 @dataclass(frozen=True, slots=True)
 class RelationshipContext:
+    """What two NPCs recall of each other: `a_recalls` are `npc_a`'s memories about `npc_b`, and the reverse."""
+
     npc_a: str
     npc_b: str
     a_recalls: list[Recollection]
@@ -66,8 +68,20 @@ def _check_recall(npc_id: str, query: str, top_k: int, mode: str) -> None:
 
 
 class MemorySystem:
-    """One NPC memory system over one `Env`. Jobs (consolidate, decay_and_prune, retry_pending) are methods
-    that delegate to memory/jobs.py, so the sim clock and APScheduler drive the same functions."""
+    """One NPC memory system over one `Env` (Vectorize, D1 and an embedder).
+
+    Args:
+        env: where memories live (`Env.local(folder)`, `Env.in_memory()`, `Env.cloudflare(...)`).
+        clock: a callable giving the world's time in seconds (a `SimClock`; one sim day is 86,400 seconds).
+            "Today" and the jobs' notion of age come from it.
+        config: the tunables (`MemoryConfig`); the defaults follow the design.
+        summariser: what condenses a day in `consolidate` (the offline extractive one by default, or a
+            `ChatSummariser`).
+
+    Units: days are whole sim days since the world began (`WorldTime.day`), hours 0-23 of that day, and
+    times passed as `now` are seconds of world time, as `clock()` gives them. The jobs (`consolidate`,
+    `decay_and_prune`, `retry_pending`) are what a scheduler runs; each is idempotent for a given `now`.
+    """
 
     def __init__(
         self,
@@ -91,13 +105,25 @@ class MemorySystem:
     # --- writing --------------------------------------------------------------------------------------------
 
     def remember(self, memory: ShortTermMemory) -> bool:
-        """Stores one memory; returns True when it is in the vector index now (False: D1 only or queued)."""
+        """Stores one memory in D1; one with importance above `config.index_threshold` (0.7) is embedded and
+        upserted to the index at once.
+
+        Returns:
+            True when the memory is in the vector index now; False when it is kept in D1 only (not important
+            enough) or queued for `retry_pending` (the embedder or the index failed).
+        """
         return memory.id in self.remember_many([memory])
 
     def remember_many(self, memories: Sequence[ShortTermMemory], *, index_all: bool = False) -> set[str]:
-        """One D1 transaction for all, then one embedding call for the important ones and one D1 batch saying
-        what was indexed; returns the ids indexed now. `index_all` indexes regardless of importance
-        (consolidated summaries)."""
+        """Stores many memories: one D1 transaction for all, then one embedding call for the important ones.
+
+        Args:
+            memories: the memories; the same id twice is stored once.
+            index_all: index every one regardless of importance (what consolidation does with summaries).
+
+        Returns:
+            The ids that are in the vector index now.
+        """
         memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
         indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
         now = self.clock()
@@ -111,7 +137,11 @@ class MemorySystem:
         return self._index([m.id for m in indexable], written, bound)
 
     def index_memory(self, memory: ShortTermMemory) -> bool:
-        """The indexing step alone, for a memory already in D1 (e.g. after `remember` kept it D1-only)."""
+        """Indexes a memory already in D1 (e.g. one `remember` kept in D1 only because of its importance).
+
+        Returns:
+            True when it is in the index now, False when it was queued for `retry_pending`.
+        """
         self.env.DB.batch(
             store.set_state(self.env.DB, [memory.id], "pending")
             + store.enqueue_many(self.env.DB, [memory.id], self.clock())
@@ -119,8 +149,12 @@ class MemorySystem:
         return memory.id in self.index_memories([memory.id])
 
     def index_memories(self, ids: Sequence[str]) -> set[str]:
-        """Embeds and upserts memories from D1 (memory/indexer.py); on failure they stay in the outbox with a
-        backoff. Returns the ids indexed now."""
+        """Embeds and upserts memories already in D1, by id; those that fail stay queued for `retry_pending`
+        with a backoff (an hour of world time, doubling).
+
+        Returns:
+            The ids that are in the index now.
+        """
         return self._index(ids)
 
     def _index(self, ids: Sequence[str], known: dict[str, StoredMemory] | None = None, bound: int | None = None,
@@ -131,20 +165,41 @@ class MemorySystem:
         return set(report.indexed)
 
     def unindex(self, ids: Sequence[str], counter: str) -> int:
-        """Drops the memories from the index (they stay in D1); returns how many (0 if the index failed)."""
+        """Drops memories from the vector index; they stay in D1 (and in keyword recall).
+
+        Args:
+            ids: the memory ids.
+            counter: the `stats()` counter to add the number to (e.g. "prunes").
+
+        Returns:
+            How many were dropped (0 when the index failed; the rows stay as they were).
+        """
         return indexer.unindex(self.env, ids, counter)
 
     # --- reading --------------------------------------------------------------------------------------------
 
     def today(self) -> int:
+        """The current sim day (whole days since the world began), from `clock()`."""
         return WorldTime.from_seconds(self.clock()).day
 
     def recall(
         self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
     ) -> list[Recollection]:
-        """Top-k of this NPC's memories for the query; `score` is the mode's (hybrid: fused vector + BM25 +
-        neighbour context; vector: cosine similarity), higher first. No two share a text, and a summary never
-        stands beside a memory it was made from (the better-ranked stays)."""
+        """This NPC's memories that best answer the query, by meaning (age and importance play no part; see
+        `weighted_recall`).
+
+        Args:
+            npc_id: whose memories; only this NPC's are searched.
+            query: a question or situation in plain words.
+            top_k: how many to return (1-100).
+            mode: "hybrid" (vector + BM25 over D1 + neighbouring memories, the default), "vector" (cosine
+                similarity in the index) or "keyword" (BM25 over D1).
+
+        Returns:
+            Up to `top_k` `Recollection`s, highest `score` first (the mode's score). No two share a text, and a
+            summary never stands beside a memory it was made from (the better-ranked stays). Empty when the
+            NPC has no memories; an id that differs from a registered NPC's only in case is refused.
+        """
         _check_recall(npc_id, query, top_k, mode)
         found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
         return found or self._nothing_for(npc_id)
@@ -157,8 +212,20 @@ class MemorySystem:
         top_k: int = 5,
         mode: RecallMode = DEFAULT_RECALL_MODE,
     ) -> list[Recollection]:
-        """score * importance / (1 + (current_day - day) * decayFactor), highest first, with each memory's
-        current decay factor from D1; repeats collapsed as in `recall`."""
+        """`recall`, ranked by the design's effective score:
+        `score * importance / (1 + (current_day - day) * decayFactor)`.
+
+        Args:
+            npc_id: whose memories, as for `recall`.
+            query: a question or situation in plain words.
+            current_day: the sim day ages are counted to; `today()` when None.
+            top_k: how many to return (1-100).
+            mode: how candidates are found, as for `recall`.
+
+        Returns:
+            Up to `top_k` `Recollection`s with `effective_score` set, highest first, each with its memory's
+            current decay factor; repeats collapsed as in `recall`.
+        """
         _check_recall(npc_id, query, top_k, mode)
         day = self.today() if current_day is None else rules.day(current_day, "current_day")
 
@@ -197,8 +264,13 @@ class MemorySystem:
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
 
     def lineage(self, memory_id: str) -> Lineage:
-        """Where a memory came from and where it went: the memories a summary was made from, and the summaries
-        a memory went into (D1 rows, in the order they happened)."""
+        """Where a memory came from and where it went.
+
+        Returns:
+            A `Lineage`: `sources` are the memories a summary was made from, `summaries` the summaries a memory
+            went into, each as D1 holds them, oldest first (by day and hour). Both are empty for a memory that
+            took no part in consolidation.
+        """
         rules.text("memory_id", memory_id)
         sources = store.sources_of(self.env.DB, [memory_id]).get(memory_id, ())
         summaries = store.summaries_of(self.env.DB, memory_id)
@@ -212,12 +284,22 @@ class MemorySystem:
     # --- the design's three uses ----------------------------------------------------------------------------
 
     def decision_context(self, npc_id: str, situation: str, top_k: int = 5) -> list[Recollection]:
-        """What the NPC recalls when deciding (e.g. "go to the pub tonight?"): weighted by age and importance."""
+        """What the NPC recalls when deciding (e.g. "Shall I go to the pub tonight?").
+
+        Returns:
+            `weighted_recall` of the situation as of `today()`: up to `top_k` `Recollection`s, weighted by age
+            (in sim days) and importance, highest first.
+        """
         return self.weighted_recall(npc_id, situation, self.today(), top_k)
 
     def relationship_context(self, npc_a: str, npc_b: str, top_k: int = 5) -> RelationshipContext:
-        """Each recalls their history with the other; the query names the other by name and by role, since
-        memories often say "the blacksmith" rather than "Tom"."""
+        """Each NPC recalls their history with the other, weighted as of `today()`. The query names the other
+        by the name, role and aliases they were registered with, since memories often say "the blacksmith"
+        rather than "Tom".
+
+        Returns:
+            A `RelationshipContext` with up to `top_k` `Recollection`s each way.
+        """
         return RelationshipContext(
             npc_a,
             npc_b,
@@ -237,23 +319,40 @@ class MemorySystem:
     def register_npc(
         self, id: str, name: str, role: str | None = None, aliases: Sequence[str] = (), traits: Sequence[str] = ()
     ) -> Npc:
-        """Registers (or re-registers, replacing) an NPC: recall then expands its name, role, aliases and
-        traits in queries that name it. Ids are case-sensitive; one differing from a registered id only in
-        case is refused."""
+        """Registers (or re-registers, replacing) an NPC in D1: recall then expands its name, role, aliases and
+        traits in queries that name it.
+
+        Ids are case-sensitive; one differing from a registered id only in case is refused.
+
+        Returns:
+            The `Npc` as stored.
+        """
         return npc_registry.register(self.env.DB, npc_registry.make(id, name, role, aliases, traits))
 
     def npcs(self) -> list[Npc]:
+        """Every registered NPC, by id."""
         return npc_registry.all_npcs(self.env.DB)
 
     def npc(self, id: str) -> Npc:
-        """The registered NPC; NotFound (with a hint when only the case differs) otherwise."""
+        """The registered NPC with this id.
+
+        Returns:
+            The `Npc` as stored.
+
+        Raises:
+            NotFound: there is none (with a hint when only the case differs).
+        """
         return npc_registry.get(self.env.DB, id)
 
     def update_npc(
         self, id: str, *, name: str | None = None, role: str | None = None,
         aliases: Sequence[str] | None = None, traits: Sequence[str] | None = None,
     ) -> Npc:
-        """Changes the fields given; the others stay."""
+        """Changes the fields given of a registered NPC; the others stay.
+
+        Returns:
+            The `Npc` as stored now.
+        """
         old = self.npc(id)
         new = npc_registry.make(
             id, old.name if name is None else name, old.role if role is None else role,
@@ -267,16 +366,42 @@ class MemorySystem:
         self, npc_id: str, *, since_day: int | None = None, until_day: int | None = None, type: str | None = None,
         kind: str | None = None, state: str | None = None, limit: int = 100, cursor: str | None = None,
     ) -> MemoryPage:
-        """One page of the NPC's memories in remember order; pass `page.cursor` back for the next."""
+        """Lists an NPC's memories in the order they were remembered.
+
+        Args:
+            npc_id: whose memories.
+            since_day: the first sim day listed (included).
+            until_day: the last sim day listed (included).
+            type: "event", "relationship", "opinion" or "place".
+            kind: "observation" or "summary".
+            state: an index state ("none", "pending", "indexed", "unindexed", "forgotten"); forgotten memories
+                are listed only when asked for.
+            limit: the page size (1-100).
+            cursor: `page.cursor` of the previous page.
+
+        Returns:
+            A `MemoryPage`: `memories` (`StoredMemory`s) and `cursor` (None on the last page).
+        """
         return forgetting.list_memories(self.env, npc_id, since_day=since_day, until_day=until_day, type=type,
                                         kind=kind, state=state, limit=limit, cursor=cursor)
 
     def memory(self, id: str) -> StoredMemory:
-        """One memory by id, forgotten or not (NotFound when there is none)."""
+        """One memory by id, forgotten or not.
+
+        Returns:
+            The `StoredMemory` as D1 holds it.
+
+        Raises:
+            NotFound: there is no memory with this id.
+        """
         return forgetting.one(self.env, id)
 
     def update_importance(self, id: str, value: float) -> StoredMemory:
-        """Sets a memory's importance (0..1); an indexed one is re-indexed so the index's copy agrees."""
+        """Sets a memory's importance (0..1); one in the index is re-indexed so the index's copy agrees.
+
+        Returns:
+            The memory as D1 holds it now.
+        """
         self._nothing_to_retry = False
         updated = forgetting.update_importance(self.env, id, value, self.clock())
         if updated.index_state == "pending":
@@ -284,19 +409,36 @@ class MemorySystem:
         return self.memory(id)
 
     def forget(self, ids: str | Sequence[str], reason: str) -> list[str]:
-        """Forgets memories in D1 and the index, recording `reason`; returns the ids newly forgotten. Re-running
-        it, or any `retry_pending`, finishes a forget a crash cut short."""
+        """Forgets memories: they leave the index and every recall and listing, and D1 keeps a record with
+        `reason` (so `memory-sim check` knows it was deliberate). Re-running it, or any `retry_pending`,
+        finishes a forget a crash cut short.
+
+        Returns:
+            The ids newly forgotten, sorted (ones already forgotten are left out).
+
+        Raises:
+            NotFound: an id names no memory (nothing is forgotten then).
+        """
         self._nothing_to_retry = False
         return forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
 
     def forget_npc(self, npc_id: str) -> list[str]:
-        """Forgets all the NPC's memories and drops its registration, diaries and relationships."""
+        """Forgets all the NPC's memories, as `forget` does, and drops its registration, diaries and
+        relationships.
+
+        Returns:
+            The ids newly forgotten.
+        """
         self._nothing_to_retry = False
         return forgetting.forget_npc(self.env, npc_id, self.clock())
 
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
-        """The day's diary in D1: its most important short-term memories in order, and one past memory
-        they brought back."""
+        """Writes the NPC's diary for a sim day to D1: up to `max_entries` of the day's most important
+        memories in time order, and one earlier memory they brought back. `consolidate` condenses diaries.
+
+        Returns:
+            The diary's text; "" when the NPC remembered nothing that day (no diary is written).
+        """
         return self.write_diaries([npc_id], day, max_entries).get(npc_id, "")
 
     def write_diaries(self, npc_ids: Sequence[str], day: int, max_entries: int = 6) -> dict[str, str]:
@@ -308,6 +450,17 @@ class MemorySystem:
     # --- jobs (memory/jobs.py) ------------------------------------------------------------------------------
 
     def consolidate(self, now: float | None = None) -> JobReport:
+        """Condenses each diary day at least `config.consolidate_after_days` (1) sim days old into a summary
+        memory made of 1-2 of its memories' sentences, indexed with its lineage; a day of one memory is
+        linked to it instead. Each day is condensed once.
+
+        Args:
+            now: seconds of world time; `clock()` when None.
+
+        Returns:
+            A `JobReport`: `consolidated` summaries made (their ids in `details`), `linked` days, and `failed`
+            diaries with why in `errors` (by NPC).
+        """
         from memory_sim.memory.jobs import consolidate
 
         clear, self._nothing_to_retry = self._nothing_to_retry, False
@@ -316,6 +469,16 @@ class MemorySystem:
         return report
 
     def decay_and_prune(self, now: float | None = None) -> JobReport:
+        """Grows every memory's decay factor to today (by `config.decay_rate` per sim day, slower for important
+        ones); memories past `config.forget_threshold` are re-embedded if important, else dropped from the
+        index (they stay in D1); then prunes the least valued if the index is over `config.index_cap`.
+
+        Args:
+            now: seconds of world time; `clock()` when None.
+
+        Returns:
+            A `JobReport`: `decayed`, `reembedded`, `unindexed`, and `failed` re-embeddings (queued for retry).
+        """
         from memory_sim.memory.jobs import decay_and_prune
 
         clear, self._nothing_to_retry = self._nothing_to_retry, False
@@ -324,6 +487,15 @@ class MemorySystem:
         return report
 
     def retry_pending(self, now: float | None = None) -> JobReport:
+        """Indexes the memories whose embedding or upsert failed, once their backoff (in seconds of world time)
+        has passed, and finishes any `forget` a crash cut short.
+
+        Args:
+            now: seconds of world time; `clock()` when None.
+
+        Returns:
+            A `JobReport`: `embedded` now, `failed` again (backing off further), with why in `errors`.
+        """
         from memory_sim.memory.jobs import retry_pending
 
         self._nothing_to_retry = False
@@ -339,12 +511,22 @@ class MemorySystem:
         return self._nothing_to_retry
 
     def stats(self) -> dict[str, int]:
+        """Counts, for logs and `memory-sim stats`.
+
+        Returns:
+            `memories` (remembered and not forgotten, summaries included), `forgotten` (forgotten, or being
+            forgotten), `indexed`, `pending` (queued for `retry_pending`), `summaries` (not forgotten),
+            `vectors` (the index's own count; -1 when it cannot be asked), and the jobs' running counters
+            (e.g. `consolidations`, `prunes`, `retries`, `fallbacks`).
+        """
         db = self.env.DB
+        forgotten = "index_state IN ('forgetting', 'forgotten')"
         out = {
-            "memories": store.count_memories(db),
+            "memories": store.count_memories(db, f"NOT ({forgotten})"),
+            "forgotten": store.count_memories(db, forgotten),
             "indexed": store.count_memories(db, "index_state = 'indexed'"),
             "pending": store.outbox_size(db),
-            "summaries": store.count_memories(db, "kind = 'summary'"),
+            "summaries": store.count_memories(db, f"kind = 'summary' AND NOT ({forgotten})"),
         }
         try:
             out["vectors"] = self.env.VECTORIZE.describe().vector_count

@@ -122,6 +122,7 @@ def test_consolidation_is_measured_without_and_with(fresh: Fresh) -> None:
     quality = report["consolidation"]
     assert set(quality["before"]) == set(report["methods"]) == set(quality["change"])
     assert quality["recall_repeats_top5"] == 0 and quality["summaries"]["summaries"] > 0
+    assert set(quality["quoted_top5"]) == set(report["methods"])  # a summary beside a sentence it quotes, counted
     assert quality["summaries"]["redundant"] == 0 and quality["summaries"]["framed"] == 0
     for method, scores in quality["before"].items():
         for metric, value in scores.items():

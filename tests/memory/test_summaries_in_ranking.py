@@ -1,0 +1,74 @@
+"""A consolidated summary joins recall without changing how the original memories rank: BM25's corpus statistics
+leave summaries out (they repeat their sources' words), and a summary's vector score is capped at its best
+sentence's (one vector for unrelated sentences matches queries none of them answers)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory_sim.memory.keyword import BM25Index
+from memory_sim.memory.models import ShortTermMemory, WorldTime
+from memory_sim.memory.system import MemorySystem
+from memory_sim.sim.clock import SimClock
+from tests.memory.memory_env import build_env
+
+DAY = (
+    ("A fire broke out near the forge; everyone ran with buckets.", 0.8, "event"),
+    ("Agnes struts about the square as if she owned the place.", 0.8, "opinion"),
+)
+OTHERS = (
+    ("The forge bellows wheezed all morning.", 0.8, 3),
+    ("Agnes bought bread and said nothing.", 0.8, 4),
+    ("Rose sang at the chapel on Sunday.", 0.8, 5),
+)
+
+
+def test_a_document_outside_the_statistics_leaves_other_scores_alone() -> None:
+    docs = [("a", "the forge was hot"), ("b", "Agnes at the forge"), ("c", "bread and butter")]
+    plain = BM25Index()
+    plain.extend(docs)
+    with_summary = BM25Index()
+    with_summary.extend(docs)
+    with_summary.add("s", "the forge was hot. Agnes at the forge", counted=False)
+    scores = with_summary.scores("Agnes forge")
+    assert {k: v for k, v in scores.items() if k != "s"} == plain.scores("Agnes forge")
+    assert scores["s"] > 0
+
+
+def village(clock: SimClock) -> MemorySystem:
+    system = MemorySystem(build_env(clock), clock=clock)
+    for hour, (text, importance, kind) in enumerate(DAY, start=9):
+        system.remember(ShortTermMemory("henry", text, importance, WorldTime(2, hour), type=kind))  # type: ignore[arg-type]
+    for text, importance, day in OTHERS:
+        system.remember(ShortTermMemory("henry", text, importance, WorldTime(day, 10)))
+    system.write_diary("henry", day=2)
+    return system
+
+
+def test_consolidation_does_not_change_how_observations_rank_by_keyword() -> None:
+    clock = SimClock(WorldTime(3))
+    system = village(clock)
+    query = "What does Henry think of Agnes and the forge?"
+    before = {r.id: r.score for r in system.recall("henry", query, top_k=10, mode="keyword")}
+    clock.advance_to(WorldTime(8))
+    assert system.consolidate().consolidated == 1
+    after = system.recall("henry", query, top_k=10, mode="keyword")
+    observations = {r.id: r.score for r in after if r.kind == "observation"}
+    assert len(observations) >= 2 and any(r.kind == "summary" for r in after)  # (its sources collapse into it)
+    first = next(iter(observations))  # scores are divided by the best one: compare them relative to one memory
+    for memory_id, score in observations.items():
+        assert score / observations[first] == pytest.approx(before[memory_id] / before[first], rel=1e-9), memory_id
+
+
+def test_a_summary_is_no_more_relevant_than_its_best_sentence() -> None:
+    clock = SimClock(WorldTime(3))
+    system = village(clock)
+    clock.advance_to(WorldTime(8))
+    system.consolidate()
+    query = "fire forge buckets Agnes struts square"
+    query_vector = system.env.embedder.embed([query], query=True)[0]
+    best_sentence = float(np.max(system.env.embedder.embed([t for t, _, _ in DAY]) @ query_vector))
+    found = system.recall("henry", query, top_k=5, mode="vector")
+    summary = next(r for r in found if r.kind == "summary")
+    assert summary.score <= best_sentence + 1e-6
