@@ -37,7 +37,7 @@ from memory_sim.memory.models import MemoryConfig
 from memory_sim.settings import HASHING_MODEL, KNOWN_MODELS
 
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the bundled model: no download, the same everywhere
-MEMORY_KNOBS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(MemoryConfig))
+MEMORY_KNOBS: tuple[str, ...] = tuple(MemoryConfig.model_fields)
 
 
 class RunConfig(BaseModel):
@@ -60,7 +60,7 @@ class RunConfig(BaseModel):
     def flat(self) -> dict[str, Any]:
         """Every knob under its own name (MemoryConfig's fields beside the run's own)."""
         values = self.model_dump(exclude={"memory"})
-        return values | dataclasses.asdict(self.memory)
+        return values | self.memory.model_dump()
 
 
 RUN_KNOBS: tuple[str, ...] = tuple(n for n in RunConfig.model_fields if n != "memory")
@@ -165,7 +165,7 @@ def run_config(values: dict[str, Any], where: str) -> RunConfig:
     if "model" in own and not _known_model(own["model"]):
         raise ConfigError(f"{where}: unknown embedding model {own['model']!r} (e.g. {DEFAULT_MODEL!r}, "
                           f"{HASHING_MODEL!r} or a sentence-transformers folder)")
-    for knob, value in memory.items():  # MemoryConfig is a dataclass: its field types are checked here
+    for knob, value in memory.items():  # checked here too, for a one-line message naming the variant
         expected = type(getattr(MemoryConfig(), knob))
         if type(value) is not expected and not (expected is float and type(value) is int):
             raise ConfigError(f"{where}: {knob} must be {expected.__name__}, got {value!r}")

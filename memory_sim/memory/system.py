@@ -506,8 +506,12 @@ class MemorySystem:
         return report
 
     def nothing_to_retry(self) -> bool:
-        """True when `retry_pending` would do nothing, as far as this system knows without reading D1 (the
-        scheduler then skips it): its last run left the outbox empty, and nothing since may have queued a row."""
+        """Whether `retry_pending` would do nothing, as far as this system knows without reading D1 (the
+        scheduler then skips it).
+
+        Returns:
+            True when its last run left the outbox empty and nothing since may have queued a row.
+        """
         return self._nothing_to_retry
 
     def stats(self) -> dict[str, int]:

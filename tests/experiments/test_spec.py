@@ -40,7 +40,7 @@ def test_run_ids_depend_on_the_configuration_not_the_order() -> None:
 
 
 def test_every_memory_config_knob_is_a_knob() -> None:
-    assert set(MemoryConfig.__dataclass_fields__) <= set(KNOBS)
+    assert set(MemoryConfig.model_fields) <= set(KNOBS)
     assert {"npcs", "days", "model", "recall_mode", "top_k", "consolidation_hours"} <= set(KNOBS)
 
 
