@@ -47,7 +47,7 @@ def test_every_memory_config_knob_is_a_knob() -> None:
 @pytest.mark.parametrize(("raw", "message"), [
     ({"base": {"decay_rat": 0.1}}, "unknown knob in base: 'decay_rat'"),
     ({"base": {"decay_rate": "fast"}}, "decay_rate must be float, got 'fast'"),
-    ({"base": {"index_threshold": 1.5}}, "index_threshold must be in 0..1"),
+    ({"base": {"index_threshold": 1.5}}, "index_threshold: Input should be less than or equal to 1, got 1.5"),
     ({"base": {"npcs": 1}}, "npcs: Input should be greater than or equal to 2"),
     ({"base": {"recall_mode": "psychic"}}, "recall_mode: Input should be 'vector', 'keyword' or 'hybrid'"),
     ({"base": {"model": "gpt-9"}}, "unknown embedding model 'gpt-9'"),
