@@ -121,6 +121,7 @@ def build_local_env(
     loads the configured model in the background while the rest opens (for callers that will embed)."""
     from memory_sim import owner
     from memory_sim.builder.models import local_ai, preload
+    from memory_sim.embedding.embedder import AiEmbedder
 
     held = folder_lock or _lock_or_route(settings, rebuild_index or new_index)
     if not isinstance(held, FolderLock):
@@ -134,8 +135,6 @@ def build_local_env(
     env = Env(VECTORIZE=None, DB=None, AI=ai, embedder=embedder,  # type: ignore[arg-type]
               vectorize_account=None, settings=settings)
     env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
-    if preload_model and embedder is None and settings.embed_model != HASHING_MODEL:
-        env.close_hooks.append(preload(ai, settings.embed_model))
     service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None
     try:
         account = env.vectorize_account = open_vectorize_account(settings)
@@ -143,6 +142,8 @@ def build_local_env(
         if embedder is None:
             env.embedder = _embedder_for_index(settings, env, account, new_index=new_index)
             _close_with(env, getattr(env.embedder, "cache", None))  # ours to close: its file is the folder's
+            if preload_model and isinstance(env.embedder, AiEmbedder):  # the model the index needs, while D1 opens
+                env.close_hooks.append(preload(ai, env.embedder.model))
         d1 = open_d1_account(settings)
         env.DB = (
             d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)

@@ -34,6 +34,8 @@ def test_an_index_left_without_close_reopens_with_every_vector(tmp_path: Path) -
     assert index.describe().vector_count == 11
     assert sorted(v.id for v in index.get_by_ids(list(data))) == sorted(set(data) - {"v3"})
     assert index.query(data["v5"].values, top_k=1).matches[0].id == "v5"
+    # the metadata indexes made before the writes were stored at once: filters still work
+    assert index.query(data["v5"].values, top_k=1, filter={"npcId": "npc1"}).matches[0].id == "v5"
     last = index.upsert([data["v3"]])
     reopened.close()
     again = ChromaAccount(folder)

@@ -232,9 +232,11 @@ class ChromaStore:
         self._live_tag, self._written = tag, 0
 
 
-def _shape(state: IndexState) -> dict[str, Any]:
-    """The state less the last mutation's id and time: what must reach Chroma at once when it changes."""
-    return {k: v for k, v in state.to_json().items() if k not in ("processed_mutation", "processed_at")}
+def _shape(state: IndexState) -> str:
+    """The state less the last mutation's id and time, as text (a copy: the state's own dicts change in place):
+    what must reach Chroma at once when it changes."""
+    rest = {k: v for k, v in state.to_json().items() if k not in ("processed_mutation", "processed_at")}
+    return json.dumps(rest, sort_keys=True)
 
 
 def _metadata_json(record: Record) -> str | None:
