@@ -310,8 +310,10 @@ class Walker:
             return self.nested(i, "from")
         nxt = self.next_sig(i + 1)
         if tok.kind in ("word", "qident") and nxt is not None and self.toks[nxt].text == "(":
-            self.copy(i)
-            return self.copy_group(nxt)  # a table-valued function
+            self.copy(i)  # a table-valued function (json_each, json_tree): its arguments may bind parameters
+            close = self.closing(nxt)
+            self.out.append("(" + self.em.legacy(self.toks, nxt + 1, close) + ")")
+            return close + 1
         return self.copy(i)
 
     def assignment(self, i: int, tok: Token) -> int:
