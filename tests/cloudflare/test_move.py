@@ -73,6 +73,12 @@ def test_a_pushed_minilm_folder_is_queried_with_minilm_run_here(production: Serv
             assert found[0].id == "margaret-0" and found[0].source == "vectorize"
             assert env.embedder.model == MINILM and getattr(env.embedder, "pooling", None) == "mean"
     assert MINILM not in catalogue.calls  # Workers AI has no MiniLM: never asked
+    with pytest.raises(ConfigError) as refused:  # pinned to Workers AI: which model the index needs, and the ways
+        Env.cloudflare(account, TEST_TOKEN, "memories", base_url=production.base_url, environ={},
+                       embed_provider="workers-ai", data_dir=tmp_path / "cache")
+    message = str(refused.value)
+    assert "\n" not in message and f"Workers AI has no model {MINILM!r}" in message and "384-d, mean pooling" in message
+    assert "memory-sim reembed --model" in message
 
 
 @pytest.mark.timeout(120)
