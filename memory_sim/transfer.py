@@ -27,7 +27,7 @@ from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeIndex
 
 GET_CHUNK = limits.VECTORIZE_MAX_BATCH_BINDING  # get_by_ids per call from a local index
-REMOTE_GET_CHUNK = 20  # production's getByIds answers at most 20 ids per call
+REMOTE_GET_CHUNK = limits.VECTORIZE_GET_BY_IDS_MAX_REST  # production's getByIds answers at most 20 ids per call
 REMOTE_IN_FLIGHT = 4  # get-by-ids calls at once when pulling: a round trip each
 ROWS_PER_REQUEST = 200
 SKIPPED_TABLES = ("sqlite_%", "_cf_%", "d1_%")

@@ -30,7 +30,7 @@ from memory_sim.memory.provision import MEMORY_METADATA_INDEXES, create_index
 
 JOB_KEY = "reembed_job"
 STAGING_SUFFIX = "-reembed"
-GET_BY_IDS_MAX = 20  # production's getByIds answers at most 20 vectors per call
+GET_BY_IDS_MAX = limits.VECTORIZE_GET_BY_IDS_MAX_REST  # production's cap, whatever the backend
 
 
 @dataclass
