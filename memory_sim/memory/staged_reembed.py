@@ -77,6 +77,8 @@ def reembed_staged(
     `on_batch(phase, done)` after every recorded step (tests inject a crash there)."""
     wanted = describe_model(embedder)
     job = pending_job(db)
+    if job is not None and job.staging not in {d.name for d in account.list_indexes()}:
+        job = None  # its staging index is gone (moved aside with a damaged folder, deleted by hand): start over
     resumed = job is not None and (job.description == wanted or job.phase == "swap")
     if job is not None and job.phase == "swap" and job.description != wanted:
         _swap(account, db, live, job, on_batch)  # another model's finished vectors: complete that swap first
