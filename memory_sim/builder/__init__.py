@@ -256,18 +256,20 @@ def open_cloudflare_storage(settings: Settings, client: Any) -> tuple[VectorizeA
     return CloudflareVectorizeAccount(client), lambda: cloudflare_database(client, settings)
 
 
-def cloudflare_database(client: Any, settings: Settings) -> Any:
+def cloudflare_database(client: Any, settings: Settings, *, create: bool = True) -> Any:
+    """The settings' D1 database on the account: by id, else by name (created when missing, unless `create` is
+    False: then a missing one is a ConfigError)."""
     from memory_sim.cloudflare.d1 import CloudflareD1Account, CloudflareD1Database
 
     if settings.database_id:
         return CloudflareD1Database(client, settings.database_id)
     account = CloudflareD1Account(client)
-    names = account.list()
-    return (
-        account.get(settings.database_name)
-        if settings.database_name in names
-        else account.create(settings.database_name)
-    )
+    if settings.database_name in account.list():
+        return account.get(settings.database_name)
+    if not create:
+        raise ConfigError(f"the account has no D1 database {settings.database_name!r}; name it with --database "
+                          "or --database-id")
+    return account.create(settings.database_name)
 
 
 # --- in memory (tests, notebooks) ------------------------------------------------------------------------------
