@@ -69,6 +69,18 @@ def pending_job(db: D1Database) -> Job | None:
     return None if text is None else Job(**json.loads(text))
 
 
+def unfinished_model(db: D1Database) -> str | None:
+    """The model of a re-embedding a crash left unfinished, if any (read only: nothing is created)."""
+    from memory_sim.embedding.index_model import parse_description
+    from memory_sim.errors import D1Error
+
+    try:
+        text = store.get_meta(db, JOB_KEY)
+    except D1Error:  # no meta table yet: a database the memory system has not used
+        return None
+    return None if text is None else parse_description(json.loads(text).get("description")).get("model", "?")
+
+
 def reembed_staged(
     account: VectorizeAccount, db: D1Database, live: str, embedder: Embedder, *, batch: int = 100,
     on_batch: Callable[[str, int], None] | None = None,
