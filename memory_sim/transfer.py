@@ -27,27 +27,32 @@ from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeIndex
 
 GET_CHUNK = limits.VECTORIZE_MAX_BATCH_BINDING  # get_by_ids per call from a local index
-REMOTE_GET_CHUNK = 20  # production's getByIds answers at most 20 ids per call
+REMOTE_GET_CHUNK = limits.VECTORIZE_GET_BY_IDS_MAX_REST  # production's getByIds answers at most 20 ids per call
+REMOTE_IN_FLIGHT = 4  # get-by-ids calls at once when pulling: a round trip each
 ROWS_PER_REQUEST = 200
 SKIPPED_TABLES = ("sqlite_%", "_cf_%", "d1_%")
 
 
 # --- reading the local side ------------------------------------------------------------------------------------
 def vector_pages(index: VectorizeIndex, *, page_size: int = limits.VECTORIZE_LIST_MAX_COUNT,
-                 after: str | None = None, get_chunk: int = GET_CHUNK) -> Iterator[tuple[list[Vector], str | None]]:
+                 after: str | None = None, get_chunk: int = GET_CHUNK,
+                 in_flight: int = 1) -> Iterator[tuple[list[Vector], str | None]]:
     """Every vector, a page at a time, with the cursor that follows the page (None at the end); `get_chunk` ids
-    per get_by_ids call."""
+    per get_by_ids call, `in_flight` calls at once (a remote index: each call is a round trip)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     cursor = after
-    while True:
-        page = index.list_vectors(page_size, cursor)
-        vectors: list[Vector] = []
-        for start in range(0, len(page.ids), get_chunk):
-            vectors.extend(index.get_by_ids(page.ids[start : start + get_chunk]))
-        if page.ids:
-            yield vectors, page.next_cursor
-        if not page.is_truncated or page.next_cursor is None:
-            return
-        cursor = page.next_cursor
+    with ThreadPoolExecutor(max_workers=in_flight) as pool:
+        fetch = map if in_flight == 1 else pool.map  # a local index is read in the caller's thread
+        while True:
+            page = index.list_vectors(page_size, cursor)
+            chunks = [page.ids[start : start + get_chunk] for start in range(0, len(page.ids), get_chunk)]
+            vectors = [v for found in fetch(index.get_by_ids, chunks) for v in found]
+            if page.ids:
+                yield vectors, page.next_cursor
+            if not page.is_truncated or page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
 
 def tables(db: D1Database) -> list[dict[str, Any]]:
@@ -173,13 +178,13 @@ def ensure_target_index(source: VectorizeAccount, target: VectorizeAccount, name
 
 def push_vectors(source: VectorizeAccount, target: VectorizeAccount, name: str, progress: Progress,
                  batch: int = limits.VECTORIZE_MAX_BATCH_REST, on_batch: Callable[[int], None] | None = None,
-                 get_chunk: int = GET_CHUNK) -> int:
+                 get_chunk: int = GET_CHUNK, in_flight: int = 1) -> int:
     if progress.vectors_done:
         return 0
     to = ensure_target_index(source, target, name)
     sent = 0
     for vectors, cursor in vector_pages(source.index(name), page_size=min(batch, limits.VECTORIZE_LIST_MAX_COUNT),
-                                        after=progress.vectors_cursor, get_chunk=get_chunk):
+                                        after=progress.vectors_cursor, get_chunk=get_chunk, in_flight=in_flight):
         for start in range(0, len(vectors), batch):
             to.upsert(vectors[start : start + batch])
         sent += len(vectors)
@@ -257,6 +262,7 @@ def pull(source: VectorizeAccount, source_db: D1Database, target: VectorizeAccou
     (list-vectors, then get-by-ids 20 at a time), then the database's schema and rows. Resumable as `push` is."""
     progress = Progress.load(progress_file)
     options.setdefault("get_chunk", REMOTE_GET_CHUNK)
+    options.setdefault("in_flight", REMOTE_IN_FLIGHT)
     vectors = push_vectors(source, target, index_name, progress, **options)
     rows = push_rows(source_db, target_db, progress)
     return PushReport(vectors, rows)

@@ -24,6 +24,7 @@ VECTORIZE_MAX_FILTER_JSON_BYTES = 2048  # strictly less than
 VECTORIZE_MAX_FILTER_KEY_CHARS = 512
 VECTORIZE_LIST_DEFAULT_COUNT = 100
 VECTORIZE_LIST_MAX_COUNT = 1000
+VECTORIZE_GET_BY_IDS_MAX_REST = 20  # production's getByIds answers at most 20 ids per call
 
 # --- D1 (contract §3.5) -------------------------------------------------------------------------------------
 D1_MAX_BOUND_PARAMETERS = 100

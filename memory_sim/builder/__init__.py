@@ -23,6 +23,7 @@ Env pointed at the owner's loopback API, transparently.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from memory_sim.local.vectorize.chroma import ChromaAccount
 
 BeforeRebuild = Callable[["D1Database"], object]
+log = logging.getLogger(__name__)
 
 
 def build_env(
@@ -149,6 +151,8 @@ def build_local_env(
             d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
         )
         _close_with(env, env.DB)
+        if not new_index:
+            _warn_unfinished_reembed(env.DB)
         if rebuild_index and before_rebuild is not None:
             before_rebuild(env.DB)
         env.VECTORIZE = _open_index(account, settings.index_name, env.embedder, rebuild_index, new_index)
@@ -230,6 +234,8 @@ def build_cloudflare_env(
         env.embedder = embedder or _embedder_for_index(settings, env, account, shared_cache=shared_cache,
                                                        new_index=new_index)
         env.DB = cloudflare_database(client, settings)
+        if not new_index:
+            _warn_unfinished_reembed(env.DB)
         if rebuild_index and before_rebuild is not None:
             before_rebuild(env.DB)
         env.VECTORIZE = _open_index(account, settings.index_name, env.embedder, rebuild_index, new_index)
@@ -260,18 +266,20 @@ def open_cloudflare_storage(settings: Settings, client: Any) -> tuple[VectorizeA
     return CloudflareVectorizeAccount(client), lambda: cloudflare_database(client, settings)
 
 
-def cloudflare_database(client: Any, settings: Settings) -> Any:
+def cloudflare_database(client: Any, settings: Settings, *, create: bool = True) -> Any:
+    """The settings' D1 database on the account: by id, else by name (created when missing, unless `create` is
+    False: then a missing one is a ConfigError)."""
     from memory_sim.cloudflare.d1 import CloudflareD1Account, CloudflareD1Database
 
     if settings.database_id:
         return CloudflareD1Database(client, settings.database_id)
     account = CloudflareD1Account(client)
-    names = account.list()
-    return (
-        account.get(settings.database_name)
-        if settings.database_name in names
-        else account.create(settings.database_name)
-    )
+    if settings.database_name in account.list():
+        return account.get(settings.database_name)
+    if not create:
+        raise ConfigError(f"the account has no D1 database {settings.database_name!r}; name it with --database "
+                          "or --database-id")
+    return account.create(settings.database_name)
 
 
 # --- in memory (tests, notebooks) ------------------------------------------------------------------------------
@@ -322,6 +330,15 @@ def _embedder_for_index(
 
     return embedder_for_index(settings, account, env.AI, env.close_hooks, shared_cache=shared_cache,
                               new_index=new_index)
+
+
+def _warn_unfinished_reembed(db: D1Database) -> None:
+    from memory_sim.memory.staged_reembed import unfinished_model
+
+    model = unfinished_model(db)
+    if model is not None:
+        log.warning("a re-embedding with %s is unfinished (the live index is the old one, or being replaced); run "
+                    "`memory-sim reembed --model %s` again to finish it", model, model)
 
 
 def _close_quietly(env: Env) -> None:

@@ -293,13 +293,16 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 
 
 def _reembed_staged(args: argparse.Namespace) -> int:
+    from memory_sim.damage import run_with_index_rebuilt
     from memory_sim.env import Env
-    from memory_sim.memory.staged_reembed import reembed_staged
+    from memory_sim.memory.staged_reembed import ReembedReport, reembed_staged
 
-    with Env.from_settings(args.settings, new_index=True) as env:
+    def work(env: Env) -> ReembedReport:
         if env.vectorize_account is None:
             raise ValueError("re-embedding needs the Vectorize account in the Env")
-        report = reembed_staged(env.vectorize_account, env.DB, env.VECTORIZE.name, env.embedder)
+        return reembed_staged(env.vectorize_account, env.DB, env.VECTORIZE.name, env.embedder)
+
+    report = run_with_index_rebuilt(lambda: Env.from_settings(args.settings, new_index=True), work)
     _print({"reembedded": report.embedded, "model": report.model, "dimensions": report.dimensions,
             "copied": report.copied, "resumed": report.resumed})
     return 0

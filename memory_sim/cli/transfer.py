@@ -47,9 +47,10 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
-def _remote(args: argparse.Namespace) -> tuple[Any, Any, Any]:
-    """The account's Vectorize, its D1 database and the client to close, from the flags over the settings."""
-    from memory_sim.builder import cloudflare_client, open_cloudflare_storage
+def _remote(args: argparse.Namespace, *, create: bool) -> tuple[Any, Any, Any]:
+    """The account's Vectorize, its D1 database (created when missing if `create`) and the client to close, from
+    the flags over the settings."""
+    from memory_sim.builder import cloudflare_client, cloudflare_database, open_cloudflare_storage
 
     settings = args.settings.replace(
         backend="cloudflare", account_id=args.account_id, api_token=args.api_token, base_url=args.base_url,
@@ -57,8 +58,8 @@ def _remote(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     )
     client = cloudflare_client(settings)
     try:
-        vectorize, open_db = open_cloudflare_storage(settings, client)
-        return vectorize, open_db(), client
+        vectorize, _ = open_cloudflare_storage(settings, client)
+        return vectorize, cloudflare_database(client, settings, create=create), client
     except BaseException:
         client.close()
         raise
@@ -67,18 +68,17 @@ def _remote(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 def _pull(args: argparse.Namespace) -> int:
     from memory_sim.transfer import pull
 
-    remote, remote_db, client = _remote(args)
+    progress = Path(args.progress or Path(args.data) / "pull-progress.json")
+    remote, remote_db, client = _remote(args, create=False)  # nothing is created on the account
     try:
         if args.index not in {d.name for d in remote.list_indexes()}:
             raise ConfigError(f"the account has no Vectorize index {args.index!r}; name it with --index")
+        _refuse_a_folder_of_its_own(args, progress)
         account, database = _local(args, create=True)
     except BaseException:
         client.close()
         raise
-    progress = Path(args.progress or Path(args.data) / "pull-progress.json")
     try:
-        if not progress.exists() and args.index in {d.name for d in account.list_indexes()}:
-            raise ConfigError(f"{args.data} already has an index {args.index!r}; pull into a new folder (--data)")
         report = pull(remote, remote_db, account, database, args.index, progress,
                       on_batch=lambda n: print(f"  {n} vectors received", flush=True))
     finally:
@@ -89,10 +89,24 @@ def _pull(args: argparse.Namespace) -> int:
     return 0
 
 
+def _refuse_a_folder_of_its_own(args: argparse.Namespace, progress: Path) -> None:
+    """A pull goes into a new folder (or resumes its own): it never mixes an account's memory into a folder's."""
+    from memory_sim.builder import open_vectorize_account
+
+    if progress.exists():
+        return
+    account: Any = open_vectorize_account(args.settings.replace(backend="local"))
+    try:
+        if args.index in {d.name for d in account.list_indexes()}:
+            raise ConfigError(f"{args.data} already has an index {args.index!r}; pull into a new folder (--data)")
+    finally:
+        account.close()
+
+
 def _push(args: argparse.Namespace) -> int:
     from memory_sim.transfer import push
 
-    target_vectorize, target_db, client = _remote(args)
+    target_vectorize, target_db, client = _remote(args, create=True)
     account, database = _local(args)
     progress = Path(args.progress or Path(args.data) / "push-progress.json")
     try:

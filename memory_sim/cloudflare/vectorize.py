@@ -47,7 +47,7 @@ except ImportError:  # pragma: no cover - both extras install orjson
     loads = json.loads
 
 
-GET_BY_IDS_MAX = 20  # production's getByIds cap per call; a longer list is sent in chunks
+GET_BY_IDS_MAX = limits.VECTORIZE_GET_BY_IDS_MAX_REST  # a longer list is sent in chunks
 
 
 def mapper(op: str):  # type: ignore[no-untyped-def]

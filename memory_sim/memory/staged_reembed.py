@@ -30,7 +30,7 @@ from memory_sim.memory.provision import MEMORY_METADATA_INDEXES, create_index
 
 JOB_KEY = "reembed_job"
 STAGING_SUFFIX = "-reembed"
-GET_BY_IDS_MAX = 20  # production's getByIds answers at most 20 vectors per call
+GET_BY_IDS_MAX = limits.VECTORIZE_GET_BY_IDS_MAX_REST  # production's cap, whatever the backend
 
 
 @dataclass
@@ -69,6 +69,18 @@ def pending_job(db: D1Database) -> Job | None:
     return None if text is None else Job(**json.loads(text))
 
 
+def unfinished_model(db: D1Database) -> str | None:
+    """The model of a re-embedding a crash left unfinished, if any (read only: nothing is created)."""
+    from memory_sim.embedding.index_model import parse_description
+    from memory_sim.errors import D1Error
+
+    try:
+        text = store.get_meta(db, JOB_KEY)
+    except D1Error:  # no meta table yet: a database the memory system has not used
+        return None
+    return None if text is None else parse_description(json.loads(text).get("description")).get("model", "?")
+
+
 def reembed_staged(
     account: VectorizeAccount, db: D1Database, live: str, embedder: Embedder, *, batch: int = 100,
     on_batch: Callable[[str, int], None] | None = None,
@@ -77,6 +89,8 @@ def reembed_staged(
     `on_batch(phase, done)` after every recorded step (tests inject a crash there)."""
     wanted = describe_model(embedder)
     job = pending_job(db)
+    if job is not None and job.staging not in {d.name for d in account.list_indexes()}:
+        job = None  # its staging index is gone (moved aside with a damaged folder, deleted by hand): start over
     resumed = job is not None and (job.description == wanted or job.phase == "swap")
     if job is not None and job.phase == "swap" and job.description != wanted:
         _swap(account, db, live, job, on_batch)  # another model's finished vectors: complete that swap first

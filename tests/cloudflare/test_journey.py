@@ -61,6 +61,7 @@ def test_village_pushed_recalled_reembedded_and_pulled_back(production: ServerFo
     pulled = tmp_path / "pulled"
     assert main(["--data", str(pulled), "pull", *account_flags(production, account)]) == 0
     assert folder_contents(pulled) == folder_contents(village)  # ids, values, metadata, rows, the index's model
+    assert main(["--data", str(village), "pull", *account_flags(production, account)]) == 2  # not over a folder's own
 
     environ = {"CLOUDFLARE_ACCOUNT_ID": account, "CLOUDFLARE_API_TOKEN": TEST_TOKEN,
                "CLOUDFLARE_BASE_URL": production.base_url}

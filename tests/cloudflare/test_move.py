@@ -73,6 +73,12 @@ def test_a_pushed_minilm_folder_is_queried_with_minilm_run_here(production: Serv
             assert found[0].id == "margaret-0" and found[0].source == "vectorize"
             assert env.embedder.model == MINILM and getattr(env.embedder, "pooling", None) == "mean"
     assert MINILM not in catalogue.calls  # Workers AI has no MiniLM: never asked
+    with pytest.raises(ConfigError) as refused:  # pinned to Workers AI: which model the index needs, and the ways
+        Env.cloudflare(account, TEST_TOKEN, "memories", base_url=production.base_url, environ={},
+                       embed_provider="workers-ai", data_dir=tmp_path / "cache")
+    message = str(refused.value)
+    assert "\n" not in message and f"Workers AI has no model {MINILM!r}" in message and "384-d, mean pooling" in message
+    assert "memory-sim reembed --model" in message
 
 
 @pytest.mark.timeout(120)
@@ -143,8 +149,9 @@ def crash_at(phase: str, after: int):  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.timeout(120)
-def test_remote_reembed_resumes_after_crashes_and_swaps_only_when_complete(production: ServerForTests,
-                                                                          tmp_path: Path) -> None:
+def test_remote_reembed_resumes_after_crashes_and_swaps_only_when_complete(
+    production: ServerForTests, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     settings = production.settings().replace(index_name="memories", data_dir=tmp_path)
     with Env.from_settings(settings, embedder=HashingEmbedder(64)) as env:
         MemorySystem(env, clock=SimClock()).remember_many(memories() + memories("tom"))
@@ -157,9 +164,11 @@ def test_remote_reembed_resumes_after_crashes_and_swaps_only_when_complete(produ
     with Env.from_settings(target, new_index=True) as env, pytest.raises(Crash):
         reembed_staged(env.vectorize_account, env.DB, "memories", env.embedder, batch=4,
                        on_batch=crash_at("build", 8))
-    with Env.from_settings(settings) as env:  # mid-build: the live index is untouched and opens with its model
+    with caplog.at_level(logging.WARNING, logger="memory_sim.builder"), Env.from_settings(settings) as env:
+        # mid-build: the live index is untouched and opens with its model; the open says what is unfinished
         assert env.embedder.model == "fake/hashing" and vectors_of(env.vectorize_account, "memories") == before
         assert pending_job(env.DB).after_id == sorted(before)[7]  # type: ignore[union-attr]
+    assert f"run `memory-sim reembed --model {MINILM}` again" in caplog.text
 
     with Env.from_settings(target, new_index=True) as env, pytest.raises(Crash):
         reembed_staged(env.vectorize_account, env.DB, "memories", env.embedder, batch=4,
@@ -175,8 +184,9 @@ def test_remote_reembed_resumes_after_crashes_and_swaps_only_when_complete(produ
     for row, memory_id in zip(expected, sorted(before)):
         assert after[memory_id][0] == pytest.approx(row.tolist(), abs=1e-6)
         assert after[memory_id][1] == before[memory_id][1]  # the metadata, from D1, as before
+    caplog.clear()
     with Env.from_settings(settings) as env:  # the default setting now opens with MiniLM
-        assert env.embedder.model == MINILM
+        assert env.embedder.model == MINILM and "unfinished" not in caplog.text
         found = MemorySystem(env, clock=SimClock()).recall("tom", "who fixed the oven?", top_k=1, mode="vector")
         assert found[0].id == "tom-0"
 

@@ -209,6 +209,7 @@ bad_db_names = st.one_of(
 )
 bad_days = whole_outside(0, 1_000_000_000)
 missing_paths = st.sampled_from(["missing/dir/x.ndjson", "no-such-file.json", ""])
+bad_outputs = st.sampled_from(["missing/dir/x.ndjson", ""])  # a new file in the working directory is a good output
 
 # (argv before the slot, argv after it, bad values for the slot, a valid value for it)
 Case = tuple[list[str], list[str], st.SearchStrategy[str], str]
@@ -334,8 +335,8 @@ CASES: dict[str, list[Case]] = {
         (["restore"], [], st.sampled_from(["no-such-backup", ""]), "{root}"),
     ],
     "export": [
-        (["export", "--vectorize-ndjson"], [], st.one_of(missing_paths, st.just(DATA)), "{root}/out.ndjson"),
-        (["export", "--d1-sql"], [], st.one_of(missing_paths, st.just(DATA)), "{root}/out.sql"),
+        (["export", "--vectorize-ndjson"], [], st.one_of(bad_outputs, st.just(DATA)), "{root}/out.ndjson"),
+        (["export", "--d1-sql"], [], st.one_of(bad_outputs, st.just(DATA)), "{root}/out.sql"),
         (["export", "--d1-sql", "{root}/out.sql", "--index"], [], bad_index_names, "memories"),
         (["export", "--d1-sql", "{root}/out.sql", "--database"], [], bad_db_names, "memory"),
     ],
@@ -343,6 +344,11 @@ CASES: dict[str, list[Case]] = {
         (["push", "--base-url"], [], st.sampled_from(["", "not a url", "ftp://x", "http://", "//host"]), "http://127.0.0.1:9"),
         (["push", "--progress"], [], st.one_of(missing_paths, st.just(DATA)), "{root}/progress.json"),
         (["push", "--index"], [], bad_index_names, "memories"),
+    ],
+    "pull": [
+        (["pull", "--base-url"], [], st.sampled_from(["", "not a url", "ftp://x", "http://", "//host"]), "http://127.0.0.1:9"),
+        (["pull", "--progress"], [], st.one_of(bad_outputs, st.just(DATA)), "{root}/progress.json"),
+        (["pull", "--index"], [], bad_index_names, "memories"),
     ],
     "check": [(["check"], [], texts.filter(lambda t: not t.startswith("-")), "--json")],
     "eval": [
@@ -371,8 +377,8 @@ CASES: dict[str, list[Case]] = {
     "top level": [
         (["--data"], ["stats"], st.sampled_from(["", FILE]), DATA),
         ([], [], not_in("vectorize", "d1", "ai", "models", "demo", "remember", "recall", "consolidate", "prune", "retry",
-                        "npcs", "npc", "memories", "forget", "context", "relationship", "diary", "stats", "reembed", "run", "serve", "export", "push", "check", "eval", "bench",
-                        "experiment").filter(
+                        "npcs", "npc", "memories", "forget", "context", "relationship", "diary", "stats", "reembed", "run", "serve", "export", "push", "pull", "check", "eval", "bench",
+                        "experiment", "inspect").filter(
                             lambda t: not t.startswith("-")), "stats"),
     ],
 }

@@ -205,10 +205,12 @@ def test_cli_check_repair_rebuilds_a_damaged_index(tmp_path: Path, capsys: pytes
 
 
 @pytest.mark.slow
-def test_cli_reembed_rebuilds_a_damaged_index(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("model", [[], ["--model", "fake/hashing"]], ids=["in place", "staged"])
+def test_cli_reembed_rebuilds_a_damaged_index(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                              model: list[str]) -> None:
     ids = make_folder(tmp_path)
     damage(tmp_path / "vectorize" / "chroma.sqlite3", "garbage")
-    assert main(["--data", str(tmp_path), "reembed"]) == 0
+    assert main(["--data", str(tmp_path), "reembed", *model]) == 0
     assert f'"reembedded": {len(ids) // 2}' in capsys.readouterr().out
     assert len(set_aside(tmp_path, "vectorize")) == 1
 
