@@ -46,6 +46,12 @@ FOUND_AND_FIXED = [
     "CAST(NULL AS TEXT) cast again AS BLOB crashed the translation",
     "`x IN (SELECT r ...)` with r REAL: SQLite looks an INTEGER x up as a REAL (9007199254740993 finds "
     "9007199254740992.0), unlike `x = r`",
+    "an INSERT of several rows numbered rows without an id by position; SQLite gives each one more than the largest "
+    "rowid so far, counting ids earlier rows gave (and a largest rowid below zero was taken as 0)",
+    "INSERT OR IGNORE of a NULL into a NOT NULL column failed (SQLite skips the row); INSERT OR REPLACE of one failed "
+    "(SQLite stores the DEFAULT); an upsert of one answered when it conflicted (SQLite fails)",
+    "an upsert whose rows repeat a key kept the first row (SQLite updates it with the second): refused",
+    "several-row INSERT OR IGNORE / ON CONFLICT into a rowid table numbered skipped rows: refused unless ids given",
 ]
 
 

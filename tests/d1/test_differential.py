@@ -11,7 +11,7 @@ from differential import Tally, apply_writes, new_pair, reads, run, writes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-READS, WRITES = 1500, 150  # about 25 s on two idle cores
+READS, WRITES = 1200, 120  # about 30 s on two cores
 FIXED = {"deadline": None, "derandomize": True, "database": None, "suppress_health_check": list(HealthCheck)}
 
 
