@@ -107,6 +107,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _one_line(text: str) -> str:
     """Errors are one line on stderr, whatever the message holds (a value's newlines, undecodable bytes)."""
     flat = re.sub(r"\s*[\r\n]+\s*", " | ", text.strip())
+    # other characters a terminal or str.splitlines takes as a line break, or that print nothing: shown escaped
+    flat = re.sub("[\x00-\x08\x0b-\x1f\x7f\x85\u2028\u2029]", lambda m: ascii(m.group())[1:-1], flat)
     return flat.encode("utf-8", "backslashreplace").decode("utf-8")
 
 

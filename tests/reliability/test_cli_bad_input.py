@@ -374,6 +374,10 @@ CASES: dict[str, list[Case]] = {
         (["experiment", "export", "{root}", "--format"], [], not_in("parquet", "csv"), "csv"),
         (["experiment"], [], not_in("run", "report", "export"), "report"),
     ],
+    "inspect": [
+        (["inspect", "--port"], [], whole_outside(1, 65535), "8790"),
+        (["inspect", "--log-level"], [], not_in("critical", "error", "warning", "info", "debug"), "warning"),
+    ],
     "top level": [
         (["--data"], ["stats"], st.sampled_from(["", FILE]), DATA),
         ([], [], not_in("vectorize", "d1", "ai", "models", "demo", "remember", "recall", "consolidate", "prune", "retry",
