@@ -116,6 +116,7 @@ def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, Hy
     if not vector:
         return {}
     keyword = BM25Index()
-    keyword.extend((m.id, m.content) for m in rows)
+    for m in rows:
+        keyword.add(m.id, m.content, counted=m.kind != "summary")  # as recall: scored, not in the statistics
     timeline, positions = timeline_of(rows)
     return hybrid_parts(vector, keyword.scores(query), timeline, params, positions)
