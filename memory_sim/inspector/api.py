@@ -102,7 +102,8 @@ def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted
         if e.weighting is not None:
             w = e.weighting
             item["weighting"] = {"score": w.score, "importance": w.importance, "age": w.age,
-                                 "decayFactor": w.decay_factor, "divisor": w.divisor, "effective": w.effective}
+                                 "decayFactor": w.decay_factor, "divisor": w.divisor, "sourceCap": w.source_cap,
+                                 "effective": w.effective}
         results.append(item)
     return {"npc": npc, "query": q, "mode": mode, "weighted": weighted, "day": at, "topK": top_k,
             "results": results}

@@ -10,7 +10,7 @@ and for weighted recall scoring.py's formula term by term. Nothing is written.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
@@ -25,20 +25,27 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True, slots=True)
 class Weighting:
-    """score * importance / (1 + age * decay_factor), term by term (age = current day - memory day, >= 0)."""
+    """score * importance / (1 + age * decay_factor), term by term (age = current day - memory day, >= 0);
+    for a summary at most `source_cap`, the best effective score among its sources recalled with it (None: not
+    capped; see scoring.capped_by_sources)."""
 
     score: float
     importance: float
     age: int
     decay_factor: float
+    source_cap: float | None = None
 
     @property
     def divisor(self) -> float:
         return 1.0 + self.age * self.decay_factor
 
     @property
-    def effective(self) -> float:
+    def uncapped(self) -> float:
         return self.score * self.importance / self.divisor
+
+    @property
+    def effective(self) -> float:
+        return self.uncapped if self.source_cap is None else min(self.uncapped, self.source_cap)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +71,17 @@ def explain(
     parts = _hybrid_parts(system, npc_id, query) if mode == "hybrid" and results else {}
     out = []
     for r in results:
-        weighting = Weighting(r.score, r.importance, max(0, current - r.day), r.decay_factor) if weighted else None
+        weighting = _weighting(r, current) if weighted else None
         out.append(Explained(r, parts.get(r.id), weighting))
     return out
+
+
+def _weighting(r: Recollection, current: int) -> Weighting:
+    """The formula's terms; a summary's cap is read from its result (its sources' scores are recall's own)."""
+    plain = Weighting(r.score, r.importance, max(0, current - r.day), r.decay_factor)
+    if r.effective_score is not None and r.effective_score < plain.uncapped:
+        return replace(plain, source_cap=r.effective_score)
+    return plain
 
 
 def timeline_of(rows: Sequence[StoredMemory]) -> tuple[Timeline, dict[str, tuple[int, int]]]:
@@ -101,6 +116,7 @@ def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, Hy
     if not vector:
         return {}
     keyword = BM25Index()
-    keyword.extend((m.id, m.content) for m in rows)
+    for m in rows:
+        keyword.add(m.id, m.content, counted=m.kind != "summary")  # as recall: scored, not in the statistics
     timeline, positions = timeline_of(rows)
     return hybrid_parts(vector, keyword.scores(query), timeline, params, positions)

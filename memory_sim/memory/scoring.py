@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from memory_sim.memory.models import Recollection, StoredMemory
@@ -87,9 +87,28 @@ def retry_delay_s(attempts: int, config: MemoryConfig) -> float:
 
 
 def rank_weighted(recollections: Sequence[Recollection], top_k: int) -> list[Recollection]:
-    """Highest effective score first; ties broken by raw score then id, so ranking is deterministic."""
-    ordered = sorted(recollections, key=lambda r: (-(r.effective_score or 0.0), -r.score, r.id))
+    """Highest effective score first, summaries capped by their sources (`capped_by_sources`); ties broken by raw
+    score then id, so ranking is deterministic."""
+    ordered = sorted(capped_by_sources(recollections), key=lambda r: (-(r.effective_score or 0.0), -r.score, r.id))
     return ordered[:top_k]
+
+
+def capped_by_sources(recollections: Sequence[Recollection]) -> list[Recollection]:
+    """Each summary's effective score capped at the best of its sources' among the same candidates.
+
+    A summary stands in for its sources (`distinct` keeps one of them), so it is worth no more than the best
+    of them. Uncapped, it pairs one sentence's relevance with an importance averaged over all its sources and
+    outranks the memory that made it relevant, or others that answer. Only sources among the candidates count
+    (scored for the same query); a summary with none of them there (they left the index, or match less) keeps
+    its own score: there it is the best evidence of its day."""
+    effective = {r.id: r.effective_score for r in recollections}
+    out = []
+    for r in recollections:
+        best = [e for e in (effective.get(i) for i in r.sources) if e is not None]
+        if r.effective_score is not None and best and max(best) < r.effective_score:
+            r = replace(r, effective_score=max(best))
+        out.append(r)
+    return out
 
 
 def rank_by_score(recollections: Sequence[Recollection], top_k: int) -> list[Recollection]:

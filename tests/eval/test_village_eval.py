@@ -7,6 +7,7 @@ import pytest
 from memory_sim.cli import main
 from memory_sim.eval.quality import lineage, npc_texts, summary_redundancy
 from memory_sim.eval.village import (
+    RECALL_METHODS,
     Fresh,
     QuestionSet,
     VillageQuestion,
@@ -127,5 +128,7 @@ def test_consolidation_is_measured_without_and_with(fresh: Fresh) -> None:
     for method, scores in quality["before"].items():
         for metric, value in scores.items():
             assert quality["change"][method][metric] == round(report["methods"][method][metric] - value, 4)
+    for method in RECALL_METHODS:  # consolidation lowers no recall mode's precision, weighted recall's included
+        assert quality["change"][method]["precision@5"] >= 0, method
     table = markdown(report | {"meta": report["meta"] | {"model": "hashing"}}, "test")
     assert "## Consolidation: without -> with" in table and "repeating one memory: 0" in table

@@ -108,7 +108,9 @@ def test_recall_returns_the_librarys_results_with_score_parts_that_add_up(
             w = got["weighting"]
             assert w["age"] == max(0, 5 - want.day)
             assert math.isclose(w["effective"], want.effective_score or 0.0, rel_tol=1e-9)
-            assert math.isclose(w["score"] * w["importance"] / (1 + w["age"] * w["decayFactor"]), w["effective"])
+            formula = w["score"] * w["importance"] / (1 + w["age"] * w["decayFactor"])
+            assert math.isclose(min(formula, w["sourceCap"] or formula), w["effective"])
+            assert w["sourceCap"] is None or (want.kind == "summary" and w["sourceCap"] < formula)
 
 
 def test_recall_refuses_bad_input_in_one_line(ui: Inspector) -> None:

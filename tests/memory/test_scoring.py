@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from memory_sim.memory.models import MemoryConfig, Recollection, StoredMemory
 from memory_sim.memory.scoring import (
+    capped_by_sources,
     distinct,
     text_key,
     generative_agents_scores,
@@ -74,6 +75,27 @@ def test_rank_weighted_is_deterministic_on_ties() -> None:
     a = Recollection("b", "x", "t", 0.5, 1, "event", 0.5, effective_score=0.2)
     b = Recollection("a", "x", "t", 0.5, 1, "event", 0.5, effective_score=0.2)
     assert [r.id for r in rank_weighted([a, b], 2)] == ["a", "b"]
+
+
+def test_a_summary_ranks_no_higher_than_its_best_source() -> None:
+    """A day's summary of a relevant memory (importance 0.6) and an unrelated important one (0.95) has the mean
+    importance 0.8 and the relevant sentence's match: uncapped it would rank first, and its relevant source would
+    collapse into it, pushing out another memory that answers (c)."""
+
+    def weighted(i: str, score: float, importance: float, sources: tuple[str, ...] = ()) -> Recollection:
+        kind = "summary" if sources else "observation"
+        return Recollection(i, "x", f"text {i}", importance, 1, "opinion", score, kind=kind, sources=sources,
+                            effective_score=weighted_score(score, importance, 1, 1, 0.05))
+
+    summary, relevant = weighted("s", 0.9, 0.8, ("a", "b")), weighted("a", 0.8, 0.6)
+    unrelated = weighted("b", 0.1, 0.95)
+    other = weighted("c", 0.7, 0.75)
+    ranked = rank_weighted([summary, relevant, unrelated, other], 4)
+    assert [r.id for r in distinct(ranked)] == ["c", "s"]  # the summary stands for "a", after "c"
+    capped = {r.id: r.effective_score for r in capped_by_sources([summary, relevant, unrelated, other])}
+    assert capped["s"] == pytest.approx(0.8 * 0.6) and capped["a"] == relevant.effective_score
+    alone = capped_by_sources([summary, other])  # its sources out of the candidates (forgotten, or less relevant)
+    assert alone[0].effective_score == summary.effective_score
 
 
 def test_generative_agents_scores_favour_recent_relevant_important() -> None:

@@ -72,3 +72,26 @@ def test_a_summary_is_no_more_relevant_than_its_best_sentence() -> None:
     found = system.recall("henry", query, top_k=5, mode="vector")
     summary = next(r for r in found if r.kind == "summary")
     assert summary.score <= best_sentence + 1e-6
+
+
+def test_weighted_recall_ranks_a_summary_no_higher_than_its_best_source() -> None:
+    """A day's summary averages its sources' importance: the storm's 1.0 lifts the oven door's 0.5 to 0.75, and
+    uncapped the summary would outrank another day's better answer (importance 0.55) that led before."""
+    clock = SimClock(WorldTime(2))
+    system = MemorySystem(build_env(clock), clock=clock)
+    oven, storm = (ShortTermMemory("henry", text, importance, WorldTime(2, hour), type="opinion") for text, importance,
+                   hour in (("Tom mended the oven door.", 0.5, 9), ("The storm flattened the barley field.", 1.0, 10)))
+    system.remember_many([oven, storm])
+    better = ShortTermMemory("henry", "Tom mended my oven door for free.", 0.55, WorldTime(3, 9))
+    system.remember(better)
+    for day in (2, 3):
+        system.write_diary("henry", day=day)
+    clock.advance_to(WorldTime(5))
+    query = "Who mended the oven door?"
+    before = system.weighted_recall("henry", query, top_k=1, mode="keyword")
+    assert system.consolidate().consolidated == 1
+    (summary,) = system.lineage(oven.id).summaries
+    assert summary.importance == pytest.approx(0.75) and system.lineage(storm.id).summaries == (summary,)
+    after = system.weighted_recall("henry", query, top_k=2, mode="keyword")
+    assert [r.id for r in before] == [after[0].id] == [better.id]  # the summary stands for the oven door, second
+    assert after[1].id in (oven.id, summary.id) and after[1].effective_score <= after[0].effective_score
