@@ -2,7 +2,9 @@
 
 D1 is the source of truth. A memory D1 marks `indexed` must be in the index exactly once with the ledger's
 metadata; a vector D1 does not know, or holds as `none`/`unindexed`, must not be there. `pending` memories are
-the retry job's work, not drift, unless no outbox row will ever retry them (`stranded`).
+the retry job's work, not drift (with an outbox row after a failed attempt, or without one while the attempt is
+under way or its process died), unless their outbox row has used up its attempts: no retry takes them then
+(`stranded`).
 
     report = check(env)            # DriftReport; report.clean is True when the two agree
     repair(env, report)            # RepairReport: upserts from D1, deletes what D1 disowns, re-queues strays
@@ -40,13 +42,13 @@ class MetadataDrift:
 class DriftReport:
     memories: int = 0  # rows in D1's ledger
     due: int = 0  # rows D1 marks indexed
-    pending: int = 0  # outbox rows (the retry job's work)
+    pending: int = 0  # memories D1 marks pending (the retry job's work)
     vectors: int = 0  # distinct ids in the index
     missing: list[str] = field(default_factory=list)  # D1: indexed; index: absent
     unknown: list[str] = field(default_factory=list)  # in the index; no D1 row
     disowned: list[str] = field(default_factory=list)  # in the index; D1 says none/unindexed
     duplicated: list[str] = field(default_factory=list)  # listed more than once by the index
-    stranded: list[str] = field(default_factory=list)  # D1: pending, but no outbox row will retry it
+    stranded: list[str] = field(default_factory=list)  # D1: pending, but its outbox row is out of attempts
     metadata: list[MetadataDrift] = field(default_factory=list)
 
     @property
@@ -82,8 +84,12 @@ def ledger_states(env: Env) -> dict[str, str]:
     return {r["id"]: r["index_state"] for r in rows}
 
 
-def outbox_ids(env: Env) -> set[str]:
-    return {r["memory_id"] for r in env.DB.prepare("SELECT memory_id FROM embedding_outbox").all().results}
+def stranded_ids(env: Env, max_attempts: int | None) -> set[str]:
+    """Pending memories no retry takes any more (their outbox row is out of attempts)."""
+    from memory_sim.memory import store
+    from memory_sim.memory.config import MemoryConfig
+
+    return store.exhausted(env.DB, MemoryConfig().retry_max_attempts if max_attempts is None else max_attempts)
 
 
 def index_ids(index: VectorizeIndex) -> list[str]:
@@ -130,14 +136,15 @@ def _close(a: float, b: float) -> bool:
     return abs(float(a) - float(b)) <= 1e-6
 
 
-def check(env: Env, *, compare_metadata_fields: bool = True) -> DriftReport:
+def check(env: Env, *, compare_metadata_fields: bool = True, max_attempts: int | None = None) -> DriftReport:
     """Compares D1's ledger with the index; reads only. The folder may be written meanwhile (the owner's jobs,
     other processes working through it): a write in flight between reading D1 and listing the index shows as
-    drift once, so drift is looked at twice and only what both looks show is reported."""
-    first = compare(env, compare_metadata_fields=compare_metadata_fields)
+    drift once, so drift is looked at twice and only what both looks show is reported. `max_attempts`: the
+    retry job's `retry_max_attempts` (the default config's when None)."""
+    first = compare(env, compare_metadata_fields=compare_metadata_fields, max_attempts=max_attempts)
     if first.clean:
         return first
-    return confirmed(first, compare(env, compare_metadata_fields=compare_metadata_fields))
+    return confirmed(first, compare(env, compare_metadata_fields=compare_metadata_fields, max_attempts=max_attempts))
 
 
 def confirmed(first: DriftReport, second: DriftReport) -> DriftReport:
@@ -152,21 +159,22 @@ def confirmed(first: DriftReport, second: DriftReport) -> DriftReport:
                    metadata=[m for m in second.metadata if (m.id, m.field) in fields])
 
 
-def compare(env: Env, *, compare_metadata_fields: bool = True) -> DriftReport:
+def compare(env: Env, *, compare_metadata_fields: bool = True, max_attempts: int | None = None) -> DriftReport:
     """One look at D1's ledger and the index."""
-    states, queued = ledger_states(env), outbox_ids(env)
+    states, stranded = ledger_states(env), stranded_ids(env, max_attempts)
     listed = index_ids(env.VECTORIZE)
     counts = Counter(listed)
     present = set(counts)
     due = {i for i, s in states.items() if s == DUE}
-    report = DriftReport(memories=len(states), due=len(due), pending=len(queued), vectors=len(present))
+    pending = sorted(i for i, s in states.items() if s == "pending")
+    report = DriftReport(memories=len(states), due=len(due), pending=len(pending), vectors=len(present))
     report.missing = sorted(due - present)
     report.unknown = sorted(present - set(states))
     # a deliberately forgotten memory is drift only while its vector is still there ('forgetting': the forget
     # under way or cut short deletes it, and retry finishes it)
     report.disowned = sorted(i for i in present if states.get(i) in ("none", "unindexed", "forgotten"))
     report.duplicated = sorted(i for i, n in counts.items() if n > 1)
-    report.stranded = sorted(i for i, s in states.items() if s == "pending" and i not in queued)
+    report.stranded = [i for i in pending if i in stranded]
     if compare_metadata_fields:
         report.metadata = metadata_drift(env, sorted(due & present))
     return report
@@ -177,7 +185,8 @@ def compare(env: Env, *, compare_metadata_fields: bool = True) -> DriftReport:
 
 def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     """Makes the index what D1 says: deletes vectors D1 disowns or does not know, rewrites duplicated ones and
-    those with wrong metadata, embeds missing ones, and gives stranded pending rows an outbox row again."""
+    those with wrong metadata, embeds missing ones, and gives stranded pending rows their attempts back (their
+    outbox rows go: the retry job takes a pending row with none at once). `now` is kept for callers; unused."""
     from memory_sim.memory import indexing, store
 
     drop = sorted(set(report.unknown) | set(report.disowned) | set(report.duplicated))
@@ -191,7 +200,7 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     rows = list(store.memories_by_ids(env.DB, rewrite).values())
     rows = [r for r in rows if r.index_state == DUE]
     indexing.embed_and_upsert(env, rows)
-    statements = store.enqueue_many(env.DB, report.stranded, now)
+    statements = store.dequeue(env.DB, report.stranded)
     if statements:
         env.DB.batch(statements)
     return RepairReport(upserted=len(rows), deleted=len(drop), requeued=len(report.stranded))

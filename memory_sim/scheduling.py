@@ -149,7 +149,7 @@ def day_summary(system: MemorySystem) -> str:
     db, when = system.env.DB, WorldTime.from_seconds(system.clock())
     indexed = store.count_memories(db, "index_state = 'indexed'")
     return (f"day {when.day} hour {when.hour}: {store.count_memories(db)} memories, {indexed} indexed, "
-            f"{store.outbox_size(db)} pending")
+            f"{store.pending_size(db)} pending")
 
 
 def start_service(system: MemorySystem, scale: float = 1.0) -> Any:

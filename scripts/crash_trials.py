@@ -158,13 +158,21 @@ def verify(data: Path, log_path: Path, kill: int) -> Verdict:
         report = check(env)
         drift = {k: len(getattr(report, k)) for k in ("missing", "unknown", "disowned", "duplicated", "stranded", "metadata")}
         verdict = Verdict(kill, len(acked), len(in_d1), len(acked - in_d1), retried, report.due, report.vectors,
-                          len(report.duplicated), len(report.missing), store.outbox_size(env.DB),
+                          len(report.duplicated), len(report.missing), waiting(env),
                           {k: v for k, v in drift.items() if v})
         if not report.clean:
             verdict.repaired = repair(env, report, now=now).upserted + len(report.disowned) + len(report.unknown)
             verdict.clean_after = check(env).clean
     verdict.seconds = round(time.perf_counter() - started, 2)
     return verdict
+
+
+def waiting(env: Any) -> int:
+    """Memories still waiting for the index: `pending` in D1 (with or without an outbox row), or in the outbox."""
+    return int(env.DB.prepare(
+        "SELECT COUNT(*) AS n FROM short_term_memories WHERE index_state = 'pending'"
+        " OR id IN (SELECT memory_id FROM embedding_outbox)"
+    ).first("n") or 0)
 
 
 def verify_in_child(data: Path, log_path: Path, kill: int) -> Verdict:

@@ -15,7 +15,7 @@ _MEANING = {
     "unknown": "in the index but unknown to D1",
     "disowned": "in the index but deleted from it in D1 (none/unindexed)",
     "duplicated": "listed more than once by the index",
-    "stranded": "pending in D1 with no outbox row to retry it",
+    "stranded": "pending in D1, its outbox row out of attempts: no retry takes it",
     "metadata": "metadata in the index disagreeing with D1",
 }
 

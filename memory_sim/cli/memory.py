@@ -3,7 +3,7 @@
 One verb, one library call on `MemorySystem`. The world's time for these commands is the one the data folder
 has reached (`store.world_seconds`: saved by the demo and by `run`, or the last scheduled job's time when they
 were killed); `--day` overrides it where it matters. Verbs that write first retry what a dead process left
-pending (`retry_pending` takes every never-attempted outbox row: one attempt, then the usual backoff).
+pending (`retry_pending` takes every never-attempted pending memory: one attempt, then the usual backoff).
 Heavy libraries load inside handlers only.
 """
 

@@ -12,6 +12,8 @@ so they share one set of rules:
 - **Index full**: when the index itself refuses the write as full (its real cap is lower than `index_cap`), prune
   harder once, below D1's count of indexed memories, and write again; rows that still do not fit are postponed
   like any other failure, and their next attempt finds the room.
+- **Queue on failure**: a memory to index is written `pending`; `retry_pending` takes a `pending` row with no
+  outbox row as never attempted, so a process that dies before its attempt leaves nothing behind.
 - **Postpone**: an outage (`EmbeddingUnavailable`, `VectorizeUnavailable`) postpones every row, with the outage's
   message; any other failure postpones only the rows of the NPC it came from (isolation.py). A postponed row is
   `pending` in D1 with an outbox row: attempts + 1, next attempt `now + retry_delay_s(attempts)`, last error.
@@ -69,8 +71,8 @@ def index(
     """Embeds and upserts the memories `ids` names that D1 says belong in the index (pending or indexed), then
     records the outcome in one D1 batch. `counter` (e.g. "retries") counts the rows written; `job` names the
     caller in logs. `known`: rows the caller has just written in D1 and need not be read again (their states
-    are those written); `rows_at_most`: an upper bound on D1's memories, which spares counting them while the
-    index cannot be near its cap."""
+    are those written, with no outbox row); `rows_at_most`: an upper bound on D1's memories, which spares counting
+    them while the index cannot be near its cap."""
     known = {i: known[i] for i in ids if i in known} if known else {}
     unknown = [i for i in ids if i not in known]
     found = {**store.memories_by_ids(env.DB, unknown), **known} if unknown else known
@@ -93,7 +95,7 @@ def index(
     # rows just written as pending are already among the memories hybrid recall ranks: no revision to check
     unchanged = bool(done) and all(i in known and known[i].index_state in store.SEMANTIC_STATES for i in done)
     statements = store.set_state(env.DB, done, "indexed", now, set_unchanged=unchanged)
-    statements += store.dequeue(env.DB, done + stale)
+    statements += store.dequeue(env.DB, [i for i in done + stale if i not in known])  # known: never queued
     if counter and done:
         statements.append(store.bump(env.DB, counter, len(done)))
     statements += postpone(env.DB, config, held_back, now, reason)

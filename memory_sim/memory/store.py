@@ -325,15 +325,30 @@ def count_memories(db: D1Database, where: str = "1 = 1") -> int:
 
 
 def live_outbox(db: D1Database, max_attempts: int) -> list[dict[str, Any]]:
-    """Rows still to be tried (attempts < max_attempts), earliest first. Due among them: those whose backoff
-    has passed, and every row never attempted (attempts = 0) whatever the clock says: the writer queues a row
-    and tries to index it at once, so an unattempted row belongs to a process that is trying right now (a
-    second upsert of the same vector is harmless) or that died before its attempt, whose world time may be
-    ahead of ours (it was never saved)."""
+    """Rows still to be tried, earliest first: outbox rows with attempts < max_attempts, and every `pending`
+    memory with no outbox row, as never attempted (attempts 0). The writer writes a memory `pending` without an
+    outbox row and indexes it at once; the outbox row is made only when an attempt fails. Due among them: those
+    whose backoff has passed, and every row never attempted whatever the clock says: it belongs to a process
+    that is trying right now (a second upsert of the same vector is harmless) or that died before its attempt,
+    whose world time may be ahead of ours (it was never saved)."""
     return db.prepare(
-        "SELECT memory_id, attempts, next_attempt_at FROM embedding_outbox"
-        " WHERE attempts < ? ORDER BY next_attempt_at, memory_id"
+        "SELECT memory_id, attempts, next_attempt_at FROM embedding_outbox WHERE attempts < ?"
+        " UNION ALL SELECT id AS memory_id, 0 AS attempts, 0.0 AS next_attempt_at FROM short_term_memories"
+        " WHERE index_state = 'pending' AND id NOT IN (SELECT memory_id FROM embedding_outbox)"
+        " ORDER BY next_attempt_at, memory_id"
     ).bind(max_attempts).all().results
+
+
+def pending_size(db: D1Database) -> int:
+    """Memories waiting for the index: `pending` in D1 (with an outbox row or, never attempted, without)."""
+    return count_memories(db, "index_state = 'pending'")
+
+
+def exhausted(db: D1Database, max_attempts: int) -> set[str]:
+    """`pending` memories whose outbox row has used up its attempts: no retry takes them any more."""
+    sql = ("SELECT o.memory_id AS memory_id FROM embedding_outbox o JOIN short_term_memories m ON m.id = o.memory_id"
+           " WHERE o.attempts >= ? AND m.index_state = 'pending'")
+    return {r["memory_id"] for r in db.prepare(sql).bind(max_attempts).all().results}
 
 
 def outbox_attempts(db: D1Database, ids: Sequence[str]) -> dict[str, int]:

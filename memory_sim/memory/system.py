@@ -6,7 +6,8 @@
     memory.recall("margaret", "What does Margaret think of Tom?")
     memory.weighted_recall("margaret", "What does Margaret think of Tom?", current_day=14)
 
-D1 is written first and is the source of truth; indexing failures leave an outbox row for `retry_pending`.
+D1 is written first and is the source of truth: a memory to index is written `pending`, which is what
+`retry_pending` finds if the process dies before indexing it; a failed attempt leaves an outbox row with its backoff.
 `clock()` gives the world's time in seconds (the sim clock in simulations and tests).
 """
 
@@ -97,7 +98,7 @@ class MemorySystem:
         self.summariser: Summariser = summariser or ExtractiveSummariser()
         migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
         self._recall_cache = RecallCache(env.DB)  # hybrid recall's per-NPC state, proved current against D1
-        # True while this system knows the outbox is empty and no forget is half done: set by a retry that
+        # True while this system knows nothing is pending and no forget is half done: set by a retry that
         # left nothing behind, cleared by anything here that may queue a row. Starts False: a dead process may
         # have left work.
         self._nothing_to_retry = False
@@ -126,11 +127,9 @@ class MemorySystem:
         """
         memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
         indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
-        now = self.clock()
-        states = {m.id: "pending" for m in indexable}
+        states = {m.id: "pending" for m in indexable}  # no outbox row: one is made only if the attempt fails
         decay = self.config.initial_decay
         statements = store.insert_memories(self.env.DB, memories, decay, states)
-        statements += store.enqueue_many(self.env.DB, [m.id for m in indexable], now)
         if not statements:
             return set()
         written, bound = store.inserted_rows(self.env.DB.batch(statements), memories, decay, states)
@@ -510,7 +509,7 @@ class MemorySystem:
         scheduler then skips it).
 
         Returns:
-            True when its last run left the outbox empty and nothing since may have queued a row.
+            True when its last run left nothing pending and nothing since may have made a row pending.
         """
         return self._nothing_to_retry
 
@@ -519,8 +518,8 @@ class MemorySystem:
 
         Returns:
             `memories` (remembered and not forgotten, summaries included), `forgotten` (forgotten, or being
-            forgotten), `indexed`, `pending` (queued for `retry_pending`), `summaries` (not forgotten),
-            `vectors` (the index's own count; -1 when it cannot be asked), and the jobs' running counters
+            forgotten), `indexed`, `pending` (waiting for the index: `retry_pending`'s work), `summaries` (not
+            forgotten), `vectors` (the index's own count; -1 when it cannot be asked), and the jobs' running counters
             (e.g. `consolidations`, `prunes`, `retries`, `fallbacks`).
         """
         db = self.env.DB
@@ -529,7 +528,7 @@ class MemorySystem:
             "memories": store.count_memories(db, f"NOT ({forgotten})"),
             "forgotten": store.count_memories(db, forgotten),
             "indexed": store.count_memories(db, "index_state = 'indexed'"),
-            "pending": store.outbox_size(db),
+            "pending": store.pending_size(db),
             "summaries": store.count_memories(db, f"kind = 'summary' AND NOT ({forgotten})"),
         }
         try:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from memory_sim.check import check, repair
 from memory_sim.memory import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
@@ -77,7 +78,10 @@ def test_work_a_dead_process_left_is_due_at_the_next_open_once() -> None:
     embedder.dying = True
     with pytest.raises(KeyboardInterrupt):  # D1's batch committed, the process died in the embedding call
         MemorySystem(env, clock=dead_clock).remember(ShortTermMemory("tom", "The forge fire went out.", 0.9, WorldTime(9, 12)))
-    assert store.outbox_size(env.DB) == 1
+    # pending in D1, with no outbox row (one is made only when an attempt fails): the retry job's work, no drift
+    assert store.pending_size(env.DB) == 1 and store.outbox_size(env.DB) == 0
+    report = check(env)
+    assert report.pending == 1 and report.stranded == [] and report.clean
 
     saved = WorldTime(2, 23).to_seconds()  # the next process opens at the last saved world time, 7 days earlier
     embedder.dying, embedder.down = False, True
@@ -87,7 +91,40 @@ def test_work_a_dead_process_left_is_due_at_the_next_open_once() -> None:
     assert reopened.retry_pending().failed == 0 and embedder.calls == calls  # ...then the usual backoff
     embedder.down = False
     assert MemorySystem(env, clock=lambda: saved + 3600).retry_pending().embedded == 1
-    assert store.outbox_size(env.DB) == 0
+    assert store.outbox_size(env.DB) == 0 and store.pending_size(env.DB) == 0 and check(env).due == 1
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_a_remember_cut_short_before_the_index_is_retried_from_d1_alone(tmp_path: Path, engine: str) -> None:
+    """No outbox row is written with a memory: the `pending` row itself is what the next retry finds, on either
+    D1 engine; only an outbox row out of attempts is given up on (`stranded`)."""
+    from memory_sim.builder import local_d1_account
+    from memory_sim.env import Env
+
+    clock = SimClock(WorldTime(4, 9))
+    env = Env.in_memory(clock, db=local_d1_account(tmp_path, engine).create("memories"))
+    embedder = DyingEmbedder(env.embedder)
+    env.embedder = embedder  # type: ignore[assignment]
+    embedder.dying = True
+    memory = ShortTermMemory("tom", "The forge fire went out.", 0.9, WorldTime(4, 9))
+    with pytest.raises(KeyboardInterrupt):
+        MemorySystem(env, clock=clock).remember(memory)
+    assert (store.pending_size(env.DB), store.outbox_size(env.DB)) == (1, 0)
+    assert [r["memory_id"] for r in store.live_outbox(env.DB, 12)] == [memory.id]
+    embedder.dying = False
+    reopened = MemorySystem(env, clock=clock)
+    assert reopened.retry_pending().embedded == 1 and reopened.memory(memory.id).index_state == "indexed"
+    assert store.live_outbox(env.DB, 12) == [] and check(env).clean
+
+    # an outbox row out of attempts: no retry takes it; check reports it and repair gives it its attempts back
+    db = env.DB
+    db.batch(store.set_state(db, [memory.id], "pending") + store.enqueue_many(db, [memory.id], 0.0)
+             + [store.reschedule(db, memory.id, reopened.config.retry_max_attempts, 0.0, "injected")])
+    assert store.live_outbox(db, reopened.config.retry_max_attempts) == []
+    report = check(env)
+    assert report.stranded == [memory.id] and not report.clean
+    assert repair(env, report).requeued == 1 and check(env).clean
+    assert reopened.retry_pending().embedded == 1 and store.pending_size(db) == 0
 
 
 # --- `memory-sim run` stops cleanly ------------------------------------------------------------------------

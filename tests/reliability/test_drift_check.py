@@ -51,7 +51,10 @@ def test_each_kind_of_drift_is_found_and_repaired_from_d1(system: MemorySystem) 
     stale = store.memories_by_ids(env.DB, [indexed[2]])[indexed[2]]
     [vec] = env.VECTORIZE.get_by_ids([stale.id])
     env.VECTORIZE.upsert([Vector(stale.id, vec.values, {**(vec.metadata or {}), "npcId": "tom"})])  # metadata
-    env.DB.batch(store.set_state(env.DB, [low], "pending"))  # stranded: pending, no outbox row
+    # stranded: pending, its outbox row out of attempts (pending with no outbox row is the retry job's work)
+    env.DB.batch(store.set_state(env.DB, [low], "pending") + store.enqueue_many(env.DB, [low], 0.0)
+                 + [store.reschedule(env.DB, low, system.config.retry_max_attempts, 0.0, "injected")])
+    assert system.retry_pending(system.clock() + 1).embedded == 0  # no retry takes it
 
     report = check(env)
     assert report.missing == [indexed[0]] and report.unknown == ["ghost-1"] and report.disowned == [indexed[1]]
