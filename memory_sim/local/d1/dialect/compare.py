@@ -32,6 +32,9 @@ def compare(ex: Expressions, op: str, a: Typed, b: Typed) -> Typed:
         if a.may_fail or b.may_fail:  # SQLite still evaluates the other operand, and its error
             return dynamic(op, a, b, coll)
         return _with_null(op, a, b)
+    text_equal = _text_equal(op, a, b, coll)
+    if text_equal is not None:
+        return text_equal
     if "?" in (a.cls, b.cls) or ("?" in (a.aff, b.aff) and (a.cls != b.cls or a.cls == "t")):
         return dynamic(op, a, b, coll)  # types or affinities only each row tells
     chosen, _ = sv.comparison_affinity(a.aff, b.aff)
@@ -45,6 +48,21 @@ def compare(ex: Expressions, op: str, a: Typed, b: Typed) -> Typed:
     if a.cls == b.cls:
         return _same_class(op, a, b, coll)
     return _class_order(op, a, b)
+
+
+def _text_equal(op: str, a: Typed, b: Typed, coll: str) -> Typed | None:
+    """A value of mixed type = a text, where neither side converts (no affinity, or both columns' and not
+    numeric): equal only where the value is a text, and then bytewise. Written natively, so DuckDB can join on it
+    (a table's TEXT key = json_each's key) instead of asking sqlite3 for every pair."""
+    if op != "=" or coll != "BINARY" or a.may_fail or b.may_fail:
+        return None
+    mixed, text = (a, b) if a.t == "dyn" else (b, a)
+    if mixed.t != "dyn" or text.t != "text" or "?" in (mixed.aff, text.aff):
+        return None
+    if sv.comparison_affinity(mixed.aff, text.aff)[0] not in ("", "BLOB"):
+        return None
+    as_text = f"CASE WHEN variant_typeof({mixed.sql}) = 'VARCHAR' THEN CAST({mixed.sql} AS VARCHAR) END"
+    return Typed(f"({text.sql} = {as_text})", "bool")
 
 
 def _numeric_side(ex: Expressions, e: Typed) -> Typed | None:
