@@ -3,7 +3,7 @@
 DuckDB has functions of those names, but not SQLite's: its `value` and `atom` are JSON (typeof() says 'text' for
 a number), an array's `key` is the text '0', `type` names DuckDB's types and a large integer is lost. So the call
 in a FROM clause becomes a subquery over a Python function that asks sqlite3 itself for the rows (exact by
-construction: ids, full keys, JSON text of containers, malformed-JSON errors), returned as VARIANTs so each value
+construction: ids, full keys, JSON text of containers, malformed-JSON errors), made VARIANTs so each value
 keeps SQLite's type; the statement's scope knows the columns' types (`table_info`) so typeof(), comparisons,
 ORDER BY and stored values follow SQLite's rules. The hidden columns `json` and `root` are refused.
 """
@@ -75,14 +75,16 @@ def rows(name: str, json: Any, path: Any = None, with_path: bool = False) -> lis
     except sqlite3.Error as exc:
         code = getattr(exc, "sqlite_errorname", None) or "SQLITE_ERROR"
         raise SqliteFailure(failure(primary_code(code), str(exc))) from None
-    return [_fields(*row) for row in found]
+    return [_fields(row) for row in found]
 
 
-def _fields(key: Any, value: Any, kind: str, atom: Any, id: int, parent: Any, fullkey: str, path: str) -> dict[str, Any]:
+def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
+    """One of sqlite3's rows as the function's fields (atom is the value of a scalar: the subquery derives it)."""
+    key, value, kind, _atom, node, parent, fullkey, path = row
     integer, real, text = (isinstance(value, t) for t in (int, float, str))
     return {"ki": key if isinstance(key, int) else None, "ks": key if isinstance(key, str) else None,
             "vi": value if integer else None, "vf": value if real else None, "vs": value if text else None,
-            "type": kind, "id": id, "parent": parent, "fullkey": fullkey, "path": path}
+            "type": kind, "id": node, "parent": parent, "fullkey": fullkey, "path": path}
 
 
 def _one(name: str) -> Callable[[Any], list[dict[str, Any]]]:
