@@ -61,8 +61,11 @@ def _text_equal(op: str, a: Typed, b: Typed, coll: str) -> Typed | None:
         return None
     if sv.comparison_affinity(mixed.aff, text.aff)[0] not in ("", "BLOB"):
         return None
-    as_text = f"CASE WHEN variant_typeof({mixed.sql}) = 'VARCHAR' THEN CAST({mixed.sql} AS VARCHAR) END"
-    return Typed(f"({text.sql} = {as_text})", "bool")
+    x, kind = mixed.sql, f"variant_typeof({mixed.sql})"
+    joined = f"({text.sql} = CASE WHEN {kind} = 'VARCHAR' THEN CAST({x} AS VARCHAR) END)"  # NULL where not a text
+    unknown = f"{x} IS NULL OR {kind} = 'VARIANT_NULL' OR {text.sql} IS NULL"
+    exact = f"CASE WHEN {unknown} THEN NULL ELSE {kind} = 'VARCHAR' END"
+    return Typed(f"({joined} AND {exact})", "bool")  # NULL AND false is false: a number is not equal, not unknown
 
 
 def _numeric_side(ex: Expressions, e: Typed) -> Typed | None:
