@@ -61,6 +61,8 @@ CASES = [
     ("SELECT key FROM json_each(?) WHERE value = '10'", [ARRAY]),
     ("SELECT key FROM json_each(?) WHERE value = 10", [ARRAY]),
     ("SELECT key FROM json_each(?) WHERE value IS NULL OR atom IS NULL", [ARRAY]),
+    ("SELECT key, value = '10', '10' = value, key = 'a', value = ? FROM json_each(?)", ["3", ARRAY]),
+    ("SELECT key, value = '3', key = 'a', value = ? FROM json_each(?)", [None, DOC]),
     ("SELECT t.id, j.key FROM t JOIN json_each(?) AS j ON t.id = j.key ORDER BY 1", [ARRAY]),
     ("SELECT t.id, j.key FROM t JOIN json_each(?) AS j ON t.name = j.value ORDER BY 1, 2", [ARRAY]),
     ("SELECT t.id, j.key FROM t JOIN json_each(?) AS j ON t.name = j.key ORDER BY 1, 2", [ARRAY]),
@@ -125,3 +127,13 @@ def test_hidden_columns_are_refused_on_duckdb_with_the_alternative() -> None:
                 db.prepare(sql).bind("[1]").all()
     finally:
         db.close()
+
+
+def test_insert_select_stores_values_of_mixed_type_as_they_are(db: D1Database) -> None:
+    db.exec("CREATE TABLE a (n NUMERIC)")
+    db.exec("INSERT INTO a VALUES (1), ('x'), (2.5), (NULL)")
+    db.exec("CREATE TABLE b (n NUMERIC, s TEXT)")
+    assert db.prepare("INSERT INTO b SELECT n, n FROM a").run().meta.changes == 4
+    rows = db.prepare("SELECT n, typeof(n) AS tn, s FROM b ORDER BY s").all().results
+    assert _typed(rows) == _typed([{"n": None, "tn": "null", "s": None}, {"n": 1, "tn": "integer", "s": "1"},
+                                   {"n": 2.5, "tn": "real", "s": "2.5"}, {"n": "x", "tn": "text", "s": "x"}])
