@@ -138,6 +138,8 @@ FUNCTIONS = [
     ("date", 1), ("datetime", 2), ("strftime", 2), ("julianday", 1), ("json_extract", 2), ("json_array", 2),
     ("ltrim", 2), ("printf", 2), ("zeroblob", 1), ("likely", 1),
 ]
+JSON_DOCS = ['{"a": 1, "b": 2.5, "c": null, "d": true, "e": "3", "f": [1, "x"], "g": {"h": -7}}',
+             '[0, "0", 1.0, null, false, 9223372036854775807, 12345678901234567890, "a", [], {}]', '"abc"', "3"]
 AGGREGATES = ["count", "sum", "avg", "min", "max", "total", "group_concat"]
 
 
@@ -147,7 +149,7 @@ def reads(draw: st.DrawFn) -> Statement:
     params: list[Any] = []
     shape = draw(st.sampled_from(["select", "select", "where", "where", "order", "order", "aggregate", "group",
                                   "bare", "limit", "distinct", "compound", "in_select", "join", "cte", "window",
-                                  "scalar", "exists"]))
+                                  "scalar", "exists", "json"]))
 
     def e(columns: tuple[str, ...] = tuple(COLUMNS)) -> str:
         return draw(expressions(params, columns=columns))
@@ -194,6 +196,11 @@ def reads(draw: st.DrawFn) -> Statement:
     if shape == "exists":
         return Statement(f"SELECT id FROM t AS o WHERE EXISTS (SELECT 1 FROM t WHERE t.id < o.id AND {e()}) "
                          "ORDER BY id", params)
+    if shape == "json":  # json_each / json_tree rows beside t's: typed key, value and atom in any expression
+        doc, function = draw(st.sampled_from(JSON_DOCS)), draw(st.sampled_from(["json_each", "json_tree"]))
+        value = e(("j.key", "j.value", "j.atom", "j.type", "j.fullkey", "t.i", "t.s", "t.r"))
+        return Statement(f"SELECT t.id, j.id, {value} FROM t, {function}({literal(doc)}) AS j WHERE t.id < 3 "
+                         "ORDER BY t.id, j.id", params)
     joined = e(("c.id", "c.k", "c.w", "p.k", "p.v"))
     return Statement(f"SELECT c.id, {joined} FROM c LEFT JOIN p ON p.k = c.k ORDER BY c.id", params)
 

@@ -32,7 +32,9 @@ _SQLITE_STATEMENTS = frozenset(
     "DETACH VACUUM BEGIN COMMIT END ROLLBACK SAVEPOINT RELEASE".split()
 )
 _DUCKDB_KINDS = frozenset({"SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER"})
-_SQLITE_TABLE_FUNCTIONS = frozenset({"json_each", "json_tree"})  # SQLite has them too, and they read no table
+# SQLite's json_each/json_tree become rows of the engine's own function, unnest(__sq_json_each_1(...)) (the dialect's
+# json_table.py): DuckDB's functions of those names answer differently, so they are refused like other table functions.
+_ENGINE_ROWS = "__sq_json_"
 _SETTINGS_FUNCTIONS = frozenset({"current_setting", "getvariable"})  # paths, configuration, variables
 _INNER_STATEMENTS = frozenset({"show", "describe", "summarize", "pivot", "pivot_longer", "pivot_wider", "unpivot"})
 # Words after which a name followed by "(" is being defined (a table, a CTE, an alias's columns), not called.
@@ -128,7 +130,7 @@ def check_duckdb_text(sql: str) -> None:
             raise no_such_table(name)
         if tok.kind == "keyword" and name in _INNER_STATEMENTS:
             raise not_authorized()
-        if name in table_functions() and _is_call(toks, i) and not _defines(toks, i):
+        if name in table_functions() and _is_call(toks, i) and not _defines(toks, i) and not _engine_rows(toks, i):
             raise no_such_table(name)
         if name in _SETTINGS_FUNCTIONS and _is_call(toks, i):
             raise D1Error(f"no such function: {name}: SQLITE_ERROR")
@@ -208,6 +210,12 @@ def _is_call(toks: list[DuckToken], i: int) -> bool:
     return i + 1 < len(toks) and toks[i + 1].kind == "operator" and toks[i + 1].text == "("
 
 
+def _engine_rows(toks: list[DuckToken], i: int) -> bool:
+    """unnest() of the engine's own JSON rows (a user's SQL cannot name `__sq_` functions: step 1)."""
+    return toks[i].name == "unnest" and i + 2 < len(toks) and toks[i + 2].kind == "identifier" \
+        and toks[i + 2].name.startswith(_ENGINE_ROWS)
+
+
 def _defines(toks: list[DuckToken], i: int) -> bool:
     """Is the name at i (followed by "(") defined here: CREATE TABLE name(...), INSERT INTO name(...), a CTE?"""
     j = i
@@ -261,7 +269,7 @@ def _catalog() -> tuple[frozenset[str], frozenset[str]]:
     finally:
         conn.close()
     hidden = {name.lower() for (name,) in views} | {"information_schema", "pg_catalog"}
-    return frozenset(hidden), frozenset(name.lower() for (name,) in functions) - _SQLITE_TABLE_FUNCTIONS
+    return frozenset(hidden), frozenset(name.lower() for (name,) in functions)
 
 
 def hidden_relations() -> frozenset[str]:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from memory_sim.bindings.d1_sql import Token
 from memory_sim.errors import D1Unsupported
+from memory_sim.local.d1.dialect import json_table
 from memory_sim.local.d1.dialect.ast import Column, Lit, Node, Sub
 from memory_sim.local.d1.dialect.keywords import (
     CLAUSE_WORDS,
@@ -309,12 +310,22 @@ class Walker:
                 return self.copy_group(i)
             return self.nested(i, "from")
         nxt = self.next_sig(i + 1)
+        if json_table.is_call(self.toks, i, nxt):
+            return self._json_table(i, nxt)  # type: ignore[arg-type]
         if tok.kind in ("word", "qident") and nxt is not None and self.toks[nxt].text == "(":
             self.copy(i)  # a table-valued function (json_each, json_tree): its arguments may bind parameters
             close = self.closing(nxt)
             self.out.append("(" + self.em.legacy(self.toks, nxt + 1, close) + ")")
             return close + 1
         return self.copy(i)
+
+    def _json_table(self, i: int, open_i: int) -> int:
+        """json_each(...) / json_tree(...): a subquery giving SQLite's rows and column types (json_table.py)."""
+        close = self.closing(open_i)
+        args = [self.value(lo, hi) for lo, hi in json_table.argument_ranges(self.toks, open_i, close)]
+        named = json_table.alias(self.toks, close + 1, self.hi) is not None
+        self.out.append(json_table.from_item(self.toks[i].text.lower(), args, named))
+        return close + 1
 
     def assignment(self, i: int, tok: Token) -> int:
         if tok.kind == "op" and tok.text == ",":

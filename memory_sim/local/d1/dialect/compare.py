@@ -32,6 +32,9 @@ def compare(ex: Expressions, op: str, a: Typed, b: Typed) -> Typed:
         if a.may_fail or b.may_fail:  # SQLite still evaluates the other operand, and its error
             return dynamic(op, a, b, coll)
         return _with_null(op, a, b)
+    text_equal = _text_equal(op, a, b, coll)
+    if text_equal is not None:
+        return text_equal
     if "?" in (a.cls, b.cls) or ("?" in (a.aff, b.aff) and (a.cls != b.cls or a.cls == "t")):
         return dynamic(op, a, b, coll)  # types or affinities only each row tells
     chosen, _ = sv.comparison_affinity(a.aff, b.aff)
@@ -45,6 +48,24 @@ def compare(ex: Expressions, op: str, a: Typed, b: Typed) -> Typed:
     if a.cls == b.cls:
         return _same_class(op, a, b, coll)
     return _class_order(op, a, b)
+
+
+def _text_equal(op: str, a: Typed, b: Typed, coll: str) -> Typed | None:
+    """A value of mixed type = a text, where neither side converts (no affinity, or both columns' and not
+    numeric): equal only where the value is a text, and then bytewise. Written natively, so DuckDB can join on it
+    (a table's TEXT key = json_each's key) instead of asking sqlite3 for every pair."""
+    if op != "=" or coll != "BINARY" or a.may_fail or b.may_fail:
+        return None
+    mixed, text = (a, b) if a.t == "dyn" else (b, a)
+    if mixed.t != "dyn" or text.t != "text" or "?" in (mixed.aff, text.aff):
+        return None
+    if sv.comparison_affinity(mixed.aff, text.aff)[0] not in ("", "BLOB"):
+        return None
+    x, kind = mixed.sql, f"variant_typeof({mixed.sql})"
+    joined = f"({text.sql} = CASE WHEN {kind} = 'VARCHAR' THEN CAST({x} AS VARCHAR) END)"  # NULL where not a text
+    unknown = f"{x} IS NULL OR {kind} = 'VARIANT_NULL' OR {text.sql} IS NULL"
+    exact = f"CASE WHEN {unknown} THEN NULL ELSE {kind} = 'VARCHAR' END"
+    return Typed(f"({joined} AND {exact})", "bool")  # NULL AND false is false: a number is not equal, not unknown
 
 
 def _numeric_side(ex: Expressions, e: Typed) -> Typed | None:

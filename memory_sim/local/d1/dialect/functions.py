@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from memory_sim.local.d1.dialect import udfs
+from memory_sim.local.d1.dialect import json_table, udfs
 
 # Functions whose answers are delegated to sqlite3; the DuckDB name is __sq_<name>_<arity>.
 DELEGATED = ("datetime", "date", "time", "strftime", "julianday", "unixepoch", "json_extract", "->>")
@@ -144,6 +144,7 @@ def delegated_name(name: str, arity: int) -> str:
 def register(conn: Any) -> None:
     """Install the macros and delegated functions on a DuckDB connection."""
     udfs.register(conn)
+    json_table.register(conn)
     for name in DELEGATED:
         arities = [2] if name == "->>" else range(1, MAX_DELEGATED_ARGS + 1)
         for arity in arities:

@@ -109,6 +109,7 @@ def _source(em: Emitter, toks: list[Token], ins: Insert, with_ids: bool) -> tupl
     """VALUES rows or a SELECT, each value stored as the column keeps it; ids for rowid tables where asked. And
     whether it may hold several rows."""
     walker = Walker(em, toks, ins.source[0], ins.source[1])
+    walker.wrap = False  # the SELECT's values are stored, not returned: keep them VARIANTs, not __sq_out structs
     infos = [ins.table.column_info(c) for c in ins.columns]
     wheres = [f"{ins.table.name}.{c}" for c in ins.columns]
     rowid = ins.table.rowid_column if with_ids else None
