@@ -113,8 +113,8 @@ def _generic(exc: Exception) -> D1Error:
     """A failure DuckDB has and SQLite would not: refused, in our words only. A failed read or write of the file
     (disk full, file too large) is SQLite's I/O error, with the system's reason."""
     kind = type(exc).__name__
-    if kind == "IOException":
-        reason = str(exc).rstrip().rsplit(": ", 1)[-1]
+    if kind == "IOException" or (kind == "TransactionException" and "Could not write" in str(exc)):
+        reason = str(exc).rstrip().rsplit(": ", 1)[-1]  # e.g. "File too large", "No space left on device"
         return D1Error(f"disk I/O error ({reason}): SQLITE_IOERR")
     why = {
         "BinderException": "it combines values whose types DuckDB cannot reconcile as SQLite does",
