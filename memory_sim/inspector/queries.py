@@ -65,7 +65,7 @@ class NpcRow:
     role: str
     memories: int = 0
     vectors: int = 0  # memories D1 records as in the vector index
-    pending: int = 0  # outbox rows: waiting to be embedded
+    pending: int = 0  # memories waiting to be embedded (D1 says pending; a failed attempt also has an outbox row)
     summaries: int = 0
     last_day: int | None = None
     per_day: dict[int, int] = field(default_factory=dict)
@@ -88,13 +88,9 @@ def village(db: D1Database, query: str = "") -> tuple[int, list[NpcRow]]:
         n = int(r["n"])
         npc.memories += n
         npc.vectors += n if r["index_state"] == "indexed" else 0
+        npc.pending += n if r["index_state"] == "pending" else 0
         npc.summaries += n if r["kind"] == "summary" else 0
         npc.last_day = max(int(r["last_day"]), npc.last_day if npc.last_day is not None else -1)
-    if "embedding_outbox" in have:
-        for r in rows(db, "SELECT m.npc_id AS npc_id, COUNT(*) AS n FROM embedding_outbox o"
-                          " JOIN short_term_memories m ON m.id = o.memory_id GROUP BY m.npc_id"):
-            if r["npc_id"] in npcs:
-                npcs[r["npc_id"]].pending = int(r["n"])
     for r in rows(db, "SELECT npc_id, day, COUNT(*) AS n FROM short_term_memories GROUP BY npc_id, day"):
         npcs[r["npc_id"]].per_day[int(r["day"])] = int(r["n"])
     wanted = query.strip().casefold()

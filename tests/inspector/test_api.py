@@ -41,6 +41,7 @@ def test_village_lists_every_npc_with_the_ledgers_counts(ui: Inspector) -> None:
             assert row["memories"] == store.count_memories(db, f"npc_id = '{npc_id}'")
             assert row["vectors"] == store.count_memories(db, f"npc_id = '{npc_id}' AND index_state = 'indexed'")
             assert row["summaries"] == store.count_memories(db, f"npc_id = '{npc_id}' AND kind = 'summary'")
+            assert row["pending"] == store.count_memories(db, f"npc_id = '{npc_id}' AND index_state = 'pending'")
             assert sum(row["per_day"].values()) == row["memories"]
             assert row["last_day"] == max(int(d) for d in row["per_day"])
     assert len(data["npcs"]) == len(npcs) == 8 and data["worldDay"] == world_day > 0
