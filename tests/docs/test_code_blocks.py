@@ -135,7 +135,7 @@ def test_data_blocks_parse(page: Path) -> None:
 def test_readme_keeps_its_two_commands() -> None:
     readme = ROOT / "README.md"
     shown = [body.strip() for _, body in blocks(readme, "bash")][:2]
-    assert shown[0].startswith("python3 -m venv .venv && ") and shown[0].endswith("-m pytest -q")
+    assert shown[0].startswith("python3 -m venv .venv && ") and shown[0].endswith("-m pytest -q -n 2")
     assert shown[1].endswith("memory-sim demo")
     ci = ROOT / ".ci" / "run"
     if ci.exists():
