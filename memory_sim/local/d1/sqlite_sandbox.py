@@ -118,18 +118,9 @@ def _schema_source(table: str | None) -> bool:
     return name in _SCHEMA_TABLES or name.startswith(_READ_ONLY_SOURCES)
 
 
-def _schema(_: Sandbox) -> Callable[..., int]:
-    def authorize(action: int, arg1: Any, arg2: Any, database: Any, _trigger: Any) -> int:
-        if not _base(action, arg1, arg2, database) or action in (
-            sqlite3.SQLITE_PRAGMA, sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT,
-        ):
-            return sqlite3.SQLITE_DENY
-        return sqlite3.SQLITE_OK
+def _no_pragma_or_transaction(_: Sandbox) -> Callable[..., int]:
+    """The schema mirror's and the compile check's connections: the base rules, and no PRAGMA or transaction."""
 
-    return authorize
-
-
-def _check(_: Sandbox) -> Callable[..., int]:
     def authorize(action: int, arg1: Any, arg2: Any, database: Any, _trigger: Any) -> int:
         if not _base(action, arg1, arg2, database) or action in (
             sqlite3.SQLITE_PRAGMA, sqlite3.SQLITE_TRANSACTION, sqlite3.SQLITE_SAVEPOINT,
@@ -141,5 +132,5 @@ def _check(_: Sandbox) -> Callable[..., int]:
 
 
 _POLICIES: dict[str, Callable[[Sandbox], Callable[..., int]]] = {
-    ENGINE: _engine, READ: _read, SCHEMA: _schema, CHECK: _check,
+    ENGINE: _engine, READ: _read, SCHEMA: _no_pragma_or_transaction, CHECK: _no_pragma_or_transaction,
 }
