@@ -75,4 +75,4 @@ def test_ci_runs_the_readme_test_command_exactly() -> None:
     assert ci == [command.group(1)]
     steps = command.group(1).split(" && ")
     checks = [".venv/bin/lint-imports", ".venv/bin/ruff check memory_sim", ".venv/bin/mypy memory_sim"]
-    assert steps[2:5] == checks and steps[-1] == ".venv/bin/python -m pytest -q"  # the checks, then the tests
+    assert steps[2:5] == checks and steps[-1] == ".venv/bin/python -m pytest -q -n 2"  # the checks, then the tests
