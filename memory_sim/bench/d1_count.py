@@ -10,6 +10,7 @@ statements it carries) or one `exec`. On Cloudflare each is one HTTP request; lo
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,16 +46,19 @@ class _Counted:
 
 
 class CountingD1:
-    """A `D1Database` that counts the statements and round trips passing through it to `inner`."""
+    """A `D1Database` that counts the statements and round trips passing through it to `inner` (from any
+    thread: the memory system's background indexing writes D1 too)."""
 
     def __init__(self, inner: D1Database) -> None:
         self.inner = inner
         self.statements = 0
         self.round_trips = 0
+        self._lock = threading.Lock()
 
     def count(self, statements: int) -> None:
-        self.statements += statements
-        self.round_trips += 1
+        with self._lock:
+            self.statements += statements
+            self.round_trips += 1
 
     def prepare(self, sql: str) -> D1PreparedStatement:
         return _Counted(self, self.inner.prepare(sql))

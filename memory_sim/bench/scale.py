@@ -177,7 +177,10 @@ def _live_day(system: Any, world: World, scheduler: Any, clock: Any, day: int) -
         clock.advance_to(when)
         scheduler.tick(clock())
         memories = world.tick(when)
-        system.remember_many(memories)
+        if hasattr(system, "settle"):
+            system.remember_many(memories, wait=False)  # as run_village does: embedded behind the next hours
+        else:  # the code before background indexing (for side-by-side runs)
+            system.remember_many(memories)
         remembered += len(memories)
         if hour == DIARY_HOUR:
             ids = world.npc_ids()
@@ -186,6 +189,8 @@ def _live_day(system: Any, world: World, scheduler: Any, clock: Any, day: int) -
             else:  # the code before diaries were written together (for side-by-side runs)
                 for npc_id in ids:
                     system.write_diary(npc_id, day)
+    if hasattr(system, "settle"):
+        system.settle()  # the day's indexing counts in the day's time
     return remembered
 
 

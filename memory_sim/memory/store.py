@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement, D1Result
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
+from memory_sim.errors import D1Error
 from memory_sim.memory.models import ShortTermMemory, StoredMemory
 from memory_sim.memory.schema import MEMORY_SEQUENCE
 
@@ -78,26 +79,36 @@ def _memory_values(memory: ShortTermMemory, decay: float, state: str, position: 
 
 
 def insert_memories(
-    db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str]
+    db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str], *, again: bool = False
 ) -> list[D1PreparedStatement]:
-    """Multi-row inserts for a batch; a memory remembered twice is kept once (first write wins). Each row's
-    `seq` (remember order, monotonic per database) comes from the `sequences` counter, moved past the batch
-    by its last statement: all in the caller's one transaction, plain SQLite as D1 runs it. The inserts return
-    the `id` and `seq` of each row they wrote, the last statement the counter's new value (`inserted_rows`)."""
+    """Multi-row inserts for a batch. Each row's `seq` (remember order, monotonic per database) comes from the
+    `sequences` counter, moved past the batch by its last statement: all in the caller's one transaction, plain
+    SQLite as D1 runs it. The inserts return the `id` and `seq` of each row they wrote, the last statement the
+    counter's new value (`inserted_rows`).
+
+    A memory remembered twice is kept once (first write wins): the first try is a plain INSERT, which fails
+    the whole batch on an id already stored (`is_memory_already_stored`); the caller then runs the statements
+    made with `again=True`, which skip such rows. (ON CONFLICT costs DuckDB about 3 ms a statement, and a
+    memory is seldom remembered twice.)"""
     statements = []
+    conflict = " ON CONFLICT (id) DO NOTHING" if again else ""
     for start in range(0, len(memories), _ROWS_PER_INSERT):
         chunk = memories[start : start + _ROWS_PER_INSERT]
         rows = ", ".join(_ROW for _ in chunk)
         values = [
             v for i, m in enumerate(chunk, start + 1) for v in _memory_values(m, decay, states.get(m.id, "none"), i)
         ]
-        sql = (f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows}"
-               " ON CONFLICT (id) DO NOTHING RETURNING id, seq")
+        sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows}{conflict} RETURNING id, seq"
         statements.append(db.prepare(sql).bind(*values))
     if memories:
         bump = "UPDATE sequences SET value = value + ? WHERE name = ? RETURNING value"
         statements.append(db.prepare(bump).bind(len(memories), MEMORY_SEQUENCE))
     return statements
+
+
+def is_memory_already_stored(error: D1Error) -> bool:
+    """The plain insert of `insert_memories` met an id D1 holds already (SQLite's words, as D1 says them)."""
+    return "UNIQUE constraint failed: short_term_memories.id" in str(error)
 
 
 def inserted_rows(

@@ -13,15 +13,17 @@ D1 is written first and is the source of truth: a memory to index is written `pe
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
-from memory_sim.errors import InvalidInput, VectorizeError
+from memory_sim.errors import D1Error, InvalidInput, VectorizeError
 from memory_sim.memory import forgetting, indexer, rules, store
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import recall as recall_sources
+from memory_sim.memory.background import Background
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.forgetting import MemoryPage
 from memory_sim.memory.models import (
@@ -46,6 +48,20 @@ if TYPE_CHECKING:
 
 Clock = Callable[[], float]
 Ranking = Callable[[list[Recollection], int], list[Recollection]]
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _settled(method: Callable[Concatenate[MemorySystem, P], R]) -> Callable[Concatenate[MemorySystem, P], R]:
+    """The method runs once background indexing (`remember_many(wait=False)`) is done: it sees every memory
+    remembered before it as if indexed in line."""
+
+    @functools.wraps(method)
+    def settled(self: MemorySystem, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        self.settle()
+        return method(self, *args, **kwargs)
+
+    return settled
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,9 +118,11 @@ class MemorySystem:
         # left nothing behind, cleared by anything here that may queue a row. Starts False: a dead process may
         # have left work.
         self._nothing_to_retry = False
+        self._background = Background()  # remember_many(wait=False)'s indexing, one thread, in order
 
     # --- writing --------------------------------------------------------------------------------------------
 
+    @_settled
     def remember(self, memory: ShortTermMemory) -> bool:
         """Stores one memory in D1; one with importance above `config.index_threshold` (0.7) is embedded and
         upserted to the index at once.
@@ -115,26 +133,55 @@ class MemorySystem:
         """
         return memory.id in self.remember_many([memory])
 
-    def remember_many(self, memories: Sequence[ShortTermMemory], *, index_all: bool = False) -> set[str]:
+    def remember_many(
+        self, memories: Sequence[ShortTermMemory], *, index_all: bool = False, wait: bool = True
+    ) -> set[str]:
         """Stores many memories: one D1 transaction for all, then one embedding call for the important ones.
 
         Args:
             memories: the memories; the same id twice is stored once.
             index_all: index every one regardless of importance (what consolidation does with summaries).
+            wait: False returns once D1 holds the memories and leaves their embedding and upsert to one
+                background thread, in order; every other method of this system (recall, the jobs, stats...)
+                waits for that work before it reads, and `settle()` waits for it explicitly. A simulation
+                writes its next hours while the model runs. A failure there is queued for `retry_pending`
+                as in line; an exception is raised by the next method that waits.
 
         Returns:
-            The ids that are in the vector index now.
+            The ids that are in the vector index now (with `wait=False`: the ids handed to the background).
         """
+        if wait:
+            self.settle()
         memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
         indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
         states = {m.id: "pending" for m in indexable}  # no outbox row: one is made only if the attempt fails
         decay = self.config.initial_decay
-        statements = store.insert_memories(self.env.DB, memories, decay, states)
-        if not statements:
+        if not memories:
             return set()
-        written, bound = store.inserted_rows(self.env.DB.batch(statements), memories, decay, states)
-        return self._index([m.id for m in indexable], written, bound)
+        db = self.env.DB
+        try:
+            results = db.batch(store.insert_memories(db, memories, decay, states))
+        except D1Error as exc:
+            if not store.is_memory_already_stored(exc):
+                raise
+            results = db.batch(store.insert_memories(db, memories, decay, states, again=True))
+        written, bound = store.inserted_rows(results, memories, decay, states)
+        ids, now = [m.id for m in indexable], self.clock()
+        if wait or not ids:
+            return self._index(ids, now, written, bound)
+        self._background.submit(lambda: self._index_behind(ids, now, written, bound))
+        return set(ids)
 
+    def settle(self) -> None:
+        """Waits for the indexing `remember_many(wait=False)` left to the background; raises the first exception
+        it met (its memories stay `pending` in D1 for `retry_pending`)."""
+        self._background.settle()
+
+    def close(self) -> None:
+        """Settles and stops the background thread (the `Env` is the caller's to close)."""
+        self._background.close()
+
+    @_settled
     def index_memory(self, memory: ShortTermMemory) -> bool:
         """Indexes a memory already in D1 (e.g. one `remember` kept in D1 only because of its importance).
 
@@ -147,6 +194,7 @@ class MemorySystem:
         )
         return memory.id in self.index_memories([memory.id])
 
+    @_settled
     def index_memories(self, ids: Sequence[str]) -> set[str]:
         """Embeds and upserts memories already in D1, by id; those that fail stay queued for `retry_pending`
         with a backoff (an hour of world time, doubling).
@@ -154,15 +202,28 @@ class MemorySystem:
         Returns:
             The ids that are in the index now.
         """
-        return self._index(ids)
+        return self._index(ids, self.clock())
 
-    def _index(self, ids: Sequence[str], known: dict[str, StoredMemory] | None = None, bound: int | None = None,
-               ) -> set[str]:
+    def _index(self, ids: Sequence[str], now: float, known: dict[str, StoredMemory] | None = None,
+               bound: int | None = None) -> set[str]:
         clear, self._nothing_to_retry = self._nothing_to_retry, False  # an exception leaves the rows queued
-        report = indexer.index(self.env, self.config, ids, self.clock(), known=known, rows_at_most=bound)
+        report = indexer.index(self.env, self.config, ids, now, known=known, rows_at_most=bound)
         self._nothing_to_retry = clear and not report.postponed
         return set(report.indexed)
 
+    def _index_behind(self, ids: Sequence[str], now: float, known: dict[str, StoredMemory], bound: int | None,
+                      ) -> None:
+        """`_index` on the background thread. The flag only ever goes down here: the one place it goes up,
+        `retry_pending`, settles first, so the two never race."""
+        try:
+            report = indexer.index(self.env, self.config, ids, now, known=known, rows_at_most=bound)
+        except BaseException:
+            self._nothing_to_retry = False
+            raise
+        if report.postponed:
+            self._nothing_to_retry = False
+
+    @_settled
     def unindex(self, ids: Sequence[str], counter: str) -> int:
         """Drops memories from the vector index; they stay in D1 (and in keyword recall).
 
@@ -181,6 +242,7 @@ class MemorySystem:
         """The current sim day (whole days since the world began), from `clock()`."""
         return WorldTime.from_seconds(self.clock()).day
 
+    @_settled
     def recall(
         self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
     ) -> list[Recollection]:
@@ -203,6 +265,7 @@ class MemorySystem:
         found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
         return found or self._nothing_for(npc_id)
 
+    @_settled
     def weighted_recall(
         self,
         npc_id: str,
@@ -262,6 +325,7 @@ class MemorySystem:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
 
+    @_settled
     def lineage(self, memory_id: str) -> Lineage:
         """Where a memory came from and where it went.
 
@@ -282,6 +346,7 @@ class MemorySystem:
 
     # --- the design's three uses ----------------------------------------------------------------------------
 
+    @_settled
     def decision_context(self, npc_id: str, situation: str, top_k: int = 5) -> list[Recollection]:
         """What the NPC recalls when deciding (e.g. "Shall I go to the pub tonight?").
 
@@ -291,6 +356,7 @@ class MemorySystem:
         """
         return self.weighted_recall(npc_id, situation, self.today(), top_k)
 
+    @_settled
     def relationship_context(self, npc_a: str, npc_b: str, top_k: int = 5) -> RelationshipContext:
         """Each NPC recalls their history with the other, weighted as of `today()`. The query names the other
         by the name, role and aliases they were registered with, since memories often say "the blacksmith"
@@ -315,6 +381,7 @@ class MemorySystem:
 
     # --- NPCs (memory/npcs.py) ------------------------------------------------------------------------------
 
+    @_settled
     def register_npc(
         self, id: str, name: str, role: str | None = None, aliases: Sequence[str] = (), traits: Sequence[str] = ()
     ) -> Npc:
@@ -328,10 +395,12 @@ class MemorySystem:
         """
         return npc_registry.register(self.env.DB, npc_registry.make(id, name, role, aliases, traits))
 
+    @_settled
     def npcs(self) -> list[Npc]:
         """Every registered NPC, by id."""
         return npc_registry.all_npcs(self.env.DB)
 
+    @_settled
     def npc(self, id: str) -> Npc:
         """The registered NPC with this id.
 
@@ -343,6 +412,7 @@ class MemorySystem:
         """
         return npc_registry.get(self.env.DB, id)
 
+    @_settled
     def update_npc(
         self, id: str, *, name: str | None = None, role: str | None = None,
         aliases: Sequence[str] | None = None, traits: Sequence[str] | None = None,
@@ -361,6 +431,7 @@ class MemorySystem:
 
     # --- listing, fixing and forgetting memories (memory/forgetting.py) -------------------------------------
 
+    @_settled
     def memories(
         self, npc_id: str, *, since_day: int | None = None, until_day: int | None = None, type: str | None = None,
         kind: str | None = None, state: str | None = None, limit: int = 100, cursor: str | None = None,
@@ -384,6 +455,7 @@ class MemorySystem:
         return forgetting.list_memories(self.env, npc_id, since_day=since_day, until_day=until_day, type=type,
                                         kind=kind, state=state, limit=limit, cursor=cursor)
 
+    @_settled
     def memory(self, id: str) -> StoredMemory:
         """One memory by id, forgotten or not.
 
@@ -395,6 +467,7 @@ class MemorySystem:
         """
         return forgetting.one(self.env, id)
 
+    @_settled
     def update_importance(self, id: str, value: float) -> StoredMemory:
         """Sets a memory's importance (0..1); one in the index is re-indexed so the index's copy agrees.
 
@@ -407,6 +480,7 @@ class MemorySystem:
             self.index_memories([id])
         return self.memory(id)
 
+    @_settled
     def forget(self, ids: str | Sequence[str], reason: str) -> list[str]:
         """Forgets memories: they leave the index and every recall and listing, and D1 keeps a record with
         `reason` (so `memory-sim check` knows it was deliberate). Re-running it, or any `retry_pending`,
@@ -421,6 +495,7 @@ class MemorySystem:
         self._nothing_to_retry = False
         return forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
 
+    @_settled
     def forget_npc(self, npc_id: str) -> list[str]:
         """Forgets all the NPC's memories, as `forget` does, and drops its registration, diaries and
         relationships.
@@ -431,6 +506,7 @@ class MemorySystem:
         self._nothing_to_retry = False
         return forgetting.forget_npc(self.env, npc_id, self.clock())
 
+    @_settled
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
         """Writes the NPC's diary for a sim day to D1: up to `max_entries` of the day's most important
         memories in time order, and one earlier memory they brought back. `consolidate` condenses diaries.
@@ -440,6 +516,7 @@ class MemorySystem:
         """
         return self.write_diaries([npc_id], day, max_entries).get(npc_id, "")
 
+    @_settled
     def write_diaries(self, npc_ids: Sequence[str], day: int, max_entries: int = 6) -> dict[str, str]:
         """`write_diary` for several NPCs in a few D1 statements; NPCs with no diary that day are left out."""
         from memory_sim.memory.diary import write_diaries
@@ -448,6 +525,7 @@ class MemorySystem:
 
     # --- jobs (memory/jobs.py) ------------------------------------------------------------------------------
 
+    @_settled
     def consolidate(self, now: float | None = None) -> JobReport:
         """Condenses each diary day at least `config.consolidate_after_days` (1) sim days old into a summary
         memory made of 1-2 of its memories' sentences, indexed with its lineage; a day of one memory is
@@ -467,6 +545,7 @@ class MemorySystem:
         self._nothing_to_retry = clear and not report.failed and not report.errors
         return report
 
+    @_settled
     def decay_and_prune(self, now: float | None = None) -> JobReport:
         """Grows every memory's decay factor to today (by `config.decay_rate` per sim day, slower for important
         ones); memories past `config.forget_threshold` are re-embedded if important, else dropped from the
@@ -485,6 +564,7 @@ class MemorySystem:
         self._nothing_to_retry = clear and not report.failed and not report.errors
         return report
 
+    @_settled
     def retry_pending(self, now: float | None = None) -> JobReport:
         """Indexes the memories whose embedding or upsert failed, once their backoff (in seconds of world time)
         has passed, and finishes any `forget` a crash cut short.
@@ -513,6 +593,7 @@ class MemorySystem:
         """
         return self._nothing_to_retry
 
+    @_settled
     def stats(self) -> dict[str, int]:
         """Counts, for logs and `memory-sim stats`.
 

@@ -4,6 +4,7 @@ diaries at the end of each day, and the jobs on schedule (scheduling.SimSchedule
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
@@ -118,26 +119,35 @@ def run_village(
     scheduler: SimScheduler | None = None,
 ) -> RunSummary:
     """Runs `days` whole days from the clock's current hour; jobs run as their periods come (`scheduler`'s
-    jobs: all of the memory system's by default)."""
+    jobs: all of the memory system's by default). Each hour's important memories are embedded in the
+    background while the loop goes on (`remember_many(wait=False)`); the system's own methods wait for that
+    work, and so does the return. `on_hour` reading the index directly, not through the system, should call
+    `system.settle()` first."""
     db, scheduler = system.env.DB, scheduler or SimScheduler(system)
     save_npcs(db, village)
     summary, places = RunSummary(days), {}
     saved: dict[tuple[str, str], float] = {}
     start = clock.now.hours
-    for hours in range(start, start + days * HOURS_PER_DAY):
-        when = WorldTime.from_hours(hours)
-        clock.advance_to(when)
-        summary.reports += scheduler.tick(clock())
-        tick = village.tick(when)
-        system.remember_many(tick.memories)
-        save_tick(db, tick)
-        places.update(tick.locations)
-        summary.memories += len(tick.memories)
-        summary.events += len(tick.events)
-        if when.hour == DIARY_HOUR:
-            summary.diaries += len(system.write_diaries([n.id for n in village.npcs], when.day))
-            save_day(db, village, places, when.day, saved)
-        if on_hour is not None:
-            on_hour(when)
+    try:
+        for hours in range(start, start + days * HOURS_PER_DAY):
+            when = WorldTime.from_hours(hours)
+            clock.advance_to(when)
+            summary.reports += scheduler.tick(clock())
+            tick = village.tick(when)
+            system.remember_many(tick.memories, wait=False)  # embeds behind the next hours' D1 writes
+            save_tick(db, tick)
+            places.update(tick.locations)
+            summary.memories += len(tick.memories)
+            summary.events += len(tick.events)
+            if when.hour == DIARY_HOUR:
+                summary.diaries += len(system.write_diaries([n.id for n in village.npcs], when.day))
+                save_day(db, village, places, when.day, saved)
+            if on_hour is not None:
+                on_hour(when)
+    except BaseException:
+        with suppress(Exception):  # the first failure is the one to report
+            system.settle()
+        raise
+    system.settle()
     store.set_meta(db, "world_seconds", repr(clock()))
     return summary
