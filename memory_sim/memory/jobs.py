@@ -49,14 +49,15 @@ def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> N
     it is indexed as its summary would have been."""
     db = system.env.DB
     summaries = [p.summary for p in plans if p.summary is not None]
-    system.remember_many(summaries, index_all=True)
+    system.remember_many(summaries, index_all=True, wait=False)  # embedded behind the rest of the job and the hour
     linked = store.memories_by_ids(db, [p.link for p in plans if p.summary is None and p.link])
     to_index = sorted(i for i, m in linked.items() if m.index_state == "none")
     lineage = store.put_sources(db, [(p.summary.id, s) for p in plans if p.summary is not None for s in p.sources])
     marks = store.mark_consolidated(db, [(p.npc_id, p.day, p.link) for p in plans])
     queued = store.set_state(db, to_index, "pending") + store.enqueue_many(db, to_index, now) if to_index else []
     db.batch(lineage + marks + queued + [store.bump(db, "consolidations", len(summaries))])
-    system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
+    if to_index:
+        system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
 
 
 def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -> dict[str, list[StoredMemory]] | None:

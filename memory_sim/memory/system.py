@@ -119,6 +119,7 @@ class MemorySystem:
         # have left work.
         self._nothing_to_retry = False
         self._background = Background()  # remember_many(wait=False)'s indexing, one thread, in order
+        self._left_behind = False  # the background left rows to retry (set there, lowered by retry_pending)
 
     # --- writing --------------------------------------------------------------------------------------------
 
@@ -213,15 +214,15 @@ class MemorySystem:
 
     def _index_behind(self, ids: Sequence[str], now: float, known: dict[str, StoredMemory], bound: int | None,
                       ) -> None:
-        """`_index` on the background thread. The flag only ever goes down here: the one place it goes up,
-        `retry_pending`, settles first, so the two never race."""
+        """`_index` on the background thread. What it leaves to retry is marked in a flag of its own, which
+        only `retry_pending` lowers, after settling: the two threads never write the same flag."""
         try:
             report = indexer.index(self.env, self.config, ids, now, known=known, rows_at_most=bound)
         except BaseException:
-            self._nothing_to_retry = False
+            self._left_behind = True
             raise
         if report.postponed:
-            self._nothing_to_retry = False
+            self._left_behind = True
 
     @_settled
     def unindex(self, ids: Sequence[str], counter: str) -> int:
@@ -542,6 +543,7 @@ class MemorySystem:
 
         clear, self._nothing_to_retry = self._nothing_to_retry, False
         report = consolidate(self, self.clock() if now is None else now)
+        self.settle()  # the summaries were embedded behind the job's D1 work; in the index when it returns
         self._nothing_to_retry = clear and not report.failed and not report.errors
         return report
 
@@ -577,7 +579,7 @@ class MemorySystem:
         """
         from memory_sim.memory.jobs import retry_pending
 
-        self._nothing_to_retry = False
+        self._nothing_to_retry = self._left_behind = False
         half_done = [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])]
         finished = forgetting.finish(self.env, half_done) == len(half_done)  # forgets a crash cut short
         report, empty = retry_pending(self, self.clock() if now is None else now)
@@ -591,7 +593,7 @@ class MemorySystem:
         Returns:
             True when its last run left nothing pending and nothing since may have made a row pending.
         """
-        return self._nothing_to_retry
+        return self._nothing_to_retry and not self._left_behind
 
     @_settled
     def stats(self) -> dict[str, int]:
