@@ -188,7 +188,7 @@ def semantic_memories(env: Env, npc_id: str) -> list[StoredMemory]:
     """What hybrid recall ranks: the memories the index holds or is about to (indexed, pending), in remember
     order. Short-term-only rows (never important enough) and forgotten ones (unindexed by decay or the cap)
     stay out, as they are out of the vector path."""
-    return [m for m in remembered_in_order(env, npc_id) if m.index_state in ("indexed", "pending")]
+    return store.semantic_in_order(env.DB, npc_id)
 
 
 def hybrid_candidates(

@@ -50,12 +50,13 @@ class NpcView:
     def read(cls, db: D1Database, npc_id: str, revision: int = 0, counter: int = 0) -> NpcView:
         """The NPC's view built from D1."""
         view = cls(revision, counter)
-        view.refresh(store.remembered_in_order(db, npc_id))
+        view.refresh(store.semantic_in_order(db, npc_id))
         return view
 
     def refresh(self, memories: list[StoredMemory]) -> None:
-        """Lays the view anew from all the NPC's rows in remember order; the keyword index only changes where
-        a memory left the semantic set, entered it or changed its text."""
+        """Lays the view anew from the NPC's rows in remember order (its semantic ones suffice: others are
+        skipped); the keyword index only changes where a memory left the semantic set, entered it or changed
+        its text."""
         semantic = {m.id: m for m in memories if m.index_state in store.SEMANTIC_STATES}
         self.index.remove([i for i, m in self.by_id.items() if i not in semantic or semantic[i].content != m.content])
         self.rows, self.by_id, self.seen, self._episodes = [], {}, set(), {}
@@ -129,7 +130,7 @@ class RecallCache:
                 view = NpcView.read(self.db, npc_id, revision, counter)
             elif view.revision != revision:
                 with view.lock:
-                    view.refresh(store.remembered_in_order(self.db, npc_id))
+                    view.refresh(store.semantic_in_order(self.db, npc_id))
                     view.revision, view.counter = revision, counter
             elif view.counter != counter:
                 with view.lock:

@@ -192,6 +192,12 @@ def remembered_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
     return _select(db, "npc_id = ?", npc_id, order="seq, id")
 
 
+def semantic_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
+    """The NPC's memories hybrid recall ranks (`SEMANTIC_STATES`) in remember order: after decay has dropped most
+    of a long life's memories from the index, a small share of `remembered_in_order`."""
+    return _select(db, "npc_id = ? AND index_state IN (?, ?)", npc_id, *SEMANTIC_STATES, order="seq, id")
+
+
 def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:
     marks = ", ".join("?" for _ in states)
     return _select(db, f"index_state IN ({marks})", *states, forgotten=True)

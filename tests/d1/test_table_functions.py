@@ -28,6 +28,24 @@ def test_update_from_json_each_binds_every_parameter(db: D1Database) -> None:
                     {"id": "c", "factor": 0.25, "day": 7}]
 
 
+def test_values_of_every_type_written_from_json_each_are_stored_as_sqlite_stores_them(db: D1Database) -> None:
+    # A value already of the column's type is kept as it is; the others are converted by the column's affinity.
+    db.exec("CREATE TABLE t (id TEXT PRIMARY KEY, r REAL, i INTEGER, s TEXT)")
+    values = {"a": 0.5, "b": 3, "c": "4.5", "d": "7"}
+    db.batch([db.prepare("INSERT INTO t (id) VALUES (?)").bind(k) for k in values])
+    for column in ("r", "i", "s"):
+        db.prepare(f"UPDATE t SET {column} = j.value FROM json_each(?) AS j WHERE t.id = j.key"
+                   ).bind(json.dumps({k: v for k, v in values.items() if column != "i" or k in ("b", "d")})).run()
+    rows = db.prepare("SELECT id, r, typeof(r) AS tr, i, typeof(i) AS ti, s, typeof(s) AS ts FROM t ORDER BY id"
+                      ).all().results
+    assert [(r["r"], r["tr"], r["i"], r["ti"], r["s"], r["ts"]) for r in rows] == [
+        (0.5, "real", None, "null", "0.5", "text"),  # no REAL into INTEGER: SQLite keeps it REAL, DuckDB refuses
+        (3.0, "real", 3, "integer", "3", "text"),
+        (4.5, "real", None, "null", "4.5", "text"),
+        (7.0, "real", 7, "integer", "7", "text"),
+    ]
+
+
 def test_select_from_json_each_with_a_parameter(db: D1Database) -> None:
     rows = db.prepare("SELECT j.key, j.value FROM json_each(?) AS j ORDER BY j.key").bind(
         json.dumps({"x": 1.5, "y": "text"})).all().results

@@ -25,11 +25,14 @@ HIDDEN = frozenset({"json", "root"})
 _COLUMNS = ("key", "value", "type", "atom", "id", "parent", "fullkey", "path")
 # Declared without types in SQLite's module ("CREATE TABLE x(key,value,type,...)"): every column has BLOB affinity.
 _DUCK = {"key": "VARIANT", "value": "VARIANT", "atom": "VARIANT", "id": "BIGINT", "parent": "BIGINT"}
-# The Python function returns plain fields, one per storage class (DuckDB converts Python values into VARIANTs
-# some thirty times slower); the subquery makes the VARIANTs.
+# The Python function returns plain fields, one per storage class, column by column (DuckDB converts Python values
+# into VARIANTs some thirty times slower, and a list of rows twice as slowly as lists of values); the subquery
+# unnests the columns side by side and makes the VARIANTs.
 _FIELDS = {"ki": "BIGINT", "ks": "VARCHAR", "vi": "BIGINT", "vf": "DOUBLE", "vs": "VARCHAR", "type": "VARCHAR",
            "id": "BIGINT", "parent": "BIGINT", "fullkey": "VARCHAR", "path": "VARCHAR"}
-_ROW_TYPE = "STRUCT(" + ", ".join(f'"{f}" {t}' for f, t in _FIELDS.items()) + ")[]"
+_COLUMNS_TYPE = "STRUCT(" + ", ".join(f'"{f}" {t}[]' for f, t in _FIELDS.items()) + ")"
+_ROWS = "__sq_json_rows"  # the function's result, named so the sandbox knows these unnest() calls as the engine's
+_UNNESTED = ", ".join(f'unnest({_ROWS}."{f}") AS "{f}"' for f in _FIELDS)
 _VALUE = "coalesce(CAST(vi AS VARIANT), CAST(vf AS VARIANT), CAST(vs AS VARIANT))"
 _SELECT = (
     'SELECT coalesce(CAST(ki AS VARIANT), CAST(ks AS VARIANT)) AS "key", ' + _VALUE + ' AS "value", "type", '
@@ -55,7 +58,7 @@ def from_item(name: str, args: list[Typed], alias: bool) -> str:
     if not 1 <= len(args) <= 2:
         raise D1Unsupported(f"{name}() takes one or two arguments (the JSON, and a path)")
     values = ", ".join(f"CAST({a.sql} AS VARIANT)" for a in args)
-    sql = f"({_SELECT} FROM (SELECT unnest(__sq_{name}_{len(args)}({values}), recursive := true)))"
+    sql = f"({_SELECT} FROM (SELECT {_UNNESTED} FROM (SELECT __sq_{name}_{len(args)}({values}) AS {_ROWS})))"
     return sql if alias else f"{sql} AS {name}"
 
 
@@ -66,8 +69,8 @@ def refuse_hidden(name: str, column: str) -> None:
     )
 
 
-def rows(name: str, json: Any, path: Any = None, with_path: bool = False) -> list[dict[str, Any]]:
-    """SQLite's rows of json_each/json_tree(json[, path]), asked of sqlite3."""
+def rows(name: str, json: Any, path: Any = None, with_path: bool = False) -> dict[str, list[Any]]:
+    """SQLite's rows of json_each/json_tree(json[, path]), asked of sqlite3, as the function's columns."""
     sql = f"SELECT {', '.join(_COLUMNS)} FROM {name}(?1{', ?2' if with_path else ''})"
     args = (plain(json), plain(path)) if with_path else (plain(json),)
     try:
@@ -75,23 +78,28 @@ def rows(name: str, json: Any, path: Any = None, with_path: bool = False) -> lis
     except sqlite3.Error as exc:
         code = getattr(exc, "sqlite_errorname", None) or "SQLITE_ERROR"
         raise SqliteFailure(failure(primary_code(code), str(exc))) from None
-    return [_fields(row) for row in found]
+    return _fields(found)
 
 
-def _fields(row: tuple[Any, ...]) -> dict[str, Any]:
-    """One of sqlite3's rows as the function's fields (atom is the value of a scalar: the subquery derives it)."""
-    key, value, kind, _atom, node, parent, fullkey, path = row
-    integer, real, text = (isinstance(value, t) for t in (int, float, str))
-    return {"ki": key if isinstance(key, int) else None, "ks": key if isinstance(key, str) else None,
-            "vi": value if integer else None, "vf": value if real else None, "vs": value if text else None,
-            "type": kind, "id": node, "parent": parent, "fullkey": fullkey, "path": path}
+def _fields(found: list[tuple[Any, ...]]) -> dict[str, list[Any]]:
+    """sqlite3's rows as the function's columns (atom is the value of a scalar: the subquery derives it)."""
+    keys, values = [r[0] for r in found], [r[1] for r in found]
+    return {
+        "ki": [k if isinstance(k, int) else None for k in keys],
+        "ks": [k if isinstance(k, str) else None for k in keys],
+        "vi": [v if isinstance(v, int) else None for v in values],
+        "vf": [v if isinstance(v, float) else None for v in values],
+        "vs": [v if isinstance(v, str) else None for v in values],
+        "type": [r[2] for r in found], "id": [r[4] for r in found], "parent": [r[5] for r in found],
+        "fullkey": [r[6] for r in found], "path": [r[7] for r in found],
+    }
 
 
-def _one(name: str) -> Callable[[Any], list[dict[str, Any]]]:
+def _one(name: str) -> Callable[[Any], dict[str, list[Any]]]:
     return lambda json: rows(name, json)
 
 
-def _two(name: str) -> Callable[[Any, Any], list[dict[str, Any]]]:
+def _two(name: str) -> Callable[[Any, Any], dict[str, list[Any]]]:
     return lambda json, path: rows(name, json, path, True)
 
 
@@ -99,9 +107,9 @@ def register(conn: Any) -> None:
     """Install __sq_json_each_1/2 and __sq_json_tree_1/2 on a DuckDB connection (DuckDB reads a Python function's
     arity from its signature: one function per arity)."""
     for name in sorted(FUNCTIONS):
-        conn.create_function(f"__sq_{name}_1", _one(name), ["VARIANT"], _ROW_TYPE,
+        conn.create_function(f"__sq_{name}_1", _one(name), ["VARIANT"], _COLUMNS_TYPE,
                              null_handling="special", side_effects=False)
-        conn.create_function(f"__sq_{name}_2", _two(name), ["VARIANT", "VARIANT"], _ROW_TYPE,
+        conn.create_function(f"__sq_{name}_2", _two(name), ["VARIANT", "VARIANT"], _COLUMNS_TYPE,
                              null_handling="special", side_effects=False)
 
 
