@@ -1,7 +1,7 @@
 """Per-NPC state for hybrid and keyword recall, kept in the MemorySystem's process and proved current against D1.
 
 Without it, every recall in these modes reads all of the NPC's memories it ranks from D1 and indexes their texts:
-~0.7 s at 10,000 memories. Each (NPC, mode) has a view: hybrid's holds the semantic memories (indexed or pending),
+~0.7 s at 10,000 memories. An NPC has a view per mode: hybrid's holds the semantic memories (indexed or pending),
 keyword's every memory not forgotten. With it, a recall first reads two numbers from D1 (`store.revisions`):
 - both unchanged: the NPC's rows, keyword index and timeline are reused as they are;
 - only the remember counter moved: the rows remembered since (`seq` above the counter we saw) are added, in
