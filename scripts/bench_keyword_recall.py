@@ -57,7 +57,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=5)
     args = parser.parse_args()
     rows = [bench(e, n, args.queries, args.seed) for e in args.engines for n in args.sizes]
-    print("| D1 | memories | per call p50 ms | cached p50 ms | recall(mode=keyword) p50 ms | first (builds) ms | same |")
+    print("| D1 | memories | per call p50 ms | cached p50 ms | recall() p50 ms | first (builds) ms | same |")
     print("|---|---|---|---|---|---|---|")
     for r in rows:
         print(f"| {r['engine']} | {r['memories']:,} | {r['per_call_p50_ms']} | {r['cached_p50_ms']} |"
