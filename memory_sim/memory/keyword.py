@@ -101,6 +101,7 @@ class BM25Index:
         self._schema = _schema()
         self._index: Any = None
         self._searcher: Any = None
+        self.writes = 0  # batches written to tantivy (a build or a commit of what was added): the work done
 
     def __len__(self) -> int:
         return len(self._slot_of)
@@ -206,11 +207,20 @@ class BM25Index:
         slots, scores = self.hits(query)
         return {self.ids[s]: v for s, v in zip(slots.tolist(), scores.tolist(), strict=True)}
 
-    def search(self, query: str, k: int = 10) -> list[tuple[str, float]]:
-        """The `k` best (id, score) pairs, highest first; ties keep insertion order."""
+    def search(
+        self, query: str, k: int = 10, *, order: Callable[[str], Any] | None = None
+    ) -> list[tuple[str, float]]:
+        """The `k` best (id, score) pairs, highest first; ties keep insertion order, or `order`'s (a sort key of
+        the id) when given, so that indexes filled in different orders answer alike."""
         slots, scores = self.hits(query)
-        ranked = sorted(zip(scores.tolist(), slots.tolist(), strict=True), key=lambda item: (-item[0], item[1]))[:k]
-        return [(self.ids[s], v) for v, s in ranked]
+        if 0 < k < len(scores):  # only what may reach the top k is sorted: every hit scoring at least the k-th best
+            keep = scores >= np.partition(scores, len(scores) - k)[len(scores) - k]
+            slots, scores = slots[keep], scores[keep]
+        ids = self.ids
+        ranked = sorted(zip(scores.tolist(), slots.tolist(), strict=True),
+                        key=(lambda item: (-item[0], item[1])) if order is None
+                        else (lambda item: (-item[0], order(ids[item[1]]))))
+        return [(ids[s], v) for v, s in ranked[:k]]
 
     # --- tantivy ----------------------------------------------------------------------------------------------
 
@@ -248,3 +258,4 @@ class BM25Index:
         del writer  # dropped, a writer cancels its merges: each batch costs a commit, not a merge
         self._searcher = self._index.searcher()
         self._pending = []
+        self.writes += 1

@@ -164,18 +164,17 @@ def short_term_fallback_rows(rows: Sequence[StoredMemory], query: str) -> list[R
     return [to_recollection(m, overlap_score(query, m.content), "short_term") for m in rows]
 
 
-def keyword_candidates(env: Env, npc_id: str, query: str, k: int) -> list[Recollection]:
-    """BM25 over the NPC's memories in D1 (memory/keyword.py); scores divided by the best, so 1.0 tops."""
-    from memory_sim.memory.keyword import BM25Index
-
-    rows = store.memories_of(env.DB, npc_id)
-    index = BM25Index()
-    for m in rows:
-        index.add(m.id, m.content, counted=m.kind != "summary")  # a summary repeats its sources' words
-    found = index.search(query, k)
+def keyword_candidates(
+    env: Env, npc_id: str, query: str, k: int, cache: RecallCache | None = None, proof: store.Proof | None = None
+) -> list[Recollection]:
+    """BM25 over the NPC's memories in D1 (memory/keyword.py); scores divided by the best, so 1.0 tops; ties in
+    `store.memories_of` order. With a `cache` (the MemorySystem's), the NPC's keyword view is reused while D1
+    proves it current (`proof`: the cache's proof when the caller read it already); else one is built for this
+    call. Results are the same."""
+    view = cache.view(npc_id, proof, "keyword") if cache is not None else None
+    found = (view or NpcView.read(env.DB, npc_id, kind="keyword")).keyword_top(query, k)
     best = found[0][1] if found else 1.0
-    by_id = {m.id: m for m in rows}
-    return [to_recollection(by_id[i], score / best, "short_term") for i, score in found]
+    return [to_recollection(m, score / best, "short_term") for m, score in found]
 
 
 def remembered_in_order(env: Env, npc_id: str) -> list[StoredMemory]:
@@ -227,11 +226,11 @@ def gather(
 ) -> Candidates:
     """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
     # One D1 read proves the cached NPC profiles and the NPC's view current (DuckDB: ~0.5 ms a statement)
-    proof = cache.proof() if cache is not None and (config.expand_npc_names or mode == "hybrid") else None
+    proof = cache.proof() if cache is not None and (config.expand_npc_names or mode != "vector") else None
     if config.expand_npc_names:
         query = expand_query(query, cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB))
     if mode == "keyword":
-        return Candidates(keyword_candidates(env, npc_id, query, k), False)
+        return Candidates(keyword_candidates(env, npc_id, query, k, cache, proof), False)
     try:
         query_vector = env.embedder.embed([query], query=True)[0]
     except EmbeddingUnavailable:

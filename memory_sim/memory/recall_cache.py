@@ -1,11 +1,12 @@
-"""Per-NPC state for hybrid recall, kept in the MemorySystem's process and proved current against D1.
+"""Per-NPC state for hybrid and keyword recall, kept in the MemorySystem's process and proved current against D1.
 
-Without it, every hybrid recall reads all of the NPC's semantic memories from D1 and indexes their texts: ~0.7 s
-at 10,000 memories. With it, a recall first reads two numbers from D1 (`store.revisions`):
+Without it, every recall in these modes reads all of the NPC's memories it ranks from D1 and indexes their texts:
+~0.7 s at 10,000 memories. An NPC has a view per mode: hybrid's holds the semantic memories (indexed or pending),
+keyword's every memory not forgotten. With it, a recall first reads two numbers from D1 (`store.revisions`):
 - both unchanged: the NPC's rows, keyword index and timeline are reused as they are;
 - only the remember counter moved: the rows remembered since (`seq` above the counter we saw) are added, in
   remember order, exactly as a rebuild would place them;
-- the revision moved (a memory entered or left the indexed/pending set, or decay factors changed): the NPC's
+- the revision moved (a memory entered or left a view's set, or decay factors or an importance changed): the NPC's
   rows are read again; the keyword index drops the memories that left and adds those that entered, and the
   timeline is laid anew.
 D1 stays the source of truth: another process writing it moves the same numbers (store.set_state,
@@ -17,7 +18,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -28,37 +29,48 @@ from memory_sim.memory.hybrid_arrays import TimelineArrays
 from memory_sim.memory.keyword import BM25Index, tokenize
 from memory_sim.memory.models import StoredMemory
 
-_MAX_NPCS = 256  # least recently recalled NPCs are dropped beyond this
+ViewKind = Literal["hybrid", "keyword"]
+_STATES: dict[ViewKind, tuple[str, ...] | None] = {"hybrid": store.SEMANTIC_STATES, "keyword": None}  # None: all
+_MAX_VIEWS = 2 * 256  # 256 NPCs in both modes; the least recently recalled views are dropped beyond this
 
 
 class NpcView:
-    """One NPC's semantic memories (indexed or pending) in remember order, with what hybrid recall needs: the
-    keyword index (memory/keyword.py) and the timeline of episodes (sim days, in order of their first memory),
-    both over the index's slots. `lock` guards it while a recall ranks or the cache updates it."""
+    """One NPC's memories that a recall mode ranks, in remember order: `kind` "hybrid", the semantic ones
+    (indexed or pending); "keyword", every memory not forgotten. With the keyword index (memory/keyword.py) and
+    the timeline of episodes (sim days, in order of their first memory), both over the index's slots. `lock`
+    guards it while a recall ranks or the cache updates it."""
 
-    def __init__(self, revision: int = 0, counter: int = 0) -> None:
+    def __init__(self, revision: int = 0, counter: int = 0, kind: ViewKind = "hybrid") -> None:
         self.revision, self.counter = revision, counter
+        self.states = _STATES[kind]  # None: every state D1's readers show
         self.index = BM25Index()
         self.rows: list[StoredMemory] = []
         self.by_id: dict[str, StoredMemory] = {}
-        self.seen: set[str] = set()  # every id read, semantic or not (appends never repeat one)
+        self.seen: set[str] = set()  # every id read, kept or not (appends never repeat one)
         self.lock = threading.RLock()
         self._episodes: dict[int, list[int]] = {}  # day -> slots in remember order
         self._timeline: TimelineArrays | None = None
 
     @classmethod
-    def read(cls, db: D1Database, npc_id: str, revision: int = 0, counter: int = 0) -> NpcView:
+    def read(
+        cls, db: D1Database, npc_id: str, revision: int = 0, counter: int = 0, kind: ViewKind = "hybrid"
+    ) -> NpcView:
         """The NPC's view built from D1."""
-        view = cls(revision, counter)
-        view.refresh(store.semantic_in_order(db, npc_id))
+        view = cls(revision, counter, kind)
+        view.refresh(view.rows_in(db, npc_id))
         return view
 
+    def rows_in(self, db: D1Database, npc_id: str) -> list[StoredMemory]:
+        """The NPC's rows this view is laid from, in remember order: for hybrid only the semantic ones (after
+        decay has dropped most of a long life's memories from the index, a small share of them), for keyword all."""
+        return store.remembered_in_order(db, npc_id) if self.states is None else store.semantic_in_order(db, npc_id)
+
     def refresh(self, memories: list[StoredMemory]) -> None:
-        """Lays the view anew from the NPC's rows in remember order (its semantic ones suffice: others are
-        skipped); the keyword index only changes where a memory left the semantic set, entered it or changed
+        """Lays the view anew from the NPC's rows in remember order (those it keeps suffice: others are
+        skipped); the keyword index only changes where a memory left the view's set, entered it or changed
         its text."""
-        semantic = {m.id: m for m in memories if m.index_state in store.SEMANTIC_STATES}
-        self.index.remove([i for i, m in self.by_id.items() if i not in semantic or semantic[i].content != m.content])
+        kept = {m.id: m for m in memories if self._keeps(m)}
+        self.index.remove([i for i, m in self.by_id.items() if i not in kept or kept[i].content != m.content])
         self.rows, self.by_id, self.seen, self._episodes = [], {}, set(), {}
         self.append(memories)
 
@@ -68,7 +80,7 @@ class NpcView:
             if m.id in self.seen:
                 continue
             self.seen.add(m.id)
-            if m.index_state not in store.SEMANTIC_STATES:
+            if not self._keeps(m):
                 continue
             if m.id not in self.index:  # a summary repeats its sources' words: scored, not counted
                 self.index.add_tokens(m.id, tokenize(m.content), counted=m.kind != "summary")
@@ -76,6 +88,9 @@ class NpcView:
             self.by_id[m.id] = m
             self._episodes.setdefault(m.day, []).append(self.index.slot(m.id))
             self._timeline = None
+
+    def _keeps(self, memory: StoredMemory) -> bool:
+        return self.states is None or memory.index_state in self.states
 
     def timeline(self) -> TimelineArrays:
         if self._timeline is None:
@@ -92,14 +107,22 @@ class NpcView:
             )
             return [(self.index.ids[s], score) for s, score in ranked]  # type: ignore[misc]
 
+    def keyword_top(self, query: str, k: int) -> list[tuple[StoredMemory, float]]:
+        """BM25's `k` best over this view (memory, score), highest first; ties in `store.memories_of` order
+        (day, hour, id), whatever order the memories entered the index in."""
+        with self.lock:
+            by_id = self.by_id
+            found = self.index.search(query, k, order=lambda i: (by_id[i].day, by_id[i].hour, i))
+            return [(by_id[i], score) for i, score in found]
+
 
 class RecallCache:
-    """NPC id -> NpcView, and the registered NPCs' profiles, for one D1 database. Thread-safe (the scheduler's
+    """(NPC id, kind) -> NpcView, and the registered NPCs' profiles, for one D1 database. Thread-safe (the scheduler's
     thread may recall too). One read of `store.read_proof` per recall proves both current."""
 
     def __init__(self, db: D1Database) -> None:
         self.db = db
-        self._views: OrderedDict[str, NpcView] = OrderedDict()
+        self._views: OrderedDict[tuple[str, ViewKind], NpcView] = OrderedDict()
         self._profiles: tuple[int, list[dict[str, Any]]] | None = None  # (NPC revision, profiles)
         self._lock = threading.Lock()
         store.ensure_revision(db)
@@ -117,26 +140,26 @@ class RecallCache:
                 self._profiles = (proof.npcs, store.npc_profiles(self.db))
             return self._profiles[1]
 
-    def view(self, npc_id: str, proof: store.Proof | None = None) -> NpcView | None:
-        """The NPC's current view, or None when D1 cannot prove one current (the caller reads D1 as before).
-        `proof`: one the caller read already, before anything it proves."""
+    def view(self, npc_id: str, proof: store.Proof | None = None, kind: ViewKind = "hybrid") -> NpcView | None:
+        """The NPC's current view for a recall mode, or None when D1 cannot prove one current (the caller reads
+        D1 as before). `proof`: one the caller read already, before anything it proves."""
         with self._lock:
             current = proof or self.proof()
             if current is None:
                 return None
             revision, counter = current.revision, current.counter
-            view = self._views.pop(npc_id, None)
+            view = self._views.pop((npc_id, kind), None)
             if view is None:
-                view = NpcView.read(self.db, npc_id, revision, counter)
+                view = NpcView.read(self.db, npc_id, revision, counter, kind)
             elif view.revision != revision:
                 with view.lock:
-                    view.refresh(store.semantic_in_order(self.db, npc_id))
+                    view.refresh(view.rows_in(self.db, npc_id))
                     view.revision, view.counter = revision, counter
             elif view.counter != counter:
                 with view.lock:
                     view.append(store.remembered_after(self.db, npc_id, view.counter))
                     view.counter = counter
-            self._views[npc_id] = view
-            while len(self._views) > _MAX_NPCS:
+            self._views[npc_id, kind] = view
+            while len(self._views) > _MAX_VIEWS:
                 self._views.popitem(last=False)
             return view

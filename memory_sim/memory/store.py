@@ -233,13 +233,13 @@ def set_state(
     db: D1Database, ids: Iterable[str], state: str, indexed_at: float | None = None, *, set_unchanged: bool = False
 ) -> list[D1PreparedStatement]:
     """One UPDATE per chunk of ids (D1 counts every statement; DuckDB pays per statement too). Each chunk first
-    bumps the memory revision if a row enters or leaves hybrid recall's set (see `revisions`), unless the caller
+    bumps the memory revision if a row enters or leaves a set recall caches (see `revisions`), unless the caller
     knows none does (`set_unchanged`)."""
     statements = []
     for chunk in _chunks(sorted(set(ids))):
         marks = ", ".join("?" for _ in chunk)
         if not set_unchanged:
-            statements.append(_bump_revision_if_set_changes(db, chunk, state in SEMANTIC_STATES))
+            statements.append(_bump_revision_if_set_changes(db, chunk, state))
         sql = f"UPDATE short_term_memories SET index_state = ?, indexed_at = ? WHERE id IN ({marks})"
         statements.append(db.prepare(sql).bind(state, indexed_at, *chunk))
     return statements
@@ -298,22 +298,26 @@ def ensure_revision(db: D1Database) -> None:
     ).bind(REVISION, NPC_REVISION).run()
 
 
-def _bump_revision_if_set_changes(db: D1Database, ids: Sequence[str], semantic: bool) -> D1PreparedStatement:
-    """Runs before the state UPDATE in its batch: bumps when a row's membership in SEMANTIC_STATES differs from
-    the new state's (pending -> indexed, the common case, changes nothing a recollection shows)."""
+def _bump_revision_if_set_changes(db: D1Database, ids: Sequence[str], state: str) -> D1PreparedStatement:
+    """Runs before the state UPDATE in its batch: bumps when a row moves between the sets recall caches keep,
+    hybrid's (SEMANTIC_STATES) and keyword's (every state but FORGOTTEN_STATES). pending -> indexed, the common
+    case, and forgetting -> forgotten change nothing a recollection shows."""
     marks = ", ".join("?" for _ in ids)
-    test = "NOT IN" if semantic else "IN"
+    group = next((g for g in (SEMANTIC_STATES, FORGOTTEN_STATES) if state in g), None)
+    # a row leaves the new state's group; for a state in neither group, a row leaves either of them
+    test, states = ("NOT IN", group) if group else ("IN", SEMANTIC_STATES + FORGOTTEN_STATES)
     sql = (
         "UPDATE sequences SET value = value + 1 WHERE name = ? AND EXISTS (SELECT 1 FROM short_term_memories"
-        f" WHERE id IN ({marks}) AND index_state {test} (?, ?))"
+        f" WHERE id IN ({marks}) AND index_state {test} ({', '.join('?' for _ in states)}))"
     )
-    return db.prepare(sql).bind(REVISION, *ids, *SEMANTIC_STATES)
+    return db.prepare(sql).bind(REVISION, *ids, *states)
 
 
 def revisions(db: D1Database) -> tuple[int, int] | None:
-    """(memory revision, remember counter): while both stand, no memory's index state or decay factor has
-    changed, and no memory was remembered; a new remember only moves the counter (its rows have a higher `seq`).
-    None where the revision row is missing (a database no MemorySystem opened): nothing can be proved."""
+    """(memory revision, remember counter): while both stand, no memory has entered or left hybrid or keyword
+    recall's set, no decay factor or importance has changed, and no memory was remembered; a new remember only
+    moves the counter (its rows have a higher `seq`). None where the revision row is missing (a database no
+    MemorySystem opened): nothing can be proved."""
     proof = read_proof(db)
     return None if proof is None else (proof.revision, proof.counter)
 

@@ -113,7 +113,7 @@ class MemorySystem:
         self.config = config or MemoryConfig()
         self.summariser: Summariser = summariser or ExtractiveSummariser()
         migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
-        self._recall_cache = RecallCache(env.DB)  # hybrid recall's per-NPC state, proved current against D1
+        self._recall_cache = RecallCache(env.DB)  # hybrid and keyword recall's per-NPC state, proved current
         # True while this system knows nothing is pending and no forget is half done: set by a retry that
         # left nothing behind, cleared by anything here that may queue a row. Starts False: a dead process may
         # have left work.
