@@ -113,8 +113,9 @@ def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     db.batch(store.set_decay(db, plan.factors, today) + [store.bump(db, "decay_runs")])
     reembedded = indexer.index(system.env, config, plan.reembed, now, job="decay_and_prune", counter="reembeds")
     system.unindex(plan.unindex, counter="prunes")
-    indexed = store.memories_in_state(db, ["indexed"])
-    over_cap = plan_cap_prune(indexed, today, 0, config) if len(indexed) > config.index_cap else []
+    over_cap: list[str] = []  # the rows are read only when the count says the index is over its cap
+    if store.count_memories(db, "index_state = 'indexed'") > config.index_cap:
+        over_cap = plan_cap_prune(store.memories_in_state(db, ["indexed"]), today, 0, config)
     system.unindex(over_cap, counter="cap_prunes")
     return JobReport(
         "decay_and_prune",

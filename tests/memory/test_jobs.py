@@ -92,3 +92,17 @@ def test_schema_migrations_are_versioned_and_rerunnable(env: Env, clock: SimCloc
     assert migrate(env.DB) == SCHEMA_VERSION
     rows = env.DB.prepare("SELECT version FROM schema_version ORDER BY version").all().results
     assert [r["version"] for r in rows] == list(range(1, SCHEMA_VERSION + 1))
+
+
+def test_decay_prunes_an_index_over_its_cap_lowest_value_first(env: Env, clock: SimClock) -> None:
+    roomy = MemorySystem(env, clock=clock, config=MemoryConfig(index_cap=100))
+    for day, importance in [(0, 0.71), (1, 0.95), (2, 0.72), (3, 0.9), (4, 0.91)]:
+        roomy.remember(mem(f"memory of day {day} worth {importance}", importance, day))
+    clock.advance_to(WorldTime(5, 0))
+    capped = MemorySystem(env, clock=clock, config=MemoryConfig(index_cap=3, cap_headroom=1.0))
+    report = capped.decay_and_prune()
+    states = {m.content: m.index_state for m in store.all_memories(env.DB)}
+    assert report.unindexed == 2 and capped.stats()["cap_prunes"] == 2
+    assert states["memory of day 0 worth 0.71"] == states["memory of day 2 worth 0.72"] == "unindexed"
+    assert env.VECTORIZE.describe().vector_count == 3
+    assert MemorySystem(env, clock=clock, config=MemoryConfig(index_cap=3)).decay_and_prune().unindexed == 0
