@@ -30,11 +30,6 @@ class Background:
                 self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix=self._name)
             self._queued.append(self._pool.submit(task))
 
-    def busy(self) -> bool:
-        """Whether tasks are queued or running (without waiting)."""
-        with self._lock:
-            return any(not f.done() for f in self._queued)
-
     def settle(self) -> None:
         """Returns once every task given so far has run; raises the first one's exception, if any."""
         if threading.current_thread().name.startswith(self._name):
@@ -47,13 +42,3 @@ class Background:
             failure = failure or error
         if failure is not None:
             raise failure
-
-    def close(self) -> None:
-        """Settles, then stops the thread (a later task starts a new one)."""
-        try:
-            self.settle()
-        finally:
-            with self._lock:
-                pool, self._pool = self._pool, None
-            if pool is not None:
-                pool.shutdown(wait=True)

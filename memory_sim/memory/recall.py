@@ -183,13 +183,6 @@ def remembered_in_order(env: Env, npc_id: str) -> list[StoredMemory]:
     return store.remembered_in_order(env.DB, npc_id)
 
 
-def semantic_memories(env: Env, npc_id: str) -> list[StoredMemory]:
-    """What hybrid recall ranks: the memories the index holds or is about to (indexed, pending), in remember
-    order. Short-term-only rows (never important enough) and forgotten ones (unindexed by decay or the cap)
-    stay out, as they are out of the vector path."""
-    return store.semantic_in_order(env.DB, npc_id)
-
-
 def hybrid_candidates(
     env: Env, npc_id: str, query: str, query_vector: np.ndarray, k: int, cache: RecallCache | None = None,
     proof: store.Proof | None = None,

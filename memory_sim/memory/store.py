@@ -195,7 +195,8 @@ def remembered_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
 def semantic_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
     """The NPC's memories hybrid recall ranks (`SEMANTIC_STATES`) in remember order: after decay has dropped most
     of a long life's memories from the index, a small share of `remembered_in_order`."""
-    return _select(db, "npc_id = ? AND index_state IN (?, ?)", npc_id, *SEMANTIC_STATES, order="seq, id")
+    marks = ", ".join("?" for _ in SEMANTIC_STATES)
+    return _select(db, f"npc_id = ? AND index_state IN ({marks})", npc_id, *SEMANTIC_STATES, order="seq, id")
 
 
 def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:
@@ -268,7 +269,7 @@ def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1Pre
 
 # --- revisions: what proves a recall cache current --------------------------------------------------------
 
-SEMANTIC_STATES = ("indexed", "pending")  # the memories hybrid recall ranks (recall.semantic_memories)
+SEMANTIC_STATES = ("indexed", "pending")  # the memories hybrid recall ranks (semantic_in_order)
 REVISION = "memory_revision"  # a sequences row: bumped in the same batch as any write changing cached fields
 
 

@@ -178,10 +178,6 @@ class MemorySystem:
         it met (its memories stay `pending` in D1 for `retry_pending`)."""
         self._background.settle()
 
-    def close(self) -> None:
-        """Settles and stops the background thread (the `Env` is the caller's to close)."""
-        self._background.close()
-
     @_settled
     def index_memory(self, memory: ShortTermMemory) -> bool:
         """Indexes a memory already in D1 (e.g. one `remember` kept in D1 only because of its importance).
