@@ -48,8 +48,8 @@ def store(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
     converted = f"CAST(__sq_store(CAST({e.sql} AS VARIANT), '{aff}', '{duck}', '{_quote(where)}') AS {duck})"
     if (duck, aff) in _KEPT_AS_IS and _COLUMN_REF.fullmatch(e.sql):
         # A row's value already of the column's type is kept as it is: only the others cost a Python call
-        # (json_each(...).value written into a REAL column: 20,000 rows 0.3 s faster). A column reference only,
-        # as the value is read twice.
+        # (UPDATE ... SET r = j.value FROM json_each(?) of 20,000 REALs: 1.73 s -> 0.6 s). A column reference
+        # only, as the value is read twice.
         value = f"CAST({e.sql} AS VARIANT)"
         return f"CASE WHEN variant_typeof({value}) = '{duck}' THEN CAST({value} AS {duck}) ELSE {converted} END"
     return converted
