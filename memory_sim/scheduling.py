@@ -40,11 +40,17 @@ class JobSpec:
     idle: Callable[[], bool] | None = None  # True: nothing to do this period (then it is neither run nor recorded)
 
 
-def memory_jobs(system: MemorySystem) -> list[JobSpec]:
+def memory_jobs(system: MemorySystem, *, behind: bool = False) -> list[JobSpec]:
+    """The three jobs. `behind`: consolidation leaves its summaries' embedding to the system's background thread
+    (`consolidate(wait=False)`), for a simulation that lives its next hours meanwhile."""
+
+    def consolidate(now: float) -> JobReport:
+        return system.consolidate(now, wait=not behind)
+
     return [
         JobSpec("retry_pending", HOUR_S, system.retry_pending, system.nothing_to_retry),
         JobSpec("decay_and_prune", 24 * HOUR_S, system.decay_and_prune),
-        JobSpec("consolidate", 6 * HOUR_S, system.consolidate),
+        JobSpec("consolidate", 6 * HOUR_S, consolidate),
     ]
 
 
@@ -69,11 +75,13 @@ def run_if_due(system: MemorySystem, job: JobSpec, now: float) -> JobReport | No
 class SimScheduler:
     """Call `tick(now)` each sim hour; runs the jobs whose period has come, in a fixed order. It reads D1's
     job_runs once and then keeps its own record beside the one it writes: it is the one driver of its world, so
-    an hour with nothing due costs no D1 statement."""
+    an hour with nothing due costs no D1 statement. By default consolidation leaves its summaries' embedding to
+    the system's background thread (`memory_jobs(behind=True)`): the world lives its next hours meanwhile, and
+    every read through the system waits for that work first."""
 
     def __init__(self, system: MemorySystem, jobs: list[JobSpec] | None = None) -> None:
         self.system = system
-        self.jobs = jobs if jobs is not None else memory_jobs(system)
+        self.jobs = jobs if jobs is not None else memory_jobs(system, behind=True)
         self._last: dict[str, int] | None = None  # job -> the last period done, as D1 says and as this one ran
 
     def tick(self, now: float) -> list[JobReport]:

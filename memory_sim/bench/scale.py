@@ -132,7 +132,7 @@ def run_scale(
         system = MemorySystem(env, clock=clock)
         if state.done_days == 0:
             _register(system, world)
-        jobs = [replace(j, run=_timed(state, j.name, j.run)) for j in memory_jobs(system)]
+        jobs = [replace(j, run=_timed(state, j.name, j.run)) for j in memory_jobs(system, behind=True)]
         scheduler = SimScheduler(system, jobs)
         spent = 0.0
         while state.done_days < state.days and (budget_s is None or spent < budget_s):

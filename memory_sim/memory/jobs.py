@@ -43,10 +43,10 @@ def _plans_of(
     return plans
 
 
-def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> None:
+def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float, wait: bool) -> None:
     """The summaries (indexed regardless of importance), then in one batch their lineage, the diaries' links, and
     the outbox rows of linked memories not yet in the index: a linked memory is the day's long-term memory, so
-    it is indexed as its summary would have been."""
+    it is indexed as its summary would have been (behind, with the summaries, unless `wait`)."""
     db = system.env.DB
     summaries = [p.summary for p in plans if p.summary is not None]
     system.remember_many(summaries, index_all=True, wait=False)  # embedded behind the rest of the job and the hour
@@ -57,7 +57,7 @@ def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float) -> N
     queued = store.set_state(db, to_index, "pending") + store.enqueue_many(db, to_index, now) if to_index else []
     db.batch(lineage + marks + queued + [store.bump(db, "consolidations", len(summaries))])
     if to_index:
-        system.index_memories(to_index)  # a failure leaves them in the outbox for retry_pending
+        system.index_memories(to_index, wait=wait)  # a failure leaves them in the outbox for retry_pending
 
 
 def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -> dict[str, list[StoredMemory]] | None:
@@ -77,7 +77,7 @@ def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -
     return found
 
 
-def consolidate(system: MemorySystem, now: float) -> JobReport:
+def consolidate(system: MemorySystem, now: float, wait: bool = True) -> JobReport:
     """Condenses each diary's day at least `consolidate_after_days` old into 1-2 of its memories' sentences, a
     summary indexed once with its lineage; a day of one memory is linked to it (memory/condense.py). An NPC whose
     days cannot be condensed or saved is reported in `errors` and the others are consolidated."""
@@ -91,7 +91,7 @@ def consolidate(system: MemorySystem, now: float) -> JobReport:
             plans += _plans_of(system, npc_id, rows, None if read is None else read.get(npc_id, []))
         except Exception as exc:  # noqa: BLE001 - one NPC's diaries never stop the others'
             note_failure("consolidate", npc_id, exc, failed)
-    outcome = each_npc("consolidate", plans, lambda p: p.npc_id, lambda group: _save_plans(system, group, now))
+    outcome = each_npc("consolidate", plans, lambda p: p.npc_id, lambda group: _save_plans(system, group, now, wait))
     failed.update(outcome.failed)
     made = [p.summary.id for p in outcome.done if p.summary is not None]
     return JobReport(

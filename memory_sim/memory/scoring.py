@@ -11,7 +11,7 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from memory_sim.memory.models import Recollection, StoredMemory
 
@@ -48,7 +48,22 @@ class DecayPlan:
     unindex: list[str] = field(default_factory=list)
 
 
-def plan_decay(memories: Sequence[StoredMemory], current_day: int, config: MemoryConfig) -> DecayPlan:
+class Decaying(Protocol):
+    """What decay reads of a memory (a `StoredMemory`, or the narrower row a decay pass reads)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def importance(self) -> float: ...
+    @property
+    def decay_factor(self) -> float: ...
+    @property
+    def decayed_day(self) -> int: ...
+    @property
+    def index_state(self) -> str: ...
+
+
+def plan_decay(memories: Sequence[Decaying], current_day: int, config: MemoryConfig) -> DecayPlan:
     plan = DecayPlan()
     for memory in memories:
         days = current_day - memory.decayed_day

@@ -204,11 +204,26 @@ def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemor
     return _select(db, f"index_state IN ({marks})", *states, forgotten=True)
 
 
-def decaying(db: D1Database, today: int) -> list[StoredMemory]:
+class DecayRow(NamedTuple):
+    """What a decay pass reads of a memory (scoring.plan_decay's input): the few columns it needs, not the text."""
+
+    id: str
+    importance: float
+    decay_factor: float
+    decayed_day: int
+    index_state: str
+
+
+def decaying(db: D1Database, today: int) -> list[DecayRow]:
     """The memories a decay pass on `today` changes: not yet decayed today, and below the cap or still indexed.
     A row at the cap (1.0) that is out of the index has nothing left to grow: it keeps the day it got there, so
-    a pass reads the memories of the last weeks, not every memory ever kept."""
-    return _select(db, "decayed_day < ? AND (decay_factor < 1.0 OR index_state = 'indexed')", today, order="id")
+    a pass reads the memories of the last weeks, not every memory ever kept. Only the columns the pass needs are
+    read (the texts would be most of the bytes)."""
+    sql = (
+        "SELECT id, importance, decay_factor, decayed_day, index_state FROM short_term_memories"
+        f" WHERE decayed_day < ? AND (decay_factor < 1.0 OR index_state = 'indexed') AND {_VISIBLE} ORDER BY id"
+    )
+    return [DecayRow(**row) for row in db.prepare(sql).bind(today).all().results]  # numbers as D1 types them
 
 
 def all_memories(db: D1Database) -> list[StoredMemory]:

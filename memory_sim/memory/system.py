@@ -191,14 +191,19 @@ class MemorySystem:
         )
         return memory.id in self.index_memories([memory.id])
 
-    @_settled
-    def index_memories(self, ids: Sequence[str]) -> set[str]:
+    def index_memories(self, ids: Sequence[str], *, wait: bool = True) -> set[str]:
         """Embeds and upserts memories already in D1, by id; those that fail stay queued for `retry_pending`
-        with a backoff (an hour of world time, doubling).
+        with a backoff (an hour of world time, doubling). `wait=False` leaves the work to the background
+        thread, after what is there already (as `remember_many(wait=False)` does).
 
         Returns:
-            The ids that are in the index now.
+            The ids that are in the index now (with `wait=False`: the ids handed to the background).
         """
+        if not wait:
+            ids, now = list(ids), self.clock()
+            self._background.submit(lambda: self._index_behind(ids, now))
+            return set(ids)
+        self.settle()
         return self._index(ids, self.clock())
 
     def _index(self, ids: Sequence[str], now: float, known: dict[str, StoredMemory] | None = None,
@@ -208,8 +213,8 @@ class MemorySystem:
         self._nothing_to_retry = clear and not report.postponed
         return set(report.indexed)
 
-    def _index_behind(self, ids: Sequence[str], now: float, known: dict[str, StoredMemory], bound: int | None,
-                      ) -> None:
+    def _index_behind(self, ids: Sequence[str], now: float, known: dict[str, StoredMemory] | None = None,
+                      bound: int | None = None) -> None:
         """`_index` on the background thread. What it leaves to retry is marked in a flag of its own, which
         only `retry_pending` lowers, after settling: the two threads never write the same flag."""
         try:
@@ -522,14 +527,17 @@ class MemorySystem:
 
     # --- jobs (memory/jobs.py) ------------------------------------------------------------------------------
 
-    @_settled
-    def consolidate(self, now: float | None = None) -> JobReport:
+    def consolidate(self, now: float | None = None, *, wait: bool = True) -> JobReport:
         """Condenses each diary day at least `config.consolidate_after_days` (1) sim days old into a summary
         memory made of 1-2 of its memories' sentences, indexed with its lineage; a day of one memory is
         linked to it instead. Each day is condensed once.
 
         Args:
             now: seconds of world time; `clock()` when None.
+            wait: False neither waits for the background thread first (the job reads and writes D1 only, and
+                nothing there that it reads is the background's to change) nor for the summaries' embedding,
+                which it leaves to that thread, as `remember_many(wait=False)` does: a simulation's scheduler
+                lives the next hours meanwhile.
 
         Returns:
             A `JobReport`: `consolidated` summaries made (their ids in `details`), `linked` days, and `failed`
@@ -537,9 +545,12 @@ class MemorySystem:
         """
         from memory_sim.memory.jobs import consolidate
 
+        if wait:
+            self.settle()
         clear, self._nothing_to_retry = self._nothing_to_retry, False
-        report = consolidate(self, self.clock() if now is None else now)
-        self.settle()  # the summaries were embedded behind the job's D1 work; in the index when it returns
+        report = consolidate(self, self.clock() if now is None else now, wait=wait)
+        if wait:
+            self.settle()  # the summaries were embedded behind the job's D1 work; in the index when it returns
         self._nothing_to_retry = clear and not report.failed and not report.errors
         return report
 
