@@ -133,3 +133,29 @@ def test_remembering_a_stored_memory_again_keeps_the_first_and_writes_the_new(sy
     assert rows[first.id].importance == 0.9 and rows[fresh.id].index_state == "indexed"
     seqs = [r["seq"] for r in env.DB.prepare("SELECT seq FROM short_term_memories ORDER BY seq").all().results]
     assert len(seqs) == 2 and seqs[0] < seqs[1]
+
+
+def test_consolidation_behind_waits_neither_for_the_background_nor_for_its_summaries(env: Env, clock: SimClock) -> None:
+    gated = GatedEmbedder(env.embedder)
+    env.embedder = gated  # type: ignore[assignment]
+    system = MemorySystem(env, clock=clock, config=MemoryConfig())
+    texts = ["The blacksmith mended my oven door.", "I thanked the blacksmith.", "Rain on the market."]
+    system.remember_many([ShortTermMemory("tom", t, 0.5, WorldTime(1, 8 + h)) for h, t in enumerate(texts)])
+    gated.gate.set()
+    system.write_diaries(["tom"], 1)  # its echo recall asks the model for the query
+    gated.gate.clear()
+    gated.entered.clear()
+    clock.advance_to(WorldTime(2, 6))
+    later = ShortTermMemory("tom", "A stranger asked for the mill.", 0.9, WorldTime(2, 5))
+    system.remember_many([later], wait=False)
+    assert gated.entered.wait(WAIT_S)  # the background is blocked inside the model
+    report = system.consolidate(wait=False)  # returns all the same: it reads and writes D1 only
+    [summary_id] = report.details
+    found = store.memories_by_ids(env.DB, [summary_id, later.id])
+    assert [found[i].index_state for i in (summary_id, later.id)] == ["pending", "pending"]
+    gated.gate.set()
+    system.settle()
+    found = store.memories_by_ids(env.DB, [summary_id, later.id])
+    assert [found[i].index_state for i in (summary_id, later.id)] == ["indexed", "indexed"]
+    assert env.VECTORIZE.describe().vector_count == 2
+    assert system.consolidate(wait=False).consolidated == 0  # once, as in line

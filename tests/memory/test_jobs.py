@@ -106,3 +106,19 @@ def test_decay_prunes_an_index_over_its_cap_lowest_value_first(env: Env, clock: 
     assert states["memory of day 0 worth 0.71"] == states["memory of day 2 worth 0.72"] == "unindexed"
     assert env.VECTORIZE.describe().vector_count == 3
     assert MemorySystem(env, clock=clock, config=MemoryConfig(index_cap=3)).decay_and_prune().unindexed == 0
+
+
+def test_a_decay_pass_reads_only_the_columns_its_plan_needs_and_plans_alike(env: Env, clock: SimClock) -> None:
+    from memory_sim.memory.scoring import plan_decay
+
+    system = MemorySystem(env, clock=clock, config=MemoryConfig())
+    for day in range(40):
+        system.remember_many([mem(f"Day {day}, chore {k}.", (day * 7 + k * 3) % 10 / 10, day) for k in range(3)])
+        clock.advance_to(WorldTime(day, 23))
+        system.decay_and_prune()
+    today = 41
+    narrow = store.decaying(env.DB, today)
+    full = [m for m in store.all_memories(env.DB)
+            if m.decayed_day < today and (m.decay_factor < 1.0 or m.index_state == "indexed")]
+    assert [r.id for r in narrow] == [m.id for m in full] and len(full) > 40
+    assert plan_decay(narrow, today, system.config) == plan_decay(full, today, system.config)
