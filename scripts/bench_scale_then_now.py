@@ -43,7 +43,7 @@ def child(days: int, npcs: int, seed: int, folder: Path) -> dict[str, Any]:
     from memory_sim.env import Env
     from memory_sim.memory.models import WorldTime
     from memory_sim.memory.system import MemorySystem
-    from memory_sim.scheduling import SimScheduler, memory_jobs
+    from memory_sim.scheduling import SimScheduler
     from memory_sim.sim.clock import SimClock
     from memory_sim.sim.world import Village
 
@@ -53,7 +53,7 @@ def child(days: int, npcs: int, seed: int, folder: Path) -> dict[str, Any]:
     with Env.local(folder / "data", **_env_options()) as env:
         system = MemorySystem(env, clock=clock)
         _register(system, hamlets)
-        scheduler = SimScheduler(system, memory_jobs(system))
+        scheduler = SimScheduler(system)  # each version's own default jobs, as its simulations run them
         env.embedder.embed(["the model loads before the clock starts"])
         per_day: list[list[float]] = []
         made = hashlib.blake2b(digest_size=8)  # the memories' ids, in order: the same world makes the same digest
