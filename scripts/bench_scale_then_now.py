@@ -4,6 +4,7 @@ folder on that version's default local stack, old and new alternating (old, new,
 
     python scripts/bench_scale_then_now.py --then ../old-checkout            # 100 NPCs, 5 days, 2 rounds
     python scripts/bench_scale_then_now.py --then ../old --npcs 10 --days 1 --rounds 1 --out /tmp/t
+    python scripts/bench_scale_then_now.py --then ../old --days 365 --rounds 1 --first now   # the short one first
 
 Each run is this script again (`--child`) with PYTHONPATH at one checkout, so `memory_sim` is that version; the
 child uses only what both versions have. Timed: the sim days alone (wall clock and the process's CPU time, all
@@ -232,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--days", type=int, default=5)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--npcs", type=int, default=100, help=f"a multiple of {HAMLET}")
+    parser.add_argument("--first", choices=("then", "now"), default="then",
+                        help="the version the first round starts with (the rounds alternate from it)")
     parser.add_argument("--out", type=Path, default=HERE / "benchmarks")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
@@ -248,8 +251,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not (path / "memory_sim" / "__init__.py").is_file():
             parser.error(f"--{side} {path} is not a checkout of memory_sim (no memory_sim/__init__.py)")
     runs: dict[str, list[dict[str, Any]]] = {"then": [], "now": []}
+    order = ("then", "now") if args.first == "then" else ("now", "then")
     for k in range(args.rounds):
-        for side in ("then", "now") if k % 2 == 0 else ("now", "then"):
+        for side in order if k % 2 == 0 else order[::-1]:
             print(f"round {k + 1}/{args.rounds}, {side}: {args.npcs} NPCs, {args.days} days", file=sys.stderr)
             result = run_once(checkouts[side], args.days, args.npcs)
             runs[side].append(result)

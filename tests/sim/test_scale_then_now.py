@@ -18,8 +18,10 @@ SCRIPT = ROOT / "scripts" / "bench_scale_then_now.py"
 def test_the_same_checkout_then_and_now_lives_the_same_world(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, str(SCRIPT), "--then", str(ROOT), "--npcs", "10", "--days", "1", "--rounds", "1",
-         "--out", str(tmp_path)], capture_output=True, text=True, timeout=240)
+         "--first", "now", "--out", str(tmp_path)], capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-2000:]
+    rounds = [line for line in done.stderr.splitlines() if line.startswith("round ")]
+    assert [line.split(", ")[1].split(":")[0] for line in rounds] == ["now", "then"]  # --first now
     report = json.loads((tmp_path / "scale_then_now.json").read_text())
     then, now = report["runs"]["then"][0], report["runs"]["now"][0]
     assert then["memory_sim"] == now["memory_sim"] == str(ROOT) and then["foreign_modules"] == []
