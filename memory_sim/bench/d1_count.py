@@ -2,16 +2,20 @@
 
     counted = CountingD1(env.DB); env.DB = counted   # everything above the binding now goes through it
     ...
-    counted.statements, counted.round_trips
+    counted.statements, counted.round_trips, counted.busy_seconds
 
 A round trip is one call that reaches the database: `run`, `all`, `first`, `raw`, one `batch` (however many
 statements it carries) or one `exec`. On Cloudflare each is one HTTP request; locally each is one transaction.
+`busy_seconds` is the wall time during which at least one of those calls was in progress, from any thread:
+overlapping calls (the background indexer's and the main thread's) count once, not once per thread.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,20 +33,20 @@ class _Counted:
         return _Counted(self.owner, self.inner.bind(*values))
 
     def first(self, column: str | None = None) -> Any:
-        self.owner.count(1)
-        return self.inner.first(column)
+        with self.owner.call(1):
+            return self.inner.first(column)
 
     def all(self) -> D1Result:
-        self.owner.count(1)
-        return self.inner.all()
+        with self.owner.call(1):
+            return self.inner.all()
 
     def run(self) -> D1Result:
-        self.owner.count(1)
-        return self.inner.run()
+        with self.owner.call(1):
+            return self.inner.run()
 
     def raw(self, column_names: bool = False) -> list[list[Any]]:
-        self.owner.count(1)
-        return self.inner.raw(column_names)
+        with self.owner.call(1):
+            return self.inner.raw(column_names)
 
 
 class CountingD1:
@@ -53,23 +57,39 @@ class CountingD1:
         self.inner = inner
         self.statements = 0
         self.round_trips = 0
+        self.busy_seconds = 0.0
+        self._in_flight = 0
+        self._busy_since = 0.0
         self._lock = threading.Lock()
 
-    def count(self, statements: int) -> None:
+    @contextmanager
+    def call(self, statements: int) -> Iterator[None]:
+        """One round trip carrying `statements`, counted, and timed while no other call is (a failed one too)."""
         with self._lock:
             self.statements += statements
             self.round_trips += 1
+            if self._in_flight == 0:
+                self._busy_since = time.perf_counter()
+            self._in_flight += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+                if self._in_flight == 0:
+                    self.busy_seconds += time.perf_counter() - self._busy_since
 
     def prepare(self, sql: str) -> D1PreparedStatement:
         return _Counted(self, self.inner.prepare(sql))
 
     def batch(self, statements: Sequence[D1PreparedStatement]) -> list[D1Result]:
-        self.count(len(statements))
-        return self.inner.batch([s.inner if isinstance(s, _Counted) else s for s in statements])
+        inner = [s.inner if isinstance(s, _Counted) else s for s in statements]
+        with self.call(len(statements)):
+            return self.inner.batch(inner)
 
     def exec(self, sql: str) -> D1ExecResult:
-        self.count(sum(1 for line in sql.strip().split("\n") if line.strip()))
-        return self.inner.exec(sql)
+        with self.call(sum(1 for line in sql.strip().split("\n") if line.strip())):
+            return self.inner.exec(sql)
 
     def __getattr__(self, name: str) -> Any:  # the engine's extras (close, backup, dump) pass through uncounted
         return getattr(self.inner, name)
