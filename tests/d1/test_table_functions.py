@@ -59,7 +59,8 @@ DOC = json.dumps({"a": 1, "b": 2.5, "c": None, "d": True, "e": False, "f": "3", 
 ARRAY = '[10, "10", 1.0, null, true, [], {}, -0.0, "0", 9007199254740993]'
 SETUP = ("CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT, doc TEXT, n REAL)",
          "INSERT INTO t VALUES (0, '0', '[1,2]', 1.0), (1, 'a', '{\"k\":\"v\"}', 2.5), (2, 'b', NULL, 10.0), "
-         "(3, '10', '[\"x\", 3]', 0)")
+         "(3, '10', '[\"x\", 3]', 0)",
+         "CREATE TABLE kv (k TEXT, path TEXT)", "INSERT INTO kv VALUES ('a', '$'), ('b', '$.x')")
 ALL = "key, value, type, atom, id, parent, fullkey, path, typeof(key), typeof(value), typeof(atom)"
 CASES = [
     (f"SELECT {ALL} FROM json_each(?)", [DOC]),
@@ -93,6 +94,14 @@ CASES = [
     ("SELECT key, value FROM json_each(?) WHERE value LIKE '1%'", [ARRAY]),
     ("WITH x AS (SELECT key, value FROM json_each(?)) SELECT * FROM x WHERE value > 0", [ARRAY]),
     ("SELECT a.key, b.key FROM json_each(?) a JOIN json_each('[\"1\",\"2\"]') b ON a.key = b.value", [ARRAY]),
+    # statements naming a few columns: only those are asked for, the rows and their types unchanged
+    ("SELECT 1 FROM json_each(?)", [DOC]),
+    ("SELECT count(id) FROM json_tree(?)", [DOC]),
+    ("SELECT atom, typeof(atom) FROM json_each(?)", [ARRAY]),
+    ("SELECT \"FullKey\", [path] FROM json_tree(?) WHERE parent IS NOT NULL", [DOC]),
+    ("SELECT j.* FROM json_each(?) AS j", [ARRAY]),
+    ("SELECT t.name FROM t NATURAL JOIN json_each(?) ORDER BY 1", [ARRAY]),
+    ("SELECT k FROM kv NATURAL JOIN json_each(?) ORDER BY 1", [DOC]),  # joined on path, named nowhere
 ]
 
 
@@ -155,3 +164,23 @@ def test_insert_select_stores_values_of_mixed_type_as_they_are(db: D1Database) -
     rows = db.prepare("SELECT n, typeof(n) AS tn, s FROM b ORDER BY s").all().results
     assert _typed(rows) == _typed([{"n": None, "tn": "null", "s": None}, {"n": 1, "tn": "integer", "s": "1"},
                                    {"n": 2.5, "tn": "real", "s": "2.5"}, {"n": "x", "tn": "text", "s": "x"}])
+
+
+def test_a_statement_is_handed_only_the_json_columns_it_names() -> None:
+    from memory_sim.bindings.d1_sql import tokenize
+    from memory_sim.local.d1.dialect import json_table
+
+    def named(sql: str) -> set[str]:
+        return set(json_table.named_columns(tokenize(sql)))
+
+    every = {"key", "value", "type", "atom", "id", "parent", "fullkey", "path"}
+    assert named("UPDATE m SET f = j.value, d = ? FROM json_each(?) AS j WHERE m.id = j.key") == {"key", "value", "id"}
+    assert named('SELECT "Type", [fullkey], `atom` FROM json_tree(?)') == {"type", "fullkey", "atom"}
+    assert named("SELECT 'key', 1 FROM json_each(?)") == set()  # a string is not a name
+    assert named("SELECT count(*) FROM json_each(?)") == named("SELECT j.* FROM json_each(?) j") == every
+    assert named("SELECT k FROM kv NATURAL JOIN json_each(?)") == every
+    doc = '{"a": 0.5, "b": 2}'
+    got = json_table.rows("json_each", doc, fields="ki,ks,vi,vf,vs,id")
+    ids = [row["id"] for row in _sqlite_answer("SELECT id FROM json_each(?)", [doc])]
+    assert (got["ks"], got["vf"], got["vi"], got["id"]) == (["a", "b"], [0.5, None], [None, 2], ids)
+    assert got["ki"] == got["vs"] == got["type"] == got["fullkey"] == got["path"] == []  # all NULL or not asked

@@ -324,7 +324,8 @@ class Walker:
         close = self.closing(open_i)
         args = [self.value(lo, hi) for lo, hi in json_table.argument_ranges(self.toks, open_i, close)]
         named = json_table.alias(self.toks, close + 1, self.hi) is not None
-        self.out.append(json_table.from_item(self.toks[i].text.lower(), args, named))
+        columns = json_table.named_columns(self.toks)
+        self.out.append(json_table.from_item(self.toks[i].text.lower(), args, named, columns))
         return close + 1
 
     def assignment(self, i: int, tok: Token) -> int:
