@@ -4,12 +4,15 @@ folder on that version's default local stack, old and new alternating (old, new,
 
     python scripts/bench_scale_then_now.py --then ../old-checkout            # 100 NPCs, 5 days, 2 rounds
     python scripts/bench_scale_then_now.py --then ../old --npcs 10 --days 1 --rounds 1 --out /tmp/t
-    python scripts/bench_scale_then_now.py --then ../old --days 365 --rounds 1 --first now   # the short one first
+    python scripts/bench_scale_then_now.py --then ../old --days 365 --rounds 1 --first now 2> run.log
+    python scripts/bench_scale_then_now.py --from-log run.log --out /tmp/t    # the days both sides have lived
 
 Each run is this script again (`--child`) with PYTHONPATH at one checkout, so `memory_sim` is that version; the
 child uses only what both versions have. Timed: the sim days alone (wall clock and the process's CPU time, all
 threads), after the Env is open and one text is embedded (the model load is left out). Writes
-<out>/scale_then_now.json and .md.
+<out>/scale_then_now.json and .md. A run stopped before its end (a year of old code takes hours) still says
+what it measured: `--from-log` reads the progress it printed on stderr and writes <out>/scale_then_now_log.json
+and .md, the two sides compared over the days both lived.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -226,6 +230,77 @@ def markdown(report: dict[str, Any]) -> str:
     ])
 
 
+# --- a run's stderr, read back: the days both sides lived, even where the run was stopped ------------------------
+
+_ROUND = re.compile(r"round \d+/\d+, (then|now):")
+_DAY = re.compile(r"\s+day \d+/\d+: (\d+) memories, ([\d.]+) s")
+_DONE = re.compile(r"\s+([\d,]+) memories in ([\d.]+) s \(([\d.]+) CPU s\): ([\d.]+) memories/s")
+
+
+def read_log(text: str) -> dict[str, Any]:
+    """The progress a one-round run printed: each side's [memories, seconds] per day, and its totals where it
+    finished."""
+    days: dict[str, list[list[float]]] = {}
+    totals: dict[str, dict[str, float]] = {}
+    side = None
+    for line in text.splitlines():
+        if found := _ROUND.match(line):
+            side = found.group(1)
+            days[side] = []
+        elif side and (found := _DAY.match(line)):
+            days[side].append([int(found.group(1)), float(found.group(2))])
+        elif side and (found := _DONE.match(line)):
+            totals[side] = {"memories": int(found.group(1).replace(",", "")), "loop_s": float(found.group(2)),
+                            "cpu_s": float(found.group(3)), "memories_per_s": float(found.group(4))}
+    return {"per_day": days, "finished": totals}
+
+
+def compare_days(log: dict[str, Any], stretch: int = 30) -> dict[str, Any]:
+    """The two sides over the days both lived: memories/s each, the ratio, and by stretches of days."""
+    then, now = log["per_day"].get("then", []), log["per_day"].get("now", [])
+    both = min(len(then), len(now))
+    if both == 0:
+        raise SystemExit("the log holds no day that both sides lived")
+
+    def seconds(rows: list[list[float]], lo: int, hi: int) -> float:
+        return sum(r[1] for r in rows[lo:hi])
+
+    def span(lo: int, hi: int) -> dict[str, Any]:
+        a, b = seconds(then, lo, hi), seconds(now, lo, hi)
+        return {"then_s": round(a, 1), "now_s": round(b, 1), "ratio": round(a / b, 2)}
+
+    memories = int(sum(r[0] for r in now[:both]))
+    then_s, now_s = seconds(then, 0, both), seconds(now, 0, both)
+    marks = sorted({*range(stretch, both, stretch), both})
+    return {
+        "days_both": both, "days": {"then": len(then), "now": len(now)}, "finished": log["finished"],
+        "same_memories_per_day": [r[0] for r in then[:both]] == [r[0] for r in now[:both]],
+        "memories": memories, "then_s": round(then_s, 1), "now_s": round(now_s, 1),
+        "memories_per_s": {"then": round(memories / then_s, 1), "now": round(memories / now_s, 1)},
+        "ratio_new_over_old": round(then_s / now_s, 2),
+        "cumulative": [{"days": d, **span(0, d)} for d in marks],
+        "stretches": [{"days": f"{lo + 1}-{hi}", **span(lo, hi)}
+                      for lo, hi in zip([0, *marks[:-1]], marks, strict=True)],
+        "per_day": {"then": then[:both], "now": now[:both]},
+    }
+
+
+def log_markdown(r: dict[str, Any]) -> str:
+    rows = [f"| 1-{c['days']} | {c['then_s']:,} | {c['now_s']:,} | {c['ratio']}x |" for c in r["cumulative"]]
+    stretches = [f"| {c['days']} | {c['then_s']:,} | {c['now_s']:,} | {c['ratio']}x |" for c in r["stretches"]]
+    same = ("the same memories each day on both sides" if r["same_memories_per_day"]
+            else "**different memories on the two sides**: compare memories/s only")
+    return "\n".join([
+        f"# Scale benchmark then and now, read from a run's log: the {r['days_both']} days both sides lived", "",
+        f"The run had lived {r['days']['then']} days of the old code and {r['days']['now']} of the new when this "
+        f"was read; {same}. Seconds are each side's sim days alone, as printed to one decimal.", "",
+        f"{r['memories']:,} memories: then {r['then_s']:,} s ({r['memories_per_s']['then']} memories/s), now "
+        f"{r['now_s']:,} s ({r['memories_per_s']['now']} memories/s): **{r['ratio_new_over_old']}x**.", "",
+        "| days | then s | now s | now / then |", "|---|---|---|---|", *rows, "",
+        "| stretch | then s | now s | now / then |", "|---|---|---|---|", *stretches, "",
+    ])
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--then", type=Path, help="the old checkout (its root: the folder holding memory_sim/)")
@@ -238,7 +313,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=HERE / "benchmarks")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--folder", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--from-log", type=Path, help="summarise a run from its stderr, finished or not")
     args = parser.parse_args(argv)
+    if args.from_log is not None:
+        report = compare_days(read_log(args.from_log.read_text("utf-8")))
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "scale_then_now_log.json").write_text(json.dumps(report, indent=1) + "\n", "utf-8")
+        (args.out / "scale_then_now_log.md").write_text(text := log_markdown(report), "utf-8")
+        print(text)
+        return 0
     if args.npcs < HAMLET or args.npcs % HAMLET or args.days < 1 or args.rounds < 1:
         parser.error(f"--npcs must be a multiple of {HAMLET}; --days and --rounds at least 1")
     if args.child:

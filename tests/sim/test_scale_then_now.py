@@ -37,3 +37,40 @@ def test_it_refuses_a_folder_that_is_not_a_checkout(tmp_path: Path) -> None:
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "not a checkout of memory_sim" in done.stderr
     assert not (tmp_path / "scale_then_now.json").exists()
+
+
+STOPPED_RUN = """round 1/1, now: 10 NPCs, 4 days
+  day 1/4: 60 memories, 1.0 s
+  day 2/4: 70 memories, 1.5 s
+  day 3/4: 65 memories, 2.0 s
+  day 4/4: 66 memories, 2.0 s
+  261 memories in 6.5 s (7.0 CPU s): 40.2 memories/s
+round 1/1, then: 10 NPCs, 4 days
+some warning the model printed
+  day 1/4: 60 memories, 3.0 s
+  day 2/4: 70 memories, 4.5 s
+  day 3/4: 65 memories, 8.0 s
+"""
+
+
+def test_a_stopped_run_is_read_back_from_its_log_over_the_days_both_sides_lived(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(STOPPED_RUN)
+    done = subprocess.run([sys.executable, str(SCRIPT), "--from-log", str(log), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads((tmp_path / "scale_then_now_log.json").read_text())
+    assert report["days_both"] == 3 and report["days"] == {"then": 3, "now": 4}
+    assert report["same_memories_per_day"] and report["memories"] == 195
+    assert (report["then_s"], report["now_s"], report["ratio_new_over_old"]) == (15.5, 4.5, 3.44)
+    assert report["finished"] == {"now": {"memories": 261, "loop_s": 6.5, "cpu_s": 7.0, "memories_per_s": 40.2}}
+    assert [(c["days"], c["ratio"]) for c in report["stretches"]] == [("1-3", 3.44)]
+    assert "**3.44x**" in (tmp_path / "scale_then_now_log.md").read_text()
+
+
+def test_a_log_without_a_day_of_both_sides_says_so(tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_text(STOPPED_RUN.split("round 1/1, then")[0])
+    done = subprocess.run([sys.executable, str(SCRIPT), "--from-log", str(log), "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode != 0 and "no day that both sides lived" in done.stderr
