@@ -180,7 +180,7 @@ def test_a_statement_is_handed_only_the_json_columns_it_names() -> None:
     assert named("SELECT count(*) FROM json_each(?)") == named("SELECT j.* FROM json_each(?) j") == every
     assert named("SELECT k FROM kv NATURAL JOIN json_each(?)") == every
     doc = '{"a": 0.5, "b": 2}'
-    got = json_table.rows("json_each", doc, fields="ki,ks,vi,vf,vs,id")
+    got = json_table.rows("json_each", doc, read="id,key,value")
     ids = [row["id"] for row in _sqlite_answer("SELECT id FROM json_each(?)", [doc])]
     assert (got["ks"], got["vf"], got["vi"], got["id"]) == (["a", "b"], [0.5, None], [None, 2], ids)
     assert got["ki"] == got["vs"] == got["type"] == got["fullkey"] == got["path"] == []  # all NULL or not asked

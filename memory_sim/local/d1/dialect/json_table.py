@@ -35,9 +35,10 @@ _DUCK = {"key": "VARIANT", "value": "VARIANT", "atom": "VARIANT", "id": "BIGINT"
 _FIELDS = {"ki": "BIGINT", "ks": "VARCHAR", "vi": "BIGINT", "vf": "DOUBLE", "vs": "VARCHAR", "type": "VARCHAR",
            "id": "BIGINT", "parent": "BIGINT", "fullkey": "VARCHAR", "path": "VARCHAR"}
 _COLUMNS_TYPE = "STRUCT(" + ", ".join(f'"{f}" {t}[]' for f, t in _FIELDS.items()) + ")"
-# The fields each column is made of (atom from the value, by the type); id is always filled: it counts the rows.
-_MADE_OF = {"key": ("ki", "ks"), "value": ("vi", "vf", "vs"), "atom": ("vi", "vf", "vs", "type"), "type": ("type",),
-            "id": ("id",), "parent": ("parent",), "fullkey": ("fullkey",), "path": ("path",)}
+# What sqlite3 is asked for to give a column (atom: the value, by the type); id is always read: it counts the rows.
+_READ_FOR = {"key": ("key",), "value": ("value",), "atom": ("value", "type"), "type": ("type",), "id": ("id",),
+             "parent": ("parent",), "fullkey": ("fullkey",), "path": ("path",)}
+_READABLE = tuple(c for c in _COLUMNS if c != "atom")
 _ROWS = "__sq_json_rows"  # the function's result, named so the sandbox knows these unnest() calls as the engine's
 _UNNESTED = ", ".join(f'unnest({_ROWS}."{f}") AS "{f}"' for f in _FIELDS)
 _VALUE = "coalesce(CAST(vi AS VARIANT), CAST(vf AS VARIANT), CAST(vs AS VARIANT))"
@@ -73,9 +74,9 @@ def from_item(name: str, args: list[Typed], alias: bool, columns: frozenset[str]
     function where the user gave no alias (SQLite lets `json_each.value` name its column)."""
     if not 1 <= len(args) <= 2:
         raise D1Unsupported(f"{name}() takes one or two arguments (the JSON, and a path)")
-    fields = ",".join(f for f in _FIELDS if f == "id" or any(f in _MADE_OF[c] for c in columns))
+    read = ",".join(c for c in _READABLE if any(c in _READ_FOR[n] for n in columns))
     values = ", ".join(f"CAST({a.sql} AS VARIANT)" for a in args)
-    call = f"__sq_{name}_{len(args)}({values}, '{fields}')"
+    call = f"__sq_{name}_{len(args)}({values}, '{read}')"
     sql = f"({_SELECT} FROM (SELECT {_UNNESTED} FROM (SELECT {call} AS {_ROWS})))"
     return sql if alias else f"{sql} AS {name}"
 
@@ -88,12 +89,12 @@ def refuse_hidden(name: str, column: str) -> None:
 
 
 def rows(
-    name: str, json: Any, path: Any = None, with_path: bool = False, fields: str = ",".join(_FIELDS)
+    name: str, json: Any, path: Any = None, with_path: bool = False, read: str = ",".join(_READABLE)
 ) -> dict[str, list[Any]]:
-    """SQLite's rows of json_each/json_tree(json[, path]), asked of sqlite3, as the function's columns: only
-    `fields` filled (the others empty: the subquery's unnest makes them NULL)."""
-    wanted = frozenset(fields.split(","))
-    columns = ["id", *(c for c in ("key", "value", "type", "parent", "fullkey", "path") if wanted & set(_MADE_OF[c]))]
+    """SQLite's rows of json_each/json_tree(json[, path]), asked of sqlite3 for id and the columns `read` names,
+    as the function's fields: those of other columns empty (the subquery's unnest makes them NULL)."""
+    named = read.split(",")
+    columns = [c for c in _READABLE if c == "id" or c in named]  # our own names only: the SQL is built from them
     sql = f"SELECT {', '.join(columns)} FROM {name}(?1{', ?2' if with_path else ''})"
     args = (plain(json), plain(path)) if with_path else (plain(json),)
     try:
@@ -101,11 +102,11 @@ def rows(
     except sqlite3.Error as exc:
         code = getattr(exc, "sqlite_errorname", None) or "SQLITE_ERROR"
         raise SqliteFailure(failure(primary_code(code), str(exc))) from None
-    return _fields(found, columns, wanted)
+    return _fields(found, columns)
 
 
-def _fields(found: list[tuple[Any, ...]], columns: list[str], wanted: frozenset[str]) -> dict[str, list[Any]]:
-    """sqlite3's rows (of `columns`) as the function's fields. A field left empty, or all NULL, is handed over
+def _fields(found: list[tuple[Any, ...]], columns: list[str]) -> dict[str, list[Any]]:
+    """sqlite3's rows (of `columns`) as the function's fields. A field not read, or all NULL, is handed over
     empty: DuckDB converts every Python value it is given, and unnest pads an empty list with NULLs."""
     at = {c: k for k, c in enumerate(columns)}
     out: dict[str, list[Any]] = {f: [] for f in _FIELDS}
@@ -122,20 +123,20 @@ def _fields(found: list[tuple[Any, ...]], columns: list[str], wanted: frozenset[
     for column in ("type", "parent", "fullkey", "path"):
         if column in at:
             out[column] = [r[at[column]] for r in found]
-    return {f: values if f in wanted and any(v is not None for v in values) else [] for f, values in out.items()}
+    return {f: values if any(v is not None for v in values) else [] for f, values in out.items()}
 
 
 def _one(name: str) -> Callable[[Any, str], dict[str, list[Any]]]:
-    return lambda json, fields: rows(name, json, fields=fields)
+    return lambda json, read: rows(name, json, read=read)
 
 
 def _two(name: str) -> Callable[[Any, Any, str], dict[str, list[Any]]]:
-    return lambda json, path, fields: rows(name, json, path, True, fields)
+    return lambda json, path, read: rows(name, json, path, True, read)
 
 
 def register(conn: Any) -> None:
     """Install __sq_json_each_1/2 and __sq_json_tree_1/2 on a DuckDB connection (DuckDB reads a Python function's
-    arity from its signature: one function per arity; the last argument names the fields to fill)."""
+    arity from its signature: one function per arity; the last argument names the columns to read)."""
     for name in sorted(FUNCTIONS):
         conn.create_function(f"__sq_{name}_1", _one(name), ["VARIANT", "VARCHAR"], _COLUMNS_TYPE,
                              null_handling="special", side_effects=False)
