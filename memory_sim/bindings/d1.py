@@ -24,8 +24,19 @@ _INT64 = 2**63
 _DATABASE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
+# Where a local answer says it was served: there is one database, its own primary, in no Cloudflare region.
+# Production names a region from a closed set (WNAM ENAM WEUR EEUR APAC OC) and a colo's airport code; clients
+# that read them get a value of the same kind, and `served_by` says plainly which server answered.
+LOCAL_SERVED_BY = "memory-sim-local"
+LOCAL_REGION = "WNAM"
+LOCAL_COLO = "LCL"
+
+
 @dataclass(slots=True)
 class D1Meta:
+    """A statement's `meta`, every field production's D1 returns (`duration` and `timings.sql_duration_ms` are both
+    the milliseconds spent in SQL, as in production)."""
+
     duration: float = 0.0  # milliseconds spent in SQL
     changes: int = 0
     last_row_id: int = 0
@@ -33,9 +44,26 @@ class D1Meta:
     size_after: int = 0
     rows_read: int = 0
     rows_written: int = 0
+    # Where it was served, as production says it; None where an answer did not say (a Cloudflare adapter's
+    # older response), and left out of the JSON then.
+    served_by: str | None = None
+    served_by_region: str | None = None
+    served_by_colo: str | None = None
+    served_by_primary: bool | None = None
+    total_attempts: int | None = None
+
+    @property
+    def timings(self) -> dict[str, float]:
+        return {"sql_duration_ms": self.duration}
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**{k: v for k, v in asdict(self).items() if v is not None}, "timings": self.timings}
+
+
+def local_meta(**fields: Any) -> D1Meta:
+    """A meta as a local engine answers it: served by this process, the primary, at the first attempt."""
+    return D1Meta(**fields, served_by=LOCAL_SERVED_BY, served_by_region=LOCAL_REGION, served_by_colo=LOCAL_COLO,
+                  served_by_primary=True, total_attempts=1)
 
 
 @dataclass(slots=True)

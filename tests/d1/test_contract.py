@@ -118,3 +118,21 @@ def test_threads_share_one_database(db: D1CoreDatabase) -> None:
     for thread in threads:
         thread.join()
     assert db.prepare("SELECT count(*) AS n, count(DISTINCT id) AS ids FROM t").first() == {"n": 200, "ids": 200}
+
+
+# Every field of production's `meta` (cloudflare-contract.md, "Result meta"), as the binding, the REST API and the
+# Cloudflare adapter return it.
+META_FIELDS = {"duration", "changes", "last_row_id", "changed_db", "size_after", "rows_read", "rows_written",
+               "served_by", "served_by_region", "served_by_colo", "served_by_primary", "timings", "total_attempts"}
+REGIONS = {"WNAM", "ENAM", "WEUR", "EEUR", "APAC", "OC"}
+
+
+def test_meta_carries_every_field_production_returns(db: D1CoreDatabase) -> None:
+    db.prepare(SCHEMA).run()
+    for result in (db.prepare("INSERT INTO m (npc) VALUES ('ada')").run(), db.prepare("SELECT npc FROM m").all()):
+        meta = result.to_json()["meta"]
+        assert set(meta) == META_FIELDS
+        assert meta["served_by_region"] in REGIONS and len(meta["served_by_colo"]) == 3
+        assert meta["served_by_primary"] is True and meta["total_attempts"] == 1 and meta["served_by"]
+        assert meta["timings"] == {"sql_duration_ms": meta["duration"]} and meta["duration"] >= 0
+    assert result.meta.rows_read == 1 and result.meta.timings["sql_duration_ms"] == result.meta.duration

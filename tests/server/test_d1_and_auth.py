@@ -95,3 +95,23 @@ def test_a_server_without_tokens_is_refused(tmp_path) -> None:
 
     with pytest.raises(ConfigError, match="token"):
         build_server_app(tmp_path, " , ")
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb"])
+def test_query_meta_has_every_production_field(tmp_path, engine: str) -> None:
+    """The official SDK's `Meta` model reads every field production sends; none is left unset, on either engine."""
+    from memory_sim.testing import ServerForTests
+
+    with ServerForTests(tmp_path, d1_engine=engine) as server:
+        sdk = cloudflare.Cloudflare(api_token=TEST_TOKEN, base_url=server.base_url, max_retries=0)
+        account_id = server.fresh_account_id()
+        made = sdk.d1.database.create(account_id=account_id, name="memory")
+        sdk.d1.database.query(made.uuid, account_id=account_id, sql="CREATE TABLE m (id INTEGER PRIMARY KEY, v TEXT)")
+        for answer in (sdk.d1.database.query(made.uuid, account_id=account_id, sql="INSERT INTO m (v) VALUES ('a')"),
+                       sdk.d1.database.raw(made.uuid, account_id=account_id, sql="SELECT v FROM m")):
+            meta = list(answer)[0].meta
+            assert meta is not None and meta.timings is not None
+            unset = [name for name in type(meta).model_fields if getattr(meta, name) is None]
+            assert unset == [] and meta.served_by_primary is True
+            assert meta.timings.sql_duration_ms == meta.duration and (meta.model_extra or {}).get("total_attempts") == 1
+        sdk.close()

@@ -15,7 +15,16 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from memory_sim.bindings import limits
-from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, check_value, first_of
+from memory_sim.bindings.d1 import (
+    D1ExecResult,
+    D1Meta,
+    D1PreparedStatement,
+    D1Result,
+    D1Value,
+    check_value,
+    first_of,
+    local_meta,
+)
 from memory_sim.bindings.d1_sql import first_keyword, placeholders
 from memory_sim.errors import D1Error, D1ExecError, D1StatementError
 
@@ -276,7 +285,7 @@ class D1CoreDatabase:
         return D1Result(results=rows, meta=self._meta(outcome, duration, size, len(rows)))
 
     def _meta(self, outcome: Outcome, duration: float, size: int | None, rows_read: int) -> D1Meta:
-        return D1Meta(
+        return local_meta(
             duration=duration,
             changes=outcome.changes,
             last_row_id=outcome.last_row_id,
