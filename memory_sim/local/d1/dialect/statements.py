@@ -24,6 +24,7 @@ from memory_sim.local.d1.dialect.names import name_result_columns
 from memory_sim.local.d1.dialect.rowid import ROWID_WORDS, mentions_rowid, resolve_rowids
 from memory_sim.local.d1.dialect.schema import Schema, TableInfo
 from memory_sim.local.d1.dialect.scope import Scope
+from memory_sim.local.d1.dialect.shorthands import spell_out
 
 # Construct -> the SQLite-side alternative, for the refusal message.
 _REFUSED_WORDS = {
@@ -31,7 +32,6 @@ _REFUSED_WORDS = {
     "VIRTUAL": "virtual tables (FTS5) are not available on the DuckDB engine; use LIKE or the sqlite engine",
     "ATTACH": "ATTACH is not available in D1",
     "DETACH": "DETACH is not available in D1",
-    "INDEXED": "INDEXED BY is not available on the DuckDB engine; drop the hint",
     "REGEXP": "REGEXP is not available in SQLite without an extension; use LIKE or GLOB",
     "EXPLAIN": "EXPLAIN shows DuckDB's plan, not SQLite's; use the sqlite engine",
     "VACUUM": "VACUUM is not available in D1",
@@ -42,6 +42,7 @@ _SCHEMA_TABLES = {"sqlite_master", "sqlite_schema", "sqlite_temp_master", "sqlit
 def translate_statement(sql: str, schema: Schema, signature: tuple[str, ...] = ()) -> Translation:
     toks = strip_end(sql)
     words = {t.upper for t in toks if t.kind == "word"}
+    toks = spell_out(toks, words)
     for word, why in _REFUSED_WORDS.items():
         if word in words:
             raise D1Unsupported(f"{word}: {why}")
