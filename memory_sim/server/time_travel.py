@@ -14,6 +14,11 @@ timestamp restores the database as it was at most `interval_s` before it); and w
 current state is asked for, or an import or a restore is made (those are exact). At most
 `max_kept` states per database, none older than needed for `retention_s`. Writes that do not go through the
 server's routes (the folder owner's own `env.DB`) are seen only when the next state is kept.
+
+A restore swaps the database's file under the gate every statement request through the server holds
+(`serving`): it waits for the request in flight, keeps the state as it then stands as `previous_bookmark` (so
+every write acknowledged before the restore is in it), and a request that comes while it runs is answered a
+retryable 503 instead of running on a database being closed and swapped.
 """
 
 from __future__ import annotations
@@ -24,13 +29,14 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError
+from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError
 
 RETENTION_S = 30 * 86400.0  # D1 on a paid plan: 30 days
 INTERVAL_S = 60.0  # D1 restores to "any minute" of the window
@@ -68,6 +74,14 @@ def time_travel_error(message: str) -> ApiError:
     return ApiError(400, CODE_TIME_TRAVEL, message)
 
 
+def restoring_error(name: str) -> ApiError:
+    """A request that comes while the database is swapped: D1's words for a database that is starting up again,
+    which its retry guidance names as retryable ("storage caused object to be reset"); the 503 and the code are
+    UNCONFIRMED for REST. Clients that retry 5xx (the official SDK does) retry it."""
+    return ApiError(503, CODE_D1_SQL, "D1_ERROR: Internal error while starting up D1 DB storage caused object to be "
+                                      f"reset (database {name} is being restored by Time Travel; retry the request)")
+
+
 class DatabaseHistory:
     """The kept states of one database. `open_folder(folder)` is the account's D1 factory: it opens the databases
     under `<folder>/d1/` (how a kept state is reopened and checked)."""
@@ -78,6 +92,33 @@ class DatabaseHistory:
         self.interval_s, self.retention_s, self.max_kept = interval_s, retention_s, max_kept
         self._lock = threading.RLock()
         self._changed_at: float | None = None  # the newest change not yet in a kept state
+        self._gate = threading.Lock()  # held by each statement request, and by a restore for its whole swap
+        self._restores = 0  # restores asked for and not yet over: new requests are answered 503 meanwhile
+        self._counting = threading.Lock()
+
+    # --- requests and restores ----------------------------------------------------------------------------------
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Held while a request runs statements on the database: a restore waits for it to end; a request that
+        comes while a restore is asked for or under way is answered a retryable 503 (`restoring_error`)."""
+        if self._restores:
+            raise restoring_error(self.name)
+        with self._gate:
+            if self._restores:  # a restore was asked for while this request waited for the gate
+                raise restoring_error(self.name)
+            yield
+
+    @contextmanager
+    def restoring(self) -> Iterator[None]:
+        """Held for a restore: new requests are refused at once, the one in flight is waited for."""
+        with self._counting:
+            self._restores += 1
+        try:
+            with self._gate:
+                yield
+        finally:
+            with self._counting:
+                self._restores -= 1
 
     # --- the ledger ---------------------------------------------------------------------------------------------
     def kept(self) -> list[Bookmark]:
