@@ -293,3 +293,27 @@ def test_a_write_during_the_swap_is_a_retryable_503(sdk: cloudflare.Cloudflare, 
     assert "storage caused object to be reset" in answer.json()["errors"][0]["message"]
     db.run("INSERT INTO log (n) VALUES (1)")  # once the swap is over
     assert db.run("SELECT n FROM log") == [{"n": 1}]
+
+
+def test_kept_states_are_bounded_by_their_total_size(tmp_path: Path) -> None:
+    """Every state is a whole copy of the database: past `max_bytes` together the oldest go (but the newest two),
+    their files with them, and the states left still restore."""
+    clock = Clock()
+    state_bytes = 80 * 1024  # 64 KiB of text and a few pages: each kept copy is about this big (sqlite)
+    options = {"interval_s": 60.0, "retention_s": 86400.0, "max_kept": 100, "max_bytes": 5 * state_bytes,
+               "clock": clock}
+    with scratch_folder(tmp_path) as folder, ServerForTests(folder, d1_engine="sqlite", time_travel=options) as server, \
+            cloudflare.Cloudflare(api_token=TEST_TOKEN, base_url=server.base_url, max_retries=0) as sdk:
+        db = Db(sdk, server)
+        db.run("CREATE TABLE log (n INTEGER PRIMARY KEY, note TEXT); "
+               "INSERT INTO log (n, note) VALUES (-1, printf('%.65536c', 'x'))")
+        for minute in range(12):  # one state a minute, as an owner's visitors writing all along would make
+            clock.now += 61
+            db.run(f"INSERT INTO log (n) VALUES ({minute})")
+        kept = db.history.kept()
+        sizes = [b.size for b in kept]
+        assert 2 <= len(kept) < 12 and sum(sizes) <= options["max_bytes"] and min(sizes) > 64 * 1024, sizes
+        on_disk = sorted(int(p.name) for p in db.history.root.iterdir() if p.name.isdigit())
+        assert on_disk == sorted(b.number for b in kept if b.number)  # dropped states leave no file behind
+        db.restore(bookmark=kept[0].bookmark)  # the oldest state left
+        assert len(db.run("SELECT n FROM log")) == kept[0].counts["log"] == 14 - len(kept)
