@@ -318,3 +318,16 @@ def test_backup_into_the_data_folder_is_refused_at_once(tmp_path: Path, capsys: 
     err = capsys.readouterr().err
     assert "inside the data folder" in err and err.count("\n") == 1 and len(err) < 400
     assert sorted(data.rglob("*")) == before  # nothing copied into it
+
+
+def test_a_backup_from_before_checksums_still_restores(tmp_path: Path) -> None:
+    data, dest = tmp_path / "data", tmp_path / "copy"
+    make_folder(data)
+    with open_folder(data) as env:  # type: ignore[attr-defined]
+        backup(env, dest)
+    fields = json.loads((dest / MANIFEST).read_text("utf-8"))
+    fields.pop("files")
+    (dest / MANIFEST).write_text(json.dumps({**fields, "format": 1}), "utf-8")  # as the version before wrote it
+    before = snapshot_of(data)
+    assert restore(dest, data).manifest.files == {}
+    assert snapshot_of(data) == before
