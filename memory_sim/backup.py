@@ -4,8 +4,8 @@
     restore("backups/monday", "./.memory_sim")      # verified, then swapped in; the old folder is kept beside it
 
 A backup is a folder shaped like a data folder, plus `memory-sim-backup.json` (the manifest: version, time,
-rows per D1 table, vectors per index, cache entries). Each part is copied through its engine's own way to a
-consistent copy, while nothing writes to it:
+rows per D1 table, vectors per index, cache entries, the SHA-256 of every file of the copy). Each part is copied
+through its engine's own way to a consistent copy, while nothing writes to it:
 
     d1/<name>.*         sqlite3's online backup API, or DuckDB's CHECKPOINT then a copy of the file, under the
                         database's lock (no statement or batch runs meanwhile); rows counted under the same lock
@@ -16,10 +16,16 @@ The local index is not thread-safe and has no lock of its own: its owner calls i
 `backup` must be called the same way (between two writes; `backup_soon` queues it between the jobs of
 `memory-sim run`). The copy is written under a temporary name, reopened and checked against the counts taken
 from the live folder, and only then renamed to `dest` with its manifest: a backup that exists is complete.
+
+A restore trusts nothing it has not checked: the staged copy's files must have exactly the manifest's SHA-256s
+(bit rot, a bad copy and rows rewritten in place all change a file; counts alone miss the last), then every part
+is reopened, counted, and every row of every D1 table read, before anything is swapped. A backup may not be
+written inside the data folder it copies (it would copy itself).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -39,7 +45,8 @@ if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
 MANIFEST = "memory-sim-backup.json"
-FORMAT = 1
+FORMAT = 2  # 2: `files`, every file's SHA-256; a format-1 backup (none) is still verified by reopening
+READABLE = (1, FORMAT)
 CACHE_FILE = "embeddings.sqlite"
 PARTS = ("d1", "vectorize", CACHE_FILE, ".memory-sim-demo")  # what a backup holds of a data folder
 
@@ -53,6 +60,7 @@ class Manifest:
     databases: dict[str, dict[str, int]] = field(default_factory=dict)  # "<engine>:<name>" -> rows per table
     vectors: dict[str, int] = field(default_factory=dict)  # index -> vectors
     cache_entries: int | None = None
+    files: dict[str, str] = field(default_factory=dict)  # path in the backup (posix) -> SHA-256, hex
     seconds: float = 0.0
     format: int = FORMAT
 
@@ -72,7 +80,7 @@ class Manifest:
             raise BackupError(f"{folder} is not a memory-sim backup (no {MANIFEST})") from None
         except (OSError, ValueError) as exc:
             raise BackupError(f"{path} cannot be read: {exc}") from exc
-        if not isinstance(fields, dict) or fields.get("format") != FORMAT:
+        if not isinstance(fields, dict) or fields.get("format") not in READABLE:
             raise BackupError(f"{path} is not a backup this version can read (format {FORMAT} expected)")
         known = {k: v for k, v in fields.items() if k in Manifest.__dataclass_fields__}
         return Manifest(**known)
@@ -100,6 +108,7 @@ def backup(env: Env, dest: str | Path) -> Manifest:
 
     if env.settings.backend != "local":
         raise BackupError("only a local data folder can be backed up here; Cloudflare keeps D1's own history")
+    outside_data_folder(env.settings.data_dir, dest)
     target = _new_destination(Path(dest))
     started = time.perf_counter()
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
@@ -109,6 +118,7 @@ def backup(env: Env, dest: str | Path) -> Manifest:
         manifest = Manifest(__version__, time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         _copy_parts(env, partial, manifest)
         verify_copy(partial, manifest)
+        manifest.files = checksums(partial)  # after the check: reopening may tidy a copy
         manifest.seconds = round(time.perf_counter() - started, 3)
         (partial / MANIFEST).write_text(json.dumps(manifest.to_json(), indent=2, sort_keys=True) + "\n", "utf-8")
         if target.exists():
@@ -127,6 +137,35 @@ def backup_soon(scheduler: Any, system: MemorySystem, dest: str | Path) -> Futur
     from memory_sim.scheduling import run_soon
 
     return run_soon(scheduler, lambda: backup(system.env, dest))
+
+
+def outside_data_folder(data_dir: str | Path, dest: str | Path) -> None:
+    """BackupError unless `dest` lies outside the data folder: a copy inside it would copy itself."""
+    data, target = Path(data_dir).resolve(), Path(dest).resolve()
+    if target == data or data in target.parents:
+        raise BackupError(f"{dest} is inside the data folder {data_dir}; give a backup path outside it")
+
+
+def checksums(folder: Path) -> dict[str, str]:
+    """SHA-256 of every file under `folder` but the manifest, by path relative to it (posix)."""
+    found = {}
+    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != MANIFEST):
+        with path.open("rb") as stream:
+            found[path.relative_to(folder).as_posix()] = hashlib.file_digest(stream, "sha256").hexdigest()
+    return found
+
+
+def _checksum_differences(folder: Path, manifest: Manifest) -> list[str]:
+    """The files of `folder` whose SHA-256 is not the manifest's, missing, or not in it (a format-1 backup has no
+    checksums: none)."""
+    if not manifest.files:
+        return []
+    found = checksums(folder)
+    differ = sorted(p for p in manifest.files if p in found and found[p] != manifest.files[p])
+    missing = sorted(set(manifest.files) - set(found))
+    extra = sorted(set(found) - set(manifest.files))
+    return ([f"{', '.join(differ)} differ from their SHA-256"] if differ else []) + \
+        ([f"{', '.join(missing)} missing"] if missing else []) + ([f"{', '.join(extra)} not in it"] if extra else [])
 
 
 def _new_destination(dest: Path) -> Path:
@@ -220,12 +259,30 @@ def _d1_differences(folder: Path, manifest: Manifest) -> list[str]:
             continue
         try:
             found = db.row_counts()
+            unread = _unreadable_table(db, found)
+        except MemorySimError as exc:
+            problems.append(f"D1 {name} cannot be read ({exc})")
+            continue
         finally:
             db.close()
-        if found != expected:
+        if unread:
+            problems.append(f"D1 {name} cannot be read ({unread})")
+        elif found != expected:
             differ = sorted(t for t in set(found) | set(expected) if found.get(t) != expected.get(t))
             problems.append(f"D1 {name} differs in {', '.join(differ)}")
     return problems
+
+
+def _unreadable_table(db: Any, tables: dict[str, int]) -> str | None:
+    """Reads every row of every table (a damaged page fails the read, where counting may not touch it); what
+    failed, or None."""
+    for table in tables:
+        quoted = table.replace('"', '""')
+        try:
+            db.prepare(f'SELECT * FROM "{quoted}"').raw()
+        except Exception as exc:  # noqa: BLE001 - whatever the engine raises for a damaged file: one line
+            return f"table {table}: {type(exc).__name__}: {exc}"
+    return None
 
 
 def _index_differences(folder: Path, manifest: Manifest) -> list[str]:
@@ -270,6 +327,10 @@ def restore(source: str | Path, data_dir: str | Path) -> RestoreReport:
         shutil.rmtree(staging, ignore_errors=True)
         try:
             shutil.copytree(src, staging, ignore=shutil.ignore_patterns(MANIFEST))
+            differ = _checksum_differences(staging, manifest)
+            if differ:
+                raise BackupError(f"restore refused: the backup in {src} is not as it was taken ({'; '.join(differ)} "
+                                  f"in {MANIFEST}); nothing was changed")
             verify_copy(staging, manifest)
             previous = _swap_in(staging, data)
         except BaseException:

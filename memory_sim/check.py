@@ -9,6 +9,11 @@ under way or its process died), unless their outbox row has used up its attempts
     report = check(env)            # DriftReport; report.clean is True when the two agree
     repair(env, report)            # RepairReport: upserts from D1, deletes what D1 disowns, re-queues strays
 
+The index's metadata indexes are compared too: each the memory system declares (memory/provision.py) must be
+there with its type, and filled: a few vectors D1 marks indexed are looked up by their own value (a re-created
+index leaves the vectors written before it unfilterable, as on Cloudflare). `repair` re-creates what is missing
+and re-upserts every vector as it is (no embedding) so that the index covers them again.
+
 Crash windows that leave drift (a crash between an index write and the D1 batch that records it) are closed
 by `retry_pending` for pending rows and by `repair` for the rest; docs/reliability.md lists them.
 """
@@ -50,10 +55,12 @@ class DriftReport:
     duplicated: list[str] = field(default_factory=list)  # listed more than once by the index
     stranded: list[str] = field(default_factory=list)  # D1: pending, but its outbox row is out of attempts
     metadata: list[MetadataDrift] = field(default_factory=list)
+    metadata_indexes: list[str] = field(default_factory=list)  # "npcId (string): missing | not filled | ..."
 
     @property
     def clean(self) -> bool:
-        return not (self.missing or self.unknown or self.disowned or self.duplicated or self.stranded or self.metadata)
+        return not (self.missing or self.unknown or self.disowned or self.duplicated or self.stranded or self.metadata
+                    or self.metadata_indexes)
 
     @property
     def drift(self) -> int:
@@ -71,6 +78,8 @@ class RepairReport:
     upserted: int = 0
     deleted: int = 0
     requeued: int = 0
+    metadata_indexes: int = 0  # declared metadata indexes put right
+    reindexed: int = 0  # vectors re-upserted as they were, for the metadata indexes to cover them
 
     def to_json(self) -> dict[str, int]:
         return asdict(self)
@@ -136,6 +145,34 @@ def _close(a: float, b: float) -> bool:
     return abs(float(a) - float(b)) <= 1e-6
 
 
+PROBES = 4  # vectors looked up by their own value per metadata index: a re-created index misses all old ones
+
+
+def metadata_index_drift(index: VectorizeIndex, due_ids: Sequence[str]) -> list[str]:
+    """The declared metadata indexes that are missing, of another type, or do not cover vectors D1 marks indexed
+    (probed: up to PROBES of them, spread over the ledger, each queried by its own id filtered on its own value)."""
+    from memory_sim.memory.provision import MEMORY_METADATA_INDEXES
+
+    present = {m.property_name: m.index_type for m in index.list_metadata_indexes()}
+    step = max(1, len(due_ids) // PROBES)
+    sample = index.get_by_ids(list(due_ids[::step][:PROBES])) if due_ids else []
+    found = []
+    for prop, kind in MEMORY_METADATA_INDEXES:
+        if prop not in present:
+            found.append(f"{prop} ({kind}): missing")
+        elif present[prop] != kind:
+            found.append(f"{prop} ({kind}): is {present[prop]}")
+        elif any(not _filterable(index, v.id, prop, (v.metadata or {})[prop]) for v in sample
+                 if (v.metadata or {}).get(prop) is not None):
+            found.append(f"{prop} ({kind}): not filled")
+    return sorted(found)
+
+
+def _filterable(index: VectorizeIndex, vector_id: str, prop: str, value: Any) -> bool:
+    matches = index.query_by_id(vector_id, top_k=20, filter={prop: value}).matches
+    return any(m.id == vector_id for m in matches)
+
+
 def check(env: Env, *, compare_metadata_fields: bool = True, max_attempts: int | None = None) -> DriftReport:
     """Compares D1's ledger with the index; reads only. The folder may be written meanwhile (the owner's jobs,
     other processes working through it): a write in flight between reading D1 and listing the index shows as
@@ -156,7 +193,8 @@ def confirmed(first: DriftReport, second: DriftReport) -> DriftReport:
     fields = {(m.id, m.field) for m in first.metadata}
     return replace(second, missing=both("missing"), unknown=both("unknown"), disowned=both("disowned"),
                    duplicated=both("duplicated"), stranded=both("stranded"),
-                   metadata=[m for m in second.metadata if (m.id, m.field) in fields])
+                   metadata=[m for m in second.metadata if (m.id, m.field) in fields],
+                   metadata_indexes=both("metadata_indexes"))
 
 
 def compare(env: Env, *, compare_metadata_fields: bool = True, max_attempts: int | None = None) -> DriftReport:
@@ -177,6 +215,7 @@ def compare(env: Env, *, compare_metadata_fields: bool = True, max_attempts: int
     report.stranded = [i for i in pending if i in stranded]
     if compare_metadata_fields:
         report.metadata = metadata_drift(env, sorted(due & present))
+    report.metadata_indexes = metadata_index_drift(env.VECTORIZE, sorted(due & present))
     return report
 
 
@@ -189,6 +228,7 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     outbox rows go: the retry job takes a pending row with none at once). `now` is kept for callers; unused."""
     from memory_sim.memory import indexing, store
 
+    reindexed = _repair_metadata_indexes(env.VECTORIZE) if report.metadata_indexes else 0
     drop = sorted(set(report.unknown) | set(report.disowned) | set(report.duplicated))
     for chunk in _batches(drop):
         env.VECTORIZE.delete_by_ids(list(chunk))
@@ -203,4 +243,23 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     statements = store.dequeue(env.DB, report.stranded)
     if statements:
         env.DB.batch(statements)
-    return RepairReport(upserted=len(rows), deleted=len(drop), requeued=len(report.stranded))
+    return RepairReport(upserted=len(rows), deleted=len(drop), requeued=len(report.stranded),
+                        metadata_indexes=len(report.metadata_indexes), reindexed=reindexed)
+
+
+def _repair_metadata_indexes(index: VectorizeIndex) -> int:
+    """Creates each declared metadata index that is missing or of another type, then re-upserts every vector as
+    it is (its values and metadata, read back: nothing is embedded), so that the indexes cover vectors written
+    before them. Returns how many vectors were re-upserted."""
+    from memory_sim.memory.provision import MEMORY_METADATA_INDEXES
+
+    present = {m.property_name: m.index_type for m in index.list_metadata_indexes()}
+    wrong = [(prop, kind) for prop, kind in MEMORY_METADATA_INDEXES if present.get(prop) != kind]
+    for prop, kind in wrong:
+        if prop in present:
+            index.delete_metadata_index(prop)
+        index.create_metadata_index(prop, kind)
+    ids = sorted(set(index_ids(index)))
+    for chunk in _batches(ids):
+        index.upsert(index.get_by_ids(list(chunk)))
+    return len(ids)

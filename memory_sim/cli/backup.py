@@ -27,9 +27,10 @@ def register(sub: Any) -> None:
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
-    from memory_sim.backup import backup
+    from memory_sim.backup import backup, outside_data_folder
     from memory_sim.env import Env
 
+    outside_data_folder(args.data, args.dest)  # at once, before the folder is opened
     with Env.from_settings(args.settings) as env:
         manifest = backup(env, args.dest)
     if args.json:
@@ -51,5 +52,5 @@ def cmd_restore(args: argparse.Namespace) -> int:
         return 0
     kept = "" if report.previous is None else f"; the folder that was there is now {report.previous}"
     print(f"restored {args.data} from {args.src} (taken {report.manifest.created_at}, {report.manifest.memories} "
-          f"memories, verified){kept}")
+          f"memories; verified: {len(report.manifest.files)} files by SHA-256, every table read){kept}")
     return 0

@@ -63,8 +63,14 @@ def _print_text(out: dict[str, Any]) -> None:
         if ids:
             shown = [m["id"] if isinstance(m, dict) else m for m in ids[:5]]
             print(f"  {len(ids)} {_MEANING[kind]}: {', '.join(shown)}{' ...' if len(ids) > 5 else ''}")
-    print("no drift" if before["clean"] else f"drift: {before['drift']} memories")
+    for problem in before.get("metadata_indexes", []):
+        print(f"  metadata index {problem}: recall cannot filter every vector by it")
+    print("no drift" if before["clean"] else f"drift: {before['drift']} memories"
+          + (f", {len(before['metadata_indexes'])} metadata indexes" if before.get("metadata_indexes") else ""))
     if "repair" in out:
         fixed = out["repair"]
-        print(f"repaired: {fixed['upserted']} upserted, {fixed['deleted']} deleted, {fixed['requeued']} re-queued; "
+        restored = (f", {fixed['metadata_indexes']} metadata indexes restored "
+                    f"({fixed['reindexed']} vectors re-upserted)" if fixed.get("metadata_indexes") else "")
+        print(f"repaired: {fixed['upserted']} upserted, {fixed['deleted']} deleted, {fixed['requeued']} re-queued"
+              f"{restored}; "
               + ("now no drift" if out["after"]["clean"] else f"still {out['after']['drift']} drifting"))

@@ -151,6 +151,10 @@ def _list_md(account: Any, args: argparse.Namespace) -> int:
 
 
 def _delete_md(account: Any, args: argparse.Namespace) -> int:
+    from memory_sim.memory.provision import refuse_deleting_declared
+
+    if args.name == args.settings.index_name:  # the folder's memory index: what recall filters by stays
+        refuse_deleting_declared(args.name, args.property_name)
     mutation = account.index(args.name).delete_metadata_index(args.property_name)
     return _emit(args, mutation.to_json(), f"Deleted metadata index on '{args.property_name}'")
 

@@ -45,3 +45,19 @@ def create_index(account: VectorizeAccount, name: str, embedder: Embedder) -> Ve
     for prop, kind in MEMORY_METADATA_INDEXES:
         index.create_metadata_index(prop, kind)
     return index
+
+
+def refuse_deleting_declared(index_name: str, property_name: str) -> None:
+    """Deleting one of `MEMORY_METADATA_INDEXES` from the index the memory system uses is refused (Vectorize's
+    METADATA_INDEX code, 40011): every vector and hybrid recall would fail with 40009, and vectors written while it
+    is missing stay unfilterable after it is re-created."""
+    from memory_sim.bindings import vectorize_codes as codes
+    from memory_sim.errors import VectorizeInputError
+
+    if property_name in dict(MEMORY_METADATA_INDEXES):
+        raise VectorizeInputError(
+            "METADATA_INDEX_DELETE",
+            f"metadata index on {property_name!r} of index {index_name!r} is in use: the memory system filters recall "
+            "by it, so it cannot be deleted",
+            codes.METADATA_INDEX,
+        )

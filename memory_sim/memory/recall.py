@@ -12,6 +12,7 @@ Three sources, merged by id:
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -19,7 +20,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
+from memory_sim.bindings.vectorize_codes import UNINDEXED
+from memory_sim.errors import EmbeddingUnavailable, VectorizeError, VectorizeUnavailable
 from memory_sim.memory import store
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, RecallMode, Recollection, Source, StoredMemory
 from memory_sim.memory.recall_cache import NpcView, RecallCache
@@ -233,6 +235,13 @@ def gather(
             return hybrid_candidates(env, npc_id, query, query_vector, k, cache, proof)
         matches = vector_matches(env, npc_id, query_vector, k)
     except VectorizeUnavailable:
+        return Candidates(short_term_fallback(env, npc_id, query, config), True)
+    except VectorizeError as exc:
+        if exc.code != UNINDEXED:
+            raise
+        # the index lost the metadata index recall filters by: D1 answers, and the log says why
+        logging.getLogger(__name__).warning("recall of %s fell back to D1: %s; `memory-sim check --repair` restores "
+                                            "the metadata index", npc_id, exc)
         return Candidates(short_term_fallback(env, npc_id, query, config), True)
     found = from_index(env, npc_id, matches)
     with contextlib.suppress(EmbeddingUnavailable):  # the recent rows stay for the fallback below

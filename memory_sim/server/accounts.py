@@ -198,7 +198,8 @@ class Accounts:
 
     def __init__(self, data_dir: str | Path, *, vectorize_factory: VectorizeFactory, d1_factory: D1Factory,
                  clock: Callable[[], float] = time.time, time_travel: dict[str, Any] | None = None) -> None:
-        """`time_travel`: options of every account's `TimeTravel` (interval_s, retention_s, max_kept, clock)."""
+        """`time_travel`: options of every account's `TimeTravel` (interval_s, retention_s, max_kept, max_bytes,
+        clock)."""
         self.root = Path(data_dir) / "accounts"
         self.d1_factory = d1_factory
         self.vectorize_factory = vectorize_factory

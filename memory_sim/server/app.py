@@ -57,7 +57,8 @@ def create_app(
     """The app over `<data_dir>/accounts/<account_id>/...`, each account's Vectorize and D1 opened by the factories
     in its folder, `ai` answering `/ai/run`. This machine's backends wired in: `memory_sim.builder.server`.
     `fast_query`: answer the Vectorize query route before FastAPI's routing (fast_query.py; same answers).
-    `time_travel`: options of D1 Time Travel (server/time_travel.py: interval_s, retention_s, max_kept, clock)."""
+    `time_travel`: options of D1 Time Travel (server/time_travel.py: interval_s, retention_s, max_kept, max_bytes,
+    clock)."""
     allowed = parse_tokens(tokens)
     if not allowed:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")

@@ -113,15 +113,16 @@ def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw
     """Every statement of the request in one transaction (the D1 core's `run_statements`); a failing statement
     is named in `source.pointer` as `/batch/N`."""
     account = _account(request, account_id)
-    database = account.database(database_id)
     history = account.history(database_id)
-    history.catch_up(database)  # Time Travel: a change pending for over its interval is kept before this runs
-    try:
-        results = database.run_statements(statements_of(body), raw=raw)
-    except D1StatementError as exc:
-        raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{exc.index}") from exc
-    if any(result.meta.changed_db for result in results):
-        history.changed(database)  # Time Travel keeps this state, now or before the first request after a minute
+    with history.serving():  # a Time Travel restore swaps the database only between two requests
+        database = account.database(database_id)
+        history.catch_up(database)  # Time Travel: a change pending for over its interval is kept before this runs
+        try:
+            results = database.run_statements(statements_of(body), raw=raw)
+        except D1StatementError as exc:
+            raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{exc.index}") from exc
+        if any(result.meta.changed_db for result in results):
+            history.changed(database)  # Time Travel keeps this state, now or before the first request after a minute
     return ok([result.to_json() for result in results])
 
 

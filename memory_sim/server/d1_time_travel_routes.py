@@ -6,7 +6,10 @@
 
 A restore is atomic: the kept state is copied beside the database and checked (it opens, its rows per table are
 those kept) before the database's file is swapped for it by renames; a failure at any step leaves the database as
-it was. The state before the restore is kept first, as `previous_bookmark`, so a restore can be undone.
+it was. The state before the restore is kept first, as `previous_bookmark`, so a restore can be undone. All of it
+runs under the gate statement requests hold (`DatabaseHistory.restoring`): the request in flight ends first, so
+`previous_bookmark` holds every write acknowledged before the restore; one that comes meanwhile gets a retryable
+503.
 """
 
 from __future__ import annotations
@@ -36,7 +39,11 @@ def _target(history: DatabaseHistory, database: Any, bookmark: str | None, times
 def get_bookmark(request: Request, account_id: str, database_id: str, timestamp: str | None = None) -> JSONResponse:
     account = request.app.state.accounts.get(account_id)
     history = account.history(database_id)
-    database = account.database(database_id)
+    with history.serving():
+        return _bookmark(history, account.database(database_id), timestamp)
+
+
+def _bookmark(history: DatabaseHistory, database: Any, timestamp: str | None) -> JSONResponse:
     found = history.at_time(parse_time(timestamp), database) if timestamp else history.current(database)
     return ok({"bookmark": found.bookmark})
 
@@ -46,16 +53,17 @@ def restore(request: Request, account_id: str, database_id: str, bookmark: str |
             timestamp: str | None = None) -> JSONResponse:
     account = request.app.state.accounts.get(account_id)
     history = account.history(database_id)
-    database = account.database(database_id)
-    target = _target(history, database, bookmark, timestamp)
-    previous = history.current(database)
-    staged = history.staged(target)
-    history.forget_pending()
-    try:
-        account.replace_database_file(database_id, staged)
-    finally:
-        history.discard_staging()
-    now = history.keep(account.database(database_id), at=None)
+    with history.restoring():
+        database = account.database(database_id)
+        target = _target(history, database, bookmark, timestamp)
+        previous = history.current(database)
+        staged = history.staged(target)
+        history.forget_pending()
+        try:
+            account.replace_database_file(database_id, staged)
+        finally:
+            history.discard_staging()
+        now = history.keep(account.database(database_id), at=None)
     return ok({"bookmark": now.bookmark, "previous_bookmark": previous.bookmark,
                "message": f"Restored database {history.name} to its state at {iso(target.at)} "
                           f"(bookmark {target.bookmark})"})

@@ -31,15 +31,35 @@ def _in_use(what: str, to: str = "delete it") -> ApiError:
     return ApiError(400, CODE_BAD_REQUEST, f"{what} is in use by the folder's owner; stop it to {to}")
 
 
+class _ServedIndex:
+    """The Env's own index as the routes see it: all but deleting a metadata index the memory system declares."""
+
+    def __init__(self, index: Any, name: str) -> None:
+        self._index, self._name = index, name
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._index, name)
+
+    def delete_metadata_index(self, property_name: str) -> Any:
+        from memory_sim.memory.provision import refuse_deleting_declared
+
+        refuse_deleting_declared(self._name, property_name)
+        return self._index.delete_metadata_index(property_name)
+
+
 class _ServedVectorize:
     """The Env's Vectorize account as the routes see it (they hold the account's lock): all but deleting the
-    Env's own index."""
+    Env's own index, or a metadata index the memory system declares on it."""
 
     def __init__(self, account: VectorizeAccount, in_use: str) -> None:
         self._account, self._in_use = account, in_use
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._account, name)
+
+    def index(self, name: str) -> Any:
+        found = self._account.index(name)
+        return _ServedIndex(found, name) if name == self._in_use else found
 
     def delete_index(self, name: str) -> None:
         if name == self._in_use:

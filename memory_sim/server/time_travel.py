@@ -12,8 +12,16 @@ new empty database); after a request through the server that changed the databas
 (a change inside the interval is pending: the first request after the interval keeps it before it runs, so a
 timestamp restores the database as it was at most `interval_s` before it); and whenever a bookmark of the
 current state is asked for, or an import or a restore is made (those are exact). At most
-`max_kept` states per database, none older than needed for `retention_s`. Writes that do not go through the
-server's routes (the folder owner's own `env.DB`) are seen only when the next state is kept.
+`max_kept` states per database, none older than needed for `retention_s`, and at most `max_bytes` of them
+together (each state is a whole copy of the database: a 14 MB database written every minute would otherwise keep
+1.4 GB); the oldest go first, and the two newest always stay (the state a restore undoes to, and the restored
+one). Writes that do not go through the server's routes (the folder owner's own `env.DB`) are seen only when
+the next state is kept.
+
+A restore swaps the database's file under the gate every statement request through the server holds
+(`serving`): it waits for the request in flight, keeps the state as it then stands as `previous_bookmark` (so
+every write acknowledged before the restore is in it), and a request that comes while it runs is answered a
+retryable 503 instead of running on a database being closed and swapped.
 """
 
 from __future__ import annotations
@@ -24,17 +32,19 @@ import shutil
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError
+from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError
 
 RETENTION_S = 30 * 86400.0  # D1 on a paid plan: 30 days
 INTERVAL_S = 60.0  # D1 restores to "any minute" of the window
 MAX_KEPT = 100
+MAX_BYTES = 256 * 2**20  # of kept states per database; the newest two are kept whatever their size
 LEDGER = "bookmarks.json"
 CODE_TIME_TRAVEL = 7500  # UNCONFIRMED: Cloudflare's code for a bookmark or timestamp it cannot restore
 
@@ -47,6 +57,7 @@ class Bookmark:
     at: float
     number: int
     counts: dict[str, int]
+    size: int = 0  # bytes of the kept copy (0: the empty state of the creation, or a ledger from before sizes)
 
 
 def iso(at: float) -> str:
@@ -68,16 +79,51 @@ def time_travel_error(message: str) -> ApiError:
     return ApiError(400, CODE_TIME_TRAVEL, message)
 
 
+def restoring_error(name: str) -> ApiError:
+    """A request that comes while the database is swapped: D1's words for a database that is starting up again,
+    which its retry guidance names as retryable ("storage caused object to be reset"); the 503 and the code are
+    UNCONFIRMED for REST. Clients that retry 5xx (the official SDK does) retry it."""
+    return ApiError(503, CODE_D1_SQL, "D1_ERROR: Internal error while starting up D1 DB storage caused object to be "
+                                      f"reset (database {name} is being restored by Time Travel; retry the request)")
+
+
 class DatabaseHistory:
     """The kept states of one database. `open_folder(folder)` is the account's D1 factory: it opens the databases
     under `<folder>/d1/` (how a kept state is reopened and checked)."""
 
     def __init__(self, root: Path, name: str, open_folder: Callable[[Path], Any], *, clock: Callable[[], float],
-                 interval_s: float, retention_s: float, max_kept: int) -> None:
+                 interval_s: float, retention_s: float, max_kept: int, max_bytes: int = MAX_BYTES) -> None:
         self.root, self.name, self._open_folder, self._clock = root, name, open_folder, clock
-        self.interval_s, self.retention_s, self.max_kept = interval_s, retention_s, max_kept
+        self.interval_s, self.retention_s, self.max_kept, self.max_bytes = interval_s, retention_s, max_kept, max_bytes
         self._lock = threading.RLock()
         self._changed_at: float | None = None  # the newest change not yet in a kept state
+        self._gate = threading.Lock()  # held by each statement request, and by a restore for its whole swap
+        self._restores = 0  # restores asked for and not yet over: new requests are answered 503 meanwhile
+        self._counting = threading.Lock()
+
+    # --- requests and restores ----------------------------------------------------------------------------------
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Held while a request runs statements on the database: a restore waits for it to end; a request that
+        comes while a restore is asked for or under way is answered a retryable 503 (`restoring_error`)."""
+        if self._restores:
+            raise restoring_error(self.name)
+        with self._gate:
+            if self._restores:  # a restore was asked for while this request waited for the gate
+                raise restoring_error(self.name)
+            yield
+
+    @contextmanager
+    def restoring(self) -> Iterator[None]:
+        """Held for a restore: new requests are refused at once, the one in flight is waited for."""
+        with self._counting:
+            self._restores += 1
+        try:
+            with self._gate:
+                yield
+        finally:
+            with self._counting:
+                self._restores -= 1
 
     # --- the ledger ---------------------------------------------------------------------------------------------
     def kept(self) -> list[Bookmark]:
@@ -121,7 +167,8 @@ class DatabaseHistory:
                 raise
             pending = self._changed_at if self._changed_at is not None else self._clock()
             when = at if at is not None else pending
-            bookmark = Bookmark(f"{number:08x}-{int(when * 1000):012x}-{uuid.uuid4().hex}", when, number, counts)
+            size = sum(p.stat().st_size for p in (self.root / str(number)).rglob("*") if p.is_file())
+            bookmark = Bookmark(f"{number:08x}-{int(when * 1000):012x}-{uuid.uuid4().hex}", when, number, counts, size)
             self._changed_at = None
             self._save(self._pruned([*kept, bookmark]))
             return bookmark
@@ -139,11 +186,14 @@ class DatabaseHistory:
                                     f"(tables {', '.join(differ)} differ)")
 
     def _pruned(self, kept: list[Bookmark]) -> list[Bookmark]:
-        """Drops states beyond `max_kept` and those older than the newest one at or before the retention
-        window's start (that one is still needed: it is the database as the window opens)."""
+        """Drops states beyond `max_kept`, those older than the newest one at or before the retention window's
+        start (that one is still needed: it is the database as the window opens), and the oldest while all of them
+        take more than `max_bytes` (but the newest two)."""
         cutoff = self._clock() - self.retention_s
         first = max((i for i, b in enumerate(kept) if b.at <= cutoff), default=0)
         first = max(first, len(kept) - self.max_kept)
+        while first < len(kept) - 2 and sum(b.size for b in kept[first:]) > self.max_bytes:
+            first += 1
         for dropped in kept[:first]:
             shutil.rmtree(self.root / str(dropped.number), ignore_errors=True)
         return kept[first:]
@@ -230,9 +280,11 @@ class TimeTravel:
     """The Time Travel of one account's databases, by database id."""
 
     def __init__(self, root: Path, open_folder: Callable[[Path], Any], *, clock: Callable[[], float] = time.time,
-                 interval_s: float = INTERVAL_S, retention_s: float = RETENTION_S, max_kept: int = MAX_KEPT) -> None:
+                 interval_s: float = INTERVAL_S, retention_s: float = RETENTION_S, max_kept: int = MAX_KEPT,
+                 max_bytes: int = MAX_BYTES) -> None:
         self.root, self._open_folder, self._clock = root, open_folder, clock
-        self._options: dict[str, Any] = {"interval_s": interval_s, "retention_s": retention_s, "max_kept": max_kept}
+        self._options: dict[str, Any] = {"interval_s": interval_s, "retention_s": retention_s, "max_kept": max_kept,
+                                         "max_bytes": max_bytes}
         self._histories: dict[str, DatabaseHistory] = {}
         self._lock = threading.Lock()
 

@@ -120,7 +120,7 @@ def test_restore_refuses_a_backup_that_does_not_verify_and_changes_nothing(tmp_p
         backup(env, dest)
     damage(dest / "d1" / "memory.duckdb", "truncate")
     files_before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
-    with pytest.raises(BackupError, match="D1 memory does not open"):
+    with pytest.raises(BackupError, match="memory.duckdb differ from their SHA-256"):
         restore(dest, data)
     assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == files_before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "data"]
@@ -196,3 +196,138 @@ def test_backup_soon_runs_between_the_jobs_of_a_running_service(tmp_path: Path) 
     assert Manifest.read(dest).to_json() == manifest.to_json()
     memories, vectors, _ = snapshot_of(dest)
     assert len(memories) == 12 and len(vectors) == manifest.vectors["memories"]
+
+
+# --- what a restore verifies: every file's SHA-256, every table read ------------------------------------------
+
+
+def flip_bytes(path: Path, runs: int = 8, width: int = 16) -> None:
+    """Inverts `runs` runs of `width` bytes spread over the file's second half (its header left whole, so that
+    the file still opens): what bit rot or a bad copy does."""
+    data = bytearray(path.read_bytes())
+    step = len(data) // 2 // runs
+    for run in range(runs):
+        start = len(data) // 2 + run * step
+        data[start : start + width] = bytes(b ^ 0xFF for b in data[start : start + width])
+    path.write_bytes(bytes(data))
+
+
+def files_of(folder: Path) -> dict[Path, bytes]:
+    return {p: p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_restore_refuses_a_backup_with_flipped_bytes_and_swaps_nothing(tmp_path: Path, engine: str) -> None:
+    from memory_sim.builder import local_d1_account
+
+    data, dest = tmp_path / "data", tmp_path / "copy"
+    make_folder(data, 40, engine=engine)
+    with open_folder(data, engine) as env:  # type: ignore[attr-defined]
+        manifest = backup(env, dest)
+    d1_file = local_d1_account(dest, engine).path("memory")
+    assert manifest.files[d1_file.relative_to(dest).as_posix()]  # every file's SHA-256 is in the manifest
+    flip_bytes(d1_file)
+    before = files_of(data)
+    with pytest.raises(BackupError) as refused:
+        restore(dest, data)
+    message = str(refused.value)
+    assert "SHA-256" in message and d1_file.name in message and "\n" not in message
+    assert files_of(data) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["copy", "data"]
+
+
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])
+def test_restore_refuses_a_backup_whose_rows_were_rewritten_with_the_counts_unchanged(tmp_path: Path,
+                                                                                     engine: str) -> None:
+    from memory_sim.builder import local_d1_account
+
+    data, dest = tmp_path / "data", tmp_path / "copy"
+    make_folder(data, engine=engine)
+    with open_folder(data, engine) as env:  # type: ignore[attr-defined]
+        backup(env, dest)
+    db = local_d1_account(dest, engine).get("memory")
+    try:
+        db.prepare("UPDATE short_term_memories SET content = 'Tom burnt the bakery down'").run()
+    finally:
+        db.close()
+    before = files_of(data)
+    with pytest.raises(BackupError, match="SHA-256"):
+        restore(dest, data)
+    assert files_of(data) == before
+
+
+def counts_but_damaged(d1_file: Path, engine: str = "duckdb") -> bool:
+    """Damages one DuckDB block after another (64 bytes past its checksum) until the file opens and counts its
+    rows as before, yet a table's rows no longer read; True when such a block was found (the file left so)."""
+    from memory_sim.builder import local_d1_account
+
+    whole = d1_file.read_bytes()
+    for start in range(12288 + 64, len(whole), 262144):  # DuckDB: 3 header blocks of 4 KiB, then 256 KiB blocks
+        raw = bytearray(whole)
+        raw[start : start + 64] = bytes(b ^ 0xFF for b in raw[start : start + 64])
+        d1_file.write_bytes(bytes(raw))
+        try:
+            db = local_d1_account(d1_file.parent.parent, engine).get("memory")
+        except Exception:  # noqa: BLE001 - this block breaks the open: counting would catch it, try the next
+            continue
+        try:
+            db.row_counts()
+            db.prepare("SELECT * FROM short_term_memories").raw()
+        except Exception:  # noqa: BLE001 - counted before? then reading is what finds it
+            try:
+                db.row_counts()
+                return True
+            except Exception:  # noqa: BLE001
+                continue
+        finally:
+            db.close()
+    return False
+
+
+def test_restore_reads_every_table_before_the_swap(tmp_path: Path) -> None:
+    """A D1 file damaged before its checksum was taken (a manifest rewritten to match) whose rows still count as
+    they did fails the read of every row, and nothing is swapped."""
+    import hashlib
+
+    from memory_sim.builder import local_d1_account
+
+    data, dest = tmp_path / "data", tmp_path / "copy"
+    make_folder(data, 40)
+    with open_folder(data) as env:  # type: ignore[attr-defined]
+        manifest = backup(env, dest)
+    d1_file = local_d1_account(dest, "duckdb").path("memory")
+    assert counts_but_damaged(d1_file)
+    manifest.files[d1_file.relative_to(dest).as_posix()] = hashlib.sha256(d1_file.read_bytes()).hexdigest()
+    (dest / MANIFEST).write_text(json.dumps(manifest.to_json()), "utf-8")
+    before = files_of(data)
+    with pytest.raises(BackupError, match="D1 memory cannot be read"):
+        restore(dest, data)
+    assert files_of(data) == before
+
+
+@pytest.mark.parametrize("inside", ["vectorize/bk", ".", "d1"])
+def test_backup_into_the_data_folder_is_refused_at_once(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                       inside: str) -> None:
+    data = tmp_path / "data"
+    make_folder(data)
+    dest = data / inside
+    before = sorted(data.rglob("*"))
+    with open_folder(data) as env, pytest.raises(BackupError, match="inside the data folder"):  # type: ignore[attr-defined]
+        backup(env, dest)
+    assert main(["--data", str(data), "backup", str(data / "bk2")]) == 2
+    err = capsys.readouterr().err
+    assert "inside the data folder" in err and err.count("\n") == 1 and len(err) < 400
+    assert sorted(data.rglob("*")) == before  # nothing copied into it
+
+
+def test_a_backup_from_before_checksums_still_restores(tmp_path: Path) -> None:
+    data, dest = tmp_path / "data", tmp_path / "copy"
+    make_folder(data)
+    with open_folder(data) as env:  # type: ignore[attr-defined]
+        backup(env, dest)
+    fields = json.loads((dest / MANIFEST).read_text("utf-8"))
+    fields.pop("files")
+    (dest / MANIFEST).write_text(json.dumps({**fields, "format": 1}), "utf-8")  # as the version before wrote it
+    before = snapshot_of(data)
+    assert restore(dest, data).manifest.files == {}
+    assert snapshot_of(data) == before

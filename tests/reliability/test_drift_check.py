@@ -120,3 +120,77 @@ def test_cli_check_reports_then_repairs_a_real_folder(tmp_path: Path, capsys: py
     text = capsys.readouterr().out
     assert "1 marked indexed in D1 but absent from the index" in text and "now no drift" in text
     assert main(["--data", str(tmp_path), "check"]) == 0
+
+
+# --- the metadata indexes the memory system declares ---------------------------------------------------------
+
+
+def test_a_deleted_metadata_index_is_drift_and_repair_makes_old_vectors_filterable_again(system: MemorySystem) -> None:
+    env = system.env
+    env.VECTORIZE.delete_metadata_index("npcId")  # as an older version, a script or a visitor could
+    env.VECTORIZE.create_metadata_index("npcId", "string")  # re-created: old vectors stay unfilterable
+    env.VECTORIZE.delete_metadata_index("day")
+    report = check(env)
+    assert not report.clean and report.metadata_indexes == ["day (number): missing", "npcId (string): not filled"]
+    assert report.to_json()["clean"] is False
+    fixed = repair(env, report)
+    assert fixed.metadata_indexes == 2 and fixed.reindexed == 6
+    assert check(env).clean
+    found = system.recall("margaret", "the forge", top_k=3, mode="vector")
+    assert found and {r.source for r in found} == {"vectorize"}
+
+
+def test_recall_falls_back_to_d1_when_the_index_cannot_filter_by_npc(system: MemorySystem,
+                                                                     caplog: pytest.LogCaptureFixture) -> None:
+    system.env.VECTORIZE.delete_metadata_index("npcId")
+    for mode in ("vector", "hybrid"):
+        with caplog.at_level("WARNING", logger="memory_sim.memory"):
+            found = system.recall("margaret", "the forge and the bakery", top_k=3, mode=mode)  # type: ignore[arg-type]
+        assert found and {r.source for r in found} == {"short_term"}, mode
+        assert any("40009" in m and "D1" in m for m in caplog.messages), caplog.messages
+        caplog.clear()
+
+
+def test_the_owner_refuses_deleting_a_metadata_index_the_memory_system_declares(tmp_path: Path) -> None:
+    import cloudflare
+
+    from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.owner import LOCAL_ACCOUNT, serve_env
+    from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder
+
+    with Env.local(tmp_path / "data", embedder=HashingEmbedder(64)) as env:
+        MemorySystem(env, clock=SimClock()).remember_many([mem(i) for i in range(4)])
+        with scratch_folder(tmp_path / "server") as folder, ServerForTests(folder) as server:
+            serve_env(server.app, env)
+            sdk = cloudflare.Cloudflare(api_token=TEST_TOKEN, base_url=server.base_url, max_retries=0)
+            indexes = sdk.vectorize.indexes.metadata_index
+            with pytest.raises(cloudflare.BadRequestError) as refused:
+                indexes.delete("memories", account_id=LOCAL_ACCOUNT, property_name="npcId")
+            error = refused.value.body["errors"][0]
+            assert error["code"] == 40011 and "npcId" in error["message"] and "in use" in error["message"]
+            indexes.create("memories", account_id=LOCAL_ACCOUNT, property_name="mood", index_type="string")
+            indexes.delete("memories", account_id=LOCAL_ACCOUNT, property_name="mood")  # not the memory's own
+            sdk.close()
+        assert {m.property_name for m in env.VECTORIZE.list_metadata_indexes()} >= {"npcId", "type", "day"}
+
+
+def test_cli_refuses_deleting_the_npc_index_and_check_repair_restores_a_lost_one(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from memory_sim.cli import main
+    from memory_sim.embedding.fake import HashingEmbedder
+
+    with Env.local(tmp_path, embedder=HashingEmbedder(64)) as env:  # Chroma + DuckDB, the fast embedder
+        MemorySystem(env, clock=SimClock()).remember_many([mem(i) for i in range(5)])
+    assert main(["--data", str(tmp_path), "vectorize", "delete-metadata-index", "memories",
+                 "--property-name", "npcId"]) == 2
+    err = capsys.readouterr().err
+    assert "'npcId'" in err and "in use" in err and err.count("\n") == 1
+    with Env.local(tmp_path, embedder=HashingEmbedder(64)) as env:  # lost another way (an older version, a script)
+        env.VECTORIZE.delete_metadata_index("npcId")
+    assert main(["--data", str(tmp_path), "check"]) == 1
+    assert "metadata index npcId (string): missing" in capsys.readouterr().out
+    assert main(["--data", str(tmp_path), "check", "--repair"]) == 0
+    assert "1 metadata indexes restored (5 vectors re-upserted)" in capsys.readouterr().out
+    with Env.local(tmp_path, embedder=HashingEmbedder(64)) as env:
+        found = MemorySystem(env, clock=SimClock()).recall("margaret", "the forge", top_k=2, mode="vector")
+    assert found and {r.source for r in found} == {"vectorize"}
