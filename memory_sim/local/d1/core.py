@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -18,6 +19,7 @@ from memory_sim.bindings import limits
 from memory_sim.bindings.d1 import D1ExecResult, D1Meta, D1PreparedStatement, D1Result, D1Value, check_value, first_of
 from memory_sim.bindings.d1_sql import first_keyword, placeholders
 from memory_sim.errors import D1Error, D1ExecError, D1StatementError
+from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S, D1TimeLimit
 
 _TABLES = (  # the user's tables, as SQLite's catalogue lists them
     r"SELECT name FROM sqlite_master WHERE type = 'table'"
@@ -71,6 +73,11 @@ class Engine(Protocol):
     def rollback(self) -> None: ...
 
     def size(self) -> int: ...
+
+    def time_limit(self, deadline: float | None) -> None:
+        """Stop whatever statement runs once `time.monotonic()` passes `deadline` (None: no limit); the statement
+        then fails with any D1Error, which the database reports as D1's time-limit error."""
+        ...
 
     def backup(self, dest: Path) -> None:
         """Write a consistent copy of the database to the file `dest`, through the engine's own mechanism."""
@@ -131,11 +138,35 @@ class Statement:
 class D1CoreDatabase:
     """`D1Database` over an `Engine`; thread-safe within a process (one lock around each call)."""
 
-    def __init__(self, engine: Engine, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, engine: Engine, clock: Callable[[], float] = time.perf_counter, *,
+                 time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
+        """`time_limit_s`: D1's limit on one query, a statement or a whole batch (time_limit.py)."""
         self._engine = engine
         self._clock = clock
         self._lock = threading.RLock()
         self._closed = False
+        self.time_limit_s = time_limit_s
+        self._limited_calls = 0  # calls inside a limited one run under its deadline
+
+    @contextmanager
+    def _limited(self) -> Iterator[None]:
+        """The time limit around one call (taken with the lock held): past it, the engine stops the statement and
+        the call fails with D1's time-limit error; the caller's rollback then runs without a limit."""
+        if self._limited_calls:
+            yield
+            return
+        deadline = time.monotonic() + self.time_limit_s
+        self._engine.time_limit(deadline)
+        self._limited_calls += 1
+        try:
+            yield
+        except Exception as exc:
+            if time.monotonic() >= deadline and not isinstance(exc, D1TimeLimit):
+                raise D1TimeLimit() from exc
+            raise
+        finally:
+            self._limited_calls -= 1
+            self._engine.time_limit(None)
 
     def prepare(self, sql: str) -> Statement:
         return Statement(self, sql)
@@ -145,7 +176,8 @@ class D1CoreDatabase:
         with self._lock:
             self._engine.begin()
             try:
-                results = [result for run in _runs(own) for result in self._run_locked(run)]
+                with self._limited():
+                    results = [result for run in _runs(own) for result in self._run_locked(run)]
             except BaseException:
                 self._engine.rollback()
                 raise
@@ -163,7 +195,8 @@ class D1CoreDatabase:
         with self._lock:
             self._engine.begin()
             try:
-                results = [shape(*self._execute_at(index, statement)) for index, statement in enumerate(bound)]
+                with self._limited():
+                    results = [shape(*self._execute_at(index, statement)) for index, statement in enumerate(bound)]
             except BaseException:
                 self._engine.rollback()
                 raise
@@ -177,16 +210,20 @@ class D1CoreDatabase:
         count = 0
         with self._lock:
             self._engine.begin()
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    _, duration = self._execute_locked(Statement(self, line))
-                except D1Error as exc:
-                    self._engine.rollback()
-                    raise D1ExecError(f"Error in line {number}: {line}: {exc.cause}") from exc
-                total += duration
-                count += 1
+            try:
+                with self._limited():
+                    for number, line in enumerate(lines, start=1):
+                        if not line.strip():
+                            continue
+                        try:
+                            _, duration = self._execute_locked(Statement(self, line))
+                        except D1Error as exc:
+                            raise D1ExecError(f"Error in line {number}: {line}: {exc.cause}") from exc
+                        total += duration
+                        count += 1
+            except BaseException:
+                self._engine.rollback()
+                raise
             self._engine.commit()
         return D1ExecResult(count=count, duration=total)
 
@@ -256,11 +293,11 @@ class D1CoreDatabase:
         return [self._result(outcome, share, size) for outcome in outcomes]
 
     def _run_one(self, statement: Statement) -> D1Result:
-        with self._lock:  # the result's size_after asks the engine too: one thread at a time on a connection
+        with self._lock, self._limited():  # size_after asks the engine too: one thread at a time on a connection
             return self._result(*self._execute_locked(statement))
 
     def _execute(self, statement: Statement) -> tuple[Outcome, float]:
-        with self._lock:
+        with self._lock, self._limited():
             return self._execute_locked(statement)
 
     def _execute_locked(self, statement: Statement) -> tuple[Outcome, float]:
