@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -43,6 +43,20 @@ class Outcome:
     @property
     def row_count(self) -> int:
         return len(self.rows) + (len(self.tail[0]) if self.tail else 0)
+
+
+@dataclass(slots=True)
+class ScriptTotals:
+    """What a script (a D1 import) did, summed over its statements: no result rows are kept."""
+
+    statements: int = 0
+    duration: float = 0.0
+    rows_read: int = 0
+    rows_written: int = 0
+    changes: int = 0
+    changed_db: bool = False
+    last_row_id: int = 0
+    size_after: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,6 +216,34 @@ class D1CoreDatabase:
                 raise
             self._engine.commit()
         return results  # type: ignore[return-value]
+
+    def run_script(self, statements: Iterable[str], stop: Callable[[], bool] = lambda: False) -> ScriptTotals:
+        """Run statements as they come (a D1 import: an iterator over a file) in one transaction, each under D1's
+        time limit, keeping only totals, so a file of any length takes constant memory. A failure, or `stop()`
+        turning true between statements, rolls everything back and raises D1StatementError naming the
+        statement."""
+        totals = ScriptTotals()
+        with self._lock:
+            self._engine.begin()
+            try:
+                for index, sql in enumerate(statements):
+                    if stop():
+                        raise D1StatementError(D1Error("the import was stopped (the server is shutting down)"), index)
+                    with self._limited():
+                        outcome, duration = self._execute_at(index, Statement(self, sql))
+                    totals.statements += 1
+                    totals.duration += duration
+                    totals.rows_read += outcome.row_count
+                    totals.rows_written += outcome.changes
+                    totals.changes += outcome.changes
+                    totals.changed_db = totals.changed_db or outcome.changed_db
+                    totals.last_row_id = outcome.last_row_id
+            except BaseException:
+                self._engine.rollback()
+                raise
+            self._engine.commit()
+            totals.size_after = self._engine.size()
+        return totals
 
     def exec(self, sql: str) -> D1ExecResult:
         """D1 splits the input by newline and runs each line as one statement, in one transaction."""
