@@ -5,15 +5,23 @@ A scanner that knows SQLite's quoting ('text', "name", `name`, [name]) and comme
 semicolons that end statements, in time linear in the file; inside CREATE TRIGGER ... BEGIN ... END, where a
 semicolon may end an inner statement, SQLite's own `sqlite3.complete_statement` decides. A statement longer than
 D1's limit is refused as soon as it is seen to be, not once it is all read.
+
+`with_parameters` turns a one-row `INSERT INTO t [(cols)] VALUES (literals)` (what `wrangler d1 export` writes)
+into the same INSERT with `?` for each literal and the values bound, so that consecutive rows share one SQL text
+and the engine runs them together (the DuckDB engine as one statement). The values are those SQLite itself gives
+the literals (numbers parsed by SQLite, not Python, so a REAL is the same to the last bit); anything else (other
+statements, expressions, integers outside 64 bits, more than D1's 100 parameters) is left as it is.
 """
 
 from __future__ import annotations
 
 import re
 import sqlite3
+import threading
 from collections.abc import Generator, Iterable, Iterator
 
 from memory_sim.bindings import limits
+from memory_sim.bindings.d1 import D1Value
 from memory_sim.errors import D1Error
 
 _NORMAL = re.compile(r"""['"`\[;]|--|/\*""")
@@ -125,3 +133,60 @@ def file_statements(path: str, chunk_chars: int = 1 << 20) -> Iterator[str]:
     """The statements of a UTF-8 SQL file, read `chunk_chars` at a time (UnicodeDecodeError where it is not)."""
     with open(path, encoding="utf-8", newline="") as source:
         yield from statements(iter(lambda: source.read(chunk_chars), ""))
+
+
+_NAME = r'(?:"(?:[^"]|"")+"|`(?:[^`]|``)+`|\[[^\]]+\]|[A-Za-z_][A-Za-z0-9_$]*)'
+_INSERT = re.compile(rf"\s*(INSERT\s+INTO\s+{_NAME}\s*(?:\([^()';]*\))?\s*VALUES\s*)\((.*)\)\s*", re.I | re.S)
+_LITERAL = re.compile(
+    r"""\s*(?:'((?:[^']|'')*)'|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(NULL)|[xX]'([0-9A-Fa-f]*)')\s*(,|$)""",
+    re.I | re.S)
+_INT64 = 2**63 - 1
+_parser = threading.local()
+
+
+def with_parameters(statement: str) -> tuple[str, tuple[D1Value, ...]]:
+    """`(sql, params)`: the INSERT with its literals bound, or the statement as it is with no parameters."""
+    found = _INSERT.fullmatch(statement)
+    if found is None:
+        return statement, ()
+    values: list[D1Value] = []
+    numbers: list[tuple[int, str]] = []
+    body, at, separator = found.group(2), 0, ""
+    while at < len(body):
+        item = _LITERAL.match(body, at)
+        if item is None or (item.group(5) == "" and item.end() < len(body)):
+            return statement, ()
+        separator = item.group(5)
+        text, number, null, blob = item.group(1, 2, 3, 4)
+        if text is not None:
+            values.append(text.replace("''", "'"))
+        elif null is not None:
+            values.append(None)
+        elif blob is not None:
+            if len(blob) % 2:
+                return statement, ()
+            values.append(bytes.fromhex(blob))
+        else:
+            numbers.append((len(values), number))
+            values.append(None)
+        at = item.end()
+    if not values or separator or len(values) > limits.D1_MAX_BOUND_PARAMETERS or not _parse_numbers(numbers, values):
+        return statement, ()
+    return f"{found.group(1)}({', '.join('?' * len(values))})", tuple(values)
+
+
+def _parse_numbers(numbers: list[tuple[int, str]], values: list[D1Value]) -> bool:
+    """The numbers as SQLite reads the literals; False where one would not keep its type when bound."""
+    if not numbers:
+        return True
+    if not hasattr(_parser, "conn"):
+        _parser.conn = sqlite3.connect(":memory:")
+    parsed = _parser.conn.execute("SELECT " + ", ".join(text for _, text in numbers)).fetchone()
+    for (position, text), value in zip(numbers, parsed, strict=True):
+        digits = text.lstrip("+-")
+        if isinstance(value, float) and digits.isdigit():
+            return False  # an integer literal past 64 bits: SQLite makes it REAL (and -2**63 is one of them)
+        if isinstance(value, int) and abs(value) > _INT64:
+            return False
+        values[position] = value
+    return True

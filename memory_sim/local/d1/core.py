@@ -217,33 +217,57 @@ class D1CoreDatabase:
             self._engine.commit()
         return results  # type: ignore[return-value]
 
-    def run_script(self, statements: Iterable[str], stop: Callable[[], bool] = lambda: False) -> ScriptTotals:
-        """Run statements as they come (a D1 import: an iterator over a file) in one transaction, each under D1's
-        time limit, keeping only totals, so a file of any length takes constant memory. A failure, or `stop()`
-        turning true between statements, rolls everything back and raises D1StatementError naming the
-        statement."""
+    def run_script(
+        self, statements: Iterable[tuple[str, Sequence[D1Value]]], stop: Callable[[], bool] = lambda: False,
+        *, run_length: int = 1000,
+    ) -> ScriptTotals:
+        """Run `(sql, params)` statements as they come (a D1 import: an iterator over a file) in one transaction,
+        keeping only totals, so a file of any length takes constant memory. Consecutive statements with the same
+        SQL run together (up to `run_length`; the engine may execute them as one), each run under D1's time
+        limit. A failure, or `stop()` turning true, rolls everything back and raises D1StatementError naming the
+        statement (for a run the engine executed as one, its first)."""
         totals = ScriptTotals()
         with self._lock:
             self._engine.begin()
             try:
-                for index, sql in enumerate(statements):
-                    if stop():
-                        raise D1StatementError(D1Error("the import was stopped (the server is shutting down)"), index)
-                    with self._limited():
-                        outcome, duration = self._execute_at(index, Statement(self, sql))
-                    totals.statements += 1
-                    totals.duration += duration
-                    totals.rows_read += outcome.row_count
-                    totals.rows_written += outcome.changes
-                    totals.changes += outcome.changes
-                    totals.changed_db = totals.changed_db or outcome.changed_db
-                    totals.last_row_id = outcome.last_row_id
+                run: list[Statement] = []
+                for index, (sql, params) in enumerate(statements):
+                    if run and (run[0].sql != sql or len(run) >= run_length):
+                        self._script_run(index - len(run), run, totals, stop)
+                        run = []
+                    run.append(self._bind_at(index, sql, params))
+                if run:
+                    self._script_run(totals.statements, run, totals, stop)
             except BaseException:
                 self._engine.rollback()
                 raise
             self._engine.commit()
             totals.size_after = self._engine.size()
         return totals
+
+    def _script_run(self, first: int, run: list[Statement], totals: ScriptTotals, stop: Callable[[], bool]) -> None:
+        if stop():
+            raise D1StatementError(D1Error("the import was stopped (the server is shutting down)"), first)
+        started = self._clock()
+        with self._limited():
+            outcomes = None
+            if len(run) > 1:
+                for statement in run:
+                    check_statement(statement.sql, statement.values)
+                try:
+                    outcomes = self._engine.execute_run(run[0].sql, [s.values for s in run])
+                except D1Error as exc:
+                    raise D1StatementError(exc, first) from exc
+            if outcomes is None:
+                outcomes = [self._execute_at(first + k, statement)[0] for k, statement in enumerate(run)]
+        totals.duration += (self._clock() - started) * 1000.0
+        for outcome in outcomes:
+            totals.statements += 1
+            totals.rows_read += outcome.row_count
+            totals.rows_written += outcome.changes
+            totals.changes += outcome.changes
+            totals.changed_db = totals.changed_db or outcome.changed_db
+            totals.last_row_id = outcome.last_row_id
 
     def exec(self, sql: str) -> D1ExecResult:
         """D1 splits the input by newline and runs each line as one statement, in one transaction."""
