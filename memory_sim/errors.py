@@ -18,6 +18,7 @@ at the boundary where they are raised, so callers catch these and nothing else.
     │   ├── D1ExecError             "D1_EXEC_ERROR: Error in line N: <line>: <msg>"
     │   ├── D1Unsupported           a SQLite construct the DuckDB dialect cannot honour; names the alternative
     │   ├── D1StatementError        one statement of several failed: the same words, and its position (`index`)
+    │   ├── D1TimeLimit             a query ran past D1's time limit (30 s) and was stopped; REST code 7429
     │   └── D1Damaged               (see DamagedDataError)
     └── AiError                     Workers AI's wording for bad input
         └── EmbeddingUnavailable    the model or provider failed (rate limit, 5xx, timeout); retry later
@@ -131,6 +132,16 @@ class D1Unsupported(D1Error):
 
     def __init__(self, cause: str) -> None:
         super().__init__(cause if cause.endswith(": SQLITE_ERROR") else f"{cause}: SQLITE_ERROR")
+
+
+class D1TimeLimit(D1Error):
+    """A statement or batch ran past D1's time limit and was stopped; its writes are rolled back. The wording
+    users quote from production (REST code 7429)."""
+
+    code = 7429
+
+    def __init__(self) -> None:
+        super().__init__("D1 DB storage operation exceeded timeout which caused object to be reset.")
 
 
 class D1StatementError(D1Error):

@@ -1,6 +1,6 @@
 """`memory-sim experiment run|report|export`: parameter sweeps over the memory system (memory_sim/experiments).
 
-    memory-sim experiment run SPEC.toml [--out DIR] [--jobs N]
+    memory-sim experiment run SPEC.toml [--out DIR] [--jobs N] [--yes]
     memory-sim experiment report DIR [--to REPORT_DIR]
     memory-sim experiment export DIR [--format parquet|csv] [--to EXPORT_DIR]
 
@@ -27,6 +27,7 @@ def register(sub: Any) -> None:
                      help="the experiment folder (default: results/<spec name> beside the spec)")
     run.add_argument("--jobs", type=arguments.whole("jobs", 1, 64), default=1, help="runs at once, one process each")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.add_argument("--yes", action="store_true", help="run a spec of more than 1,000 runs")
     run.set_defaults(handler=cmd_run)
     report = verbs.add_parser("report", help="Markdown tables and PNG plots of an experiment's results")
     report.add_argument("folder", type=arguments.existing_folder, help="the experiment folder")
@@ -43,7 +44,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     from memory_sim.experiments.runner import run_experiment
     from memory_sim.experiments.spec import load_spec
 
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, confirm_runs=args.yes)
     out = args.out or Path(args.spec).parent / "results" / spec.name
     outcome = run_experiment(spec, out, args.jobs, progress=not args.quiet)
     print(f"{len(outcome.ran)} runs done, {len(outcome.skipped)} finished before; results in {out}")

@@ -29,6 +29,7 @@ def _serve(args: argparse.Namespace) -> int:
     from memory_sim.errors import ConfigError
     from memory_sim.folder_lock import FolderLock
     from memory_sim.server.auth import parse_tokens
+    from memory_sim.server.slow_requests import uvicorn_options
 
     given = args.token or args.settings.server_tokens or ""
     tokens = parse_tokens(given)
@@ -50,7 +51,7 @@ def _serve(args: argparse.Namespace) -> int:
             print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "
                   f"own data is account '{owner.LOCAL_ACCOUNT}'; OpenAPI at /docs, health at /health{ui}", flush=True)
             _unwind_on_sigterm()
-            uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+            uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options())
     return 0
 
 

@@ -19,6 +19,8 @@ from memory_sim.retry import Backoff
 
 T = TypeVar("T")
 CLOUDFLARE_API = "https://api.cloudflare.com/client/v4"
+DEADLINE_S = 60.0  # per request, all of it: connect, send, headers and body (bounded.py)
+MAX_ANSWER_BYTES = 100_000_000  # the largest body Cloudflare's API takes (a Vectorize upload): answers stay below
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,15 +31,27 @@ class ApiFailure:
     code: int | None
     message: str
     pointer: str | None = None
+    final: bool = False  # an answer no retry would make readable (too large, not JSON, redirected away)
 
     @property
     def transient(self) -> bool:
-        return self.status in (0, 408, 429) or self.status >= 500
+        return not self.final and (self.status in (0, 408, 429) or self.status >= 500)
 
 
 def failure_of(exc: Exception) -> ApiFailure | None:
     """The SDK's exception as an `ApiFailure`, or None when it is not an API/transport error."""
+    import json
+
     import cloudflare
+
+    from memory_sim.cloudflare.bounded import AnswerTooLarge, CrossOriginRedirect
+
+    if isinstance(exc.__cause__, (AnswerTooLarge, CrossOriginRedirect)):
+        return ApiFailure(0, None, str(exc.__cause__), final=True)
+    if isinstance(exc, json.JSONDecodeError):  # orjson's is one too
+        return ApiFailure(200, None, f"the answer is not JSON ({_one_line(str(exc))})", final=True)
+    if isinstance(exc, cloudflare.APITimeoutError):
+        return ApiFailure(0, None, f"no complete answer within the request's deadline from {exc.request.url}")
 
     if isinstance(exc, cloudflare.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
@@ -46,9 +60,15 @@ def failure_of(exc: Exception) -> ApiFailure | None:
         pointer = (first.get("source") or {}).get("pointer") if isinstance(first.get("source"), dict) else None
         message = first.get("message") or f"HTTP {exc.status_code}"
         return ApiFailure(exc.status_code, first.get("code"), str(message), pointer)
-    if isinstance(exc, (cloudflare.APITimeoutError, cloudflare.APIConnectionError)):
-        return ApiFailure(0, None, f"{type(exc).__name__}: {exc}")
+    if isinstance(exc, cloudflare.APIConnectionError):
+        cause = f": {_one_line(str(exc.__cause__))}" if exc.__cause__ is not None and str(exc.__cause__) else ""
+        return ApiFailure(0, None, f"{type(exc).__name__}: {exc}{cause}")
     return None
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 3] + "..."
 
 
 @dataclass
@@ -58,7 +78,9 @@ class CloudflareClient:
     account_id: str
     api_token: str
     base_url: str | None = None
-    timeout_s: float = 30.0
+    timeout_s: float = 30.0  # per read or write
+    deadline_s: float = DEADLINE_S
+    max_answer_bytes: int = MAX_ANSWER_BYTES
     backoff: Backoff = field(default_factory=lambda: Backoff(attempts=4, base_s=0.5, cap_s=8.0, deadline_s=60.0))
     sleep: Callable[[float], None] = time.sleep
     clock: Callable[[], float] = time.monotonic
@@ -74,9 +96,12 @@ class CloudflareClient:
             import cloudflare
             import httpx
 
-            if self.http is None:  # the SDK's own defaults (its DEFAULT_CONNECTION_LIMITS, redirects followed)
-                self.http = httpx.Client(timeout=self.timeout_s, follow_redirects=True,
-                                         limits=httpx.Limits(max_connections=100, max_keepalive_connections=20))
+            from memory_sim.cloudflare.bounded import BoundedTransport, refuse_cross_origin_redirects
+
+            if self.http is None:  # the SDK's connection limits; bounded requests, redirects only within the origin
+                transport = BoundedTransport(deadline_s=self.deadline_s, max_answer_bytes=self.max_answer_bytes)
+                self.http = httpx.Client(timeout=self.timeout_s, follow_redirects=True, transport=transport,
+                                         event_hooks={"response": [refuse_cross_origin_redirects]})
             self.sdk = cloudflare.Cloudflare(api_token=self.api_token, base_url=self.base_url or CLOUDFLARE_API,
                                              max_retries=0, timeout=self.timeout_s, http_client=self.http)
         self._url = str(self.sdk.base_url).rstrip("/")

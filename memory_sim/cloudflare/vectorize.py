@@ -54,7 +54,7 @@ def mapper(op: str):  # type: ignore[no-untyped-def]
     """Cloudflare's answer as the binding's error for `op`: 4xx input errors, the rest unavailable."""
 
     def to_error(failure: ApiFailure) -> VectorizeError:
-        if failure.transient:
+        if failure.transient or failure.final:  # final: the server's answer, not the request, was at fault
             return VectorizeUnavailable(op, failure.message, failure.code, failure.status or 503)
         return VectorizeInputError(op, failure.message, failure.code, failure.status)
 
@@ -145,7 +145,7 @@ class CloudflareVectorizeIndex:
         # a query's client-side cost: the body is encoded here (orjson) and posted on the SDK's own connection
         # pool with its token (`CloudflareClient.post_json`), with the same retries and error mapping.
         content, path = dumps(body), f"{self._path}/query"
-        result = loads(self._call("VECTOR_QUERY", lambda sdk: self._client.post_json(path, content)))["result"]
+        result = self._call("VECTOR_QUERY", lambda sdk: loads(self._client.post_json(path, content)))["result"]
         matches = [
             Match(m["id"], float(m["score"]), m.get("values"), m.get("metadata"), m.get("namespace"))
             for m in result["matches"]

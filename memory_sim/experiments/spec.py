@@ -14,6 +14,10 @@
     name = "no consolidation"
     consolidation_hours = 100000
 
+The name is a slug (letters, digits, `.`, `_`, `-`; 64 at most), since it names the results folder
+(`results/<name>`). A spec of more than `MAX_RUNS` runs needs `confirm_runs=True` (`experiment run --yes`), and
+more than `HARD_MAX_RUNS` is refused: both counted before the grid is expanded.
+
 Every run is one variant with one seed; its id is a digest of everything that decides its results, so the same
 spec always gives the same runs and a finished one is recognised when the experiment is run again.
 """
@@ -36,6 +40,9 @@ from memory_sim.errors import ConfigError
 from memory_sim.memory.models import MemoryConfig
 from memory_sim.settings import HASHING_MODEL, KNOWN_MODELS
 
+MAX_RUNS = 1000  # more needs --yes
+HARD_MAX_RUNS = 100_000  # never: a spec that large is several experiments
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the bundled model: no download, the same everywhere
 MEMORY_KNOBS: tuple[str, ...] = tuple(MemoryConfig.model_fields)
 
@@ -114,8 +121,9 @@ def run_id(variant: str, seed: int, config: RunConfig) -> str:
     return f"{slug}-seed{seed}-{digest}"
 
 
-def load_spec(path: str | Path) -> Spec:
-    """The spec in the TOML file at `path`; a bad one raises ConfigError naming the file and what is wrong."""
+def load_spec(path: str | Path, *, confirm_runs: bool = False) -> Spec:
+    """The spec in the TOML file at `path`; a bad one raises ConfigError naming the file and what is wrong.
+    `confirm_runs`: more than MAX_RUNS runs were asked for knowingly (`--yes`)."""
     where = Path(path)
     try:
         text = where.read_text("utf-8")
@@ -123,17 +131,20 @@ def load_spec(path: str | Path) -> Spec:
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"{where}: cannot read the experiment spec: {exc}") from exc
     try:
-        return parse_spec(raw, text)
+        return parse_spec(raw, text, confirm_runs=confirm_runs)
     except ConfigError as exc:
         raise ConfigError(f"{where}: {exc}") from None
 
 
-def parse_spec(raw: dict[str, Any], text: str = "") -> Spec:
+def parse_spec(raw: dict[str, Any], text: str = "", *, confirm_runs: bool = False) -> Spec:
     known = {"name", "description", "target", "base", "grid", "variants"}
     _refuse_unknown("top-level key", raw, known)
     name = raw.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ConfigError("the spec needs a name (name = \"...\")")
+    if not NAME.fullmatch(name.strip()):
+        raise ConfigError(f"name must be a slug (letters, digits, '.', '_', '-', at most 64, not starting with "
+                          f"'.' or '-'): it names the results folder; got {name!r}")
     target = _validated(Target, dict(raw.get("target", {})), "target")
     if target.kind == "locomo" and target.dataset is None:
         raise ConfigError("target.dataset: a LoCoMo target needs the path of locomo10.json")
@@ -143,6 +154,7 @@ def parse_spec(raw: dict[str, Any], text: str = "") -> Spec:
         seeds
     ):
         raise ConfigError(f"base.seeds must be a list of distinct whole numbers, got {seeds!r}")
+    _check_run_count(_table(raw, "grid"), raw.get("variants", []), len(seeds), confirm_runs)
     variants = _variants(_table(raw, "grid"), raw.get("variants", []))
     varied = tuple(dict.fromkeys(k for _, overrides in variants for k in overrides))
     runs, position = [], 0
@@ -155,6 +167,20 @@ def parse_spec(raw: dict[str, Any], text: str = "") -> Spec:
     if len(set(configs)) < len(configs):
         raise ConfigError("two variants have the same configuration (each variant must change something)")
     return Spec(name.strip(), str(raw.get("description", "")), target, tuple(runs), varied, text)
+
+
+def _check_run_count(grid: dict[str, Any], explicit: Any, seeds: int, confirmed: bool) -> None:
+    """The number of runs, counted from the lists' lengths before anything is expanded."""
+    combos = 0
+    if grid:
+        combos = 1
+        for values in grid.values():
+            combos *= len(values) if isinstance(values, list) else 1
+    runs = (combos + (len(explicit) if isinstance(explicit, list) else 0) or 1) * seeds
+    if runs > HARD_MAX_RUNS:
+        raise ConfigError(f"the spec makes {runs:,} runs, over the limit of {HARD_MAX_RUNS:,}: split it")
+    if runs > MAX_RUNS and not confirmed:
+        raise ConfigError(f"the spec makes {runs:,} runs, over {MAX_RUNS:,}: pass --yes to run them all")
 
 
 def run_config(values: dict[str, Any], where: str) -> RunConfig:

@@ -10,6 +10,8 @@ Routes live under `/client/v4` exactly as on api.cloudflare.com, so the official
 
 from __future__ import annotations
 
+import signal
+import threading
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -44,6 +46,24 @@ async def _invalid_request(request: Request, exc: RequestValidationError) -> Any
     return fail(400, CODE_BAD_REQUEST, f"invalid request: {where}: {first.get('msg', 'malformed body')}")
 
 
+def _tell_on_stop_signals(stopping: threading.Event) -> None:
+    """Chain onto the handlers the server installed for SIGTERM and SIGINT (uvicorn's, which stop accepting and
+    then wait for the requests in flight): `stopping` is set first, so an import in flight rolls back and answers
+    instead of running to its end. Only the main thread may set handlers (a loopback server in a thread has none)."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for number in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(number)
+        if not callable(previous):
+            continue
+
+        def chained(signum: int, frame: object, previous: object = previous) -> None:
+            stopping.set()
+            previous(signum, frame)  # type: ignore[operator]
+
+        signal.signal(number, chained)
+
+
 def create_app(
     data_dir: str | Path,
     tokens: str | Sequence[str] | TokenTable,
@@ -64,10 +84,13 @@ def create_app(
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
     accounts = Accounts(data_dir, vectorize_factory=vectorize_factory, d1_factory=d1_factory, time_travel=time_travel)
     uploads_and_downloads = transfers.Transfers()
+    stopping = threading.Event()  # set on SIGTERM/SIGINT: long work (a D1 import) stops between two steps
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        _tell_on_stop_signals(stopping)
         yield
+        stopping.set()
         accounts.close()  # applies queued Vectorize mutations and closes the D1 files
         uploads_and_downloads.close()
 
@@ -77,6 +100,7 @@ def create_app(
     app.state.ai = ai
     app.state.transfers = uploads_and_downloads  # D1 import uploads and export downloads (transfers.py)
     app.state.imports = {}  # (account, database) -> the last import's answer, for `poll`
+    app.state.stopping = stopping
     for router in (vectorize_routes.router, d1_routes.router, d1_file_routes.router, d1_time_travel_routes.router,
                    transfers.router, ai_routes.router):
         app.include_router(router)

@@ -5,10 +5,12 @@ Import, four steps: `{action: "init", etag}` (the file's MD5) answers `upload_ur
 the file there (transfers.py: answered with the MD5 as ETag); `{action: "ingest", filename, etag}` runs every
 statement of the file in one transaction and answers `status: "complete"` with `num_queries`, `meta` and
 `final_bookmark` (a Time Travel bookmark of the database right after it); `{action: "poll", current_bookmark}`
-answers that again. A statement that fails rolls the whole file back and answers `status: "error"` with
-`error`: the database is as it was. Export: `{output_format: "polling", dump_options: {no_schema, no_data,
-tables}}` answers `status: "complete"` and `result.signed_url`, where the SQL dump (d1_dump.py) of the
-database as it stands (`at_bookmark`, or a later write) waits for an hour.
+answers that again. The file is read a piece at a time (sql_stream.py) and each statement runs under D1's time
+limit, so neither the file nor its statements are held in memory; a server told to stop (SIGTERM) stops between
+two statements, rolls the import back and answers 503. A statement that fails rolls the whole file back and
+answers `status: "error"` with `error`: the database is as it was. Export: `{output_format: "polling",
+dump_options: {no_schema, no_data, tables}}` answers `status: "complete"` and `result.signed_url`, where the SQL
+dump (d1_dump.py) of the database as it stands (`at_bookmark`, or a later write) waits for an hour.
 """
 
 from __future__ import annotations
@@ -19,12 +21,12 @@ from typing import Any
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
-from memory_sim.bindings.d1_sql import split_statements
 from memory_sim.errors import D1Error, D1StatementError
 from memory_sim.server import body_schemas as schemas
 from memory_sim.server.bodies import json_object
 from memory_sim.server.d1_dump import dump
-from memory_sim.server.envelope import CODE_BAD_REQUEST, ApiError, ok
+from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_UNAVAILABLE, ApiError, ok
+from memory_sim.server.sql_stream import file_statements, with_parameters
 from memory_sim.server.transfers import url_for
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/d1/database", tags=["d1"])
@@ -81,26 +83,26 @@ def _ingest(request: Request, account: Any, account_id: str, database_id: str, n
     history = account.history(database_id)
     before = history.current(database).bookmark
     answer: Json = {"success": True, "type": "import", "at_bookmark": before}
+    stopping = request.app.state.stopping
     try:
-        sql = upload.path.read_text("utf-8")
-        statements = split_statements(sql)
-        if not statements:
+        statements = (with_parameters(sql) for sql in file_statements(str(upload.path)))
+        totals = database.run_script(statements, stop=stopping.is_set)
+        if totals.statements == 0:
             raise D1Error("the file holds no SQL statement")
-        results = database.run_statements([(statement, []) for statement in statements])
     except (D1Error, UnicodeDecodeError) as exc:
         where = f" (statement {exc.index + 1})" if isinstance(exc, D1StatementError) else ""
         error = f"{exc}{where}" if not isinstance(exc, UnicodeDecodeError) else f"the file is not UTF-8 text: {exc}"
         answer.update(success=False, status="error", error=error, errors=[error],
                       messages=["The import was rolled back: the database is as it was before it."])
+        if stopping.is_set():
+            raise ApiError(503, CODE_UNAVAILABLE, f"{error}: the import was rolled back; run it again") from exc
     else:
-        metas = [result.meta for result in results]
-        meta = {"duration": sum(m.duration for m in metas), "rows_read": sum(m.rows_read for m in metas),
-                "rows_written": sum(m.rows_written for m in metas), "changes": sum(m.changes for m in metas),
-                "changed_db": any(m.changed_db for m in metas), "size_after": metas[-1].size_after,
-                "last_row_id": metas[-1].last_row_id}
+        meta = {"duration": totals.duration, "rows_read": totals.rows_read, "rows_written": totals.rows_written,
+                "changes": totals.changes, "changed_db": totals.changed_db, "size_after": totals.size_after,
+                "last_row_id": totals.last_row_id}
         final = history.keep(database).bookmark
-        answer.update(status="complete", messages=[f"Executed {len(statements)} queries from {filename}"],
-                      result={"num_queries": len(statements), "final_bookmark": final, "meta": meta})
+        answer.update(status="complete", messages=[f"Executed {totals.statements} queries from {filename}"],
+                      result={"num_queries": totals.statements, "final_bookmark": final, "meta": meta})
         request.app.state.transfers.discard(upload)  # ingested: a second ingest of it has to upload it again
     request.app.state.imports[(account_id, database_id)] = answer
     return answer

@@ -30,7 +30,10 @@ class LoopbackServer:
             host, port = sock.getsockname()[:2]
         self.app, self.host, self.port = app, host, port or free_port(host)
         self._sock = sock
-        self._options = {"log_level": "warning", "access_log": False, "lifespan": "on", **uvicorn_options}
+        from memory_sim.server.slow_requests import uvicorn_options as bounded
+
+        self._options = {"log_level": "warning", "access_log": False, "lifespan": "on", **bounded(),
+                         **uvicorn_options}
         self._timeout = start_timeout_s
         self._server: Any = None
         self._thread: threading.Thread | None = None

@@ -8,6 +8,7 @@ from typing import Literal
 from memory_sim.bindings.d1 import check_database_name
 from memory_sim.errors import ConfigError, D1Error
 from memory_sim.local.d1.core import D1CoreDatabase
+from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S
 
 Engine = Literal["duckdb", "sqlite"]
 _SUFFIX = {"duckdb": ".duckdb", "sqlite": ".sqlite"}
@@ -16,11 +17,14 @@ _SUFFIX = {"duckdb": ".duckdb", "sqlite": ".sqlite"}
 class D1Account:
     """Creates, lists, opens and deletes the local D1 databases of one data folder."""
 
-    def __init__(self, data_dir: str | Path, engine: Engine = "duckdb") -> None:
+    def __init__(self, data_dir: str | Path, engine: Engine = "duckdb", *,
+                 time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
+        """`time_limit_s`: D1's limit on one query (time_limit.py), for every database opened here."""
         if engine not in _SUFFIX:
             raise ConfigError(f"unknown D1 engine {engine!r}: expected 'duckdb' or 'sqlite'")
         self.engine: Engine = engine
         self.root = Path(data_dir) / "d1"
+        self.time_limit_s = time_limit_s
 
     def path(self, name: str) -> Path:
         return self.root / f"{check_database_name(name)}{_SUFFIX[self.engine]}"
@@ -61,10 +65,10 @@ class D1Account:
         if self.engine == "sqlite":
             from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
-            return SqliteDatabase(path)
+            return SqliteDatabase(path, time_limit_s=self.time_limit_s)
         from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 
-        return DuckDBDatabase(path)
+        return DuckDBDatabase(path, time_limit_s=self.time_limit_s)
 
 
 def _write_empty_sqlite(path: Path) -> None:

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -27,6 +28,7 @@ from memory_sim.bindings.d1 import (
 )
 from memory_sim.bindings.d1_sql import first_keyword, placeholders
 from memory_sim.errors import D1Error, D1ExecError, D1StatementError
+from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S, D1TimeLimit
 
 _TABLES = (  # the user's tables, as SQLite's catalogue lists them
     r"SELECT name FROM sqlite_master WHERE type = 'table'"
@@ -50,6 +52,20 @@ class Outcome:
     @property
     def row_count(self) -> int:
         return len(self.rows) + (len(self.tail[0]) if self.tail else 0)
+
+
+@dataclass(slots=True)
+class ScriptTotals:
+    """What a script (a D1 import) did, summed over its statements: no result rows are kept."""
+
+    statements: int = 0
+    duration: float = 0.0
+    rows_read: int = 0
+    rows_written: int = 0
+    changes: int = 0
+    changed_db: bool = False
+    last_row_id: int = 0
+    size_after: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +96,11 @@ class Engine(Protocol):
     def rollback(self) -> None: ...
 
     def size(self) -> int: ...
+
+    def time_limit(self, deadline: float | None) -> None:
+        """Stop whatever statement runs once `time.monotonic()` passes `deadline` (None: no limit); the statement
+        then fails with any D1Error, which the database reports as D1's time-limit error."""
+        ...
 
     def backup(self, dest: Path) -> None:
         """Write a consistent copy of the database to the file `dest`, through the engine's own mechanism."""
@@ -140,11 +161,35 @@ class Statement:
 class D1CoreDatabase:
     """`D1Database` over an `Engine`; thread-safe within a process (one lock around each call)."""
 
-    def __init__(self, engine: Engine, clock: Callable[[], float] = time.perf_counter) -> None:
+    def __init__(self, engine: Engine, clock: Callable[[], float] = time.perf_counter, *,
+                 time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
+        """`time_limit_s`: D1's limit on one query, a statement or a whole batch (time_limit.py)."""
         self._engine = engine
         self._clock = clock
         self._lock = threading.RLock()
         self._closed = False
+        self.time_limit_s = time_limit_s
+        self._limited_calls = 0  # calls inside a limited one run under its deadline
+
+    @contextmanager
+    def _limited(self) -> Iterator[None]:
+        """The time limit around one call (taken with the lock held): past it, the engine stops the statement and
+        the call fails with D1's time-limit error; the caller's rollback then runs without a limit."""
+        if self._limited_calls:
+            yield
+            return
+        deadline = time.monotonic() + self.time_limit_s
+        self._engine.time_limit(deadline)
+        self._limited_calls += 1
+        try:
+            yield
+        except Exception as exc:
+            if time.monotonic() >= deadline and not isinstance(exc, D1TimeLimit):
+                raise D1TimeLimit() from exc
+            raise
+        finally:
+            self._limited_calls -= 1
+            self._engine.time_limit(None)
 
     def prepare(self, sql: str) -> Statement:
         return Statement(self, sql)
@@ -154,7 +199,8 @@ class D1CoreDatabase:
         with self._lock:
             self._engine.begin()
             try:
-                results = [result for run in _runs(own) for result in self._run_locked(run)]
+                with self._limited():
+                    results = [result for run in _runs(own) for result in self._run_locked(run)]
             except BaseException:
                 self._engine.rollback()
                 raise
@@ -172,12 +218,65 @@ class D1CoreDatabase:
         with self._lock:
             self._engine.begin()
             try:
-                results = [shape(*self._execute_at(index, statement)) for index, statement in enumerate(bound)]
+                with self._limited():
+                    results = [shape(*self._execute_at(index, statement)) for index, statement in enumerate(bound)]
             except BaseException:
                 self._engine.rollback()
                 raise
             self._engine.commit()
         return results  # type: ignore[return-value]
+
+    def run_script(
+        self, statements: Iterable[tuple[str, Sequence[D1Value]]], stop: Callable[[], bool] = lambda: False,
+        *, run_length: int = 1000,
+    ) -> ScriptTotals:
+        """Run `(sql, params)` statements as they come (a D1 import: an iterator over a file) in one transaction,
+        keeping only totals, so a file of any length takes constant memory. Consecutive statements with the same
+        SQL run together (up to `run_length`; the engine may execute them as one), each run under D1's time
+        limit. A failure, or `stop()` turning true, rolls everything back and raises D1StatementError naming the
+        statement (for a run the engine executed as one, its first)."""
+        totals = ScriptTotals()
+        with self._lock:
+            self._engine.begin()
+            try:
+                run: list[Statement] = []
+                for index, (sql, params) in enumerate(statements):
+                    if run and (run[0].sql != sql or len(run) >= run_length):
+                        self._script_run(index - len(run), run, totals, stop)
+                        run = []
+                    run.append(self._bind_at(index, sql, params))
+                if run:
+                    self._script_run(totals.statements, run, totals, stop)
+            except BaseException:
+                self._engine.rollback()
+                raise
+            self._engine.commit()
+            totals.size_after = self._engine.size()
+        return totals
+
+    def _script_run(self, first: int, run: list[Statement], totals: ScriptTotals, stop: Callable[[], bool]) -> None:
+        if stop():
+            raise D1StatementError(D1Error("the import was stopped (the server is shutting down)"), first)
+        started = self._clock()
+        with self._limited():
+            outcomes = None
+            if len(run) > 1:
+                for statement in run:
+                    check_statement(statement.sql, statement.values)
+                try:
+                    outcomes = self._engine.execute_run(run[0].sql, [s.values for s in run])
+                except D1Error as exc:
+                    raise D1StatementError(exc, first) from exc
+            if outcomes is None:
+                outcomes = [self._execute_at(first + k, statement)[0] for k, statement in enumerate(run)]
+        totals.duration += (self._clock() - started) * 1000.0
+        for outcome in outcomes:
+            totals.statements += 1
+            totals.rows_read += outcome.row_count
+            totals.rows_written += outcome.changes
+            totals.changes += outcome.changes
+            totals.changed_db = totals.changed_db or outcome.changed_db
+            totals.last_row_id = outcome.last_row_id
 
     def exec(self, sql: str) -> D1ExecResult:
         """D1 splits the input by newline and runs each line as one statement, in one transaction."""
@@ -186,16 +285,20 @@ class D1CoreDatabase:
         count = 0
         with self._lock:
             self._engine.begin()
-            for number, line in enumerate(lines, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    _, duration = self._execute_locked(Statement(self, line))
-                except D1Error as exc:
-                    self._engine.rollback()
-                    raise D1ExecError(f"Error in line {number}: {line}: {exc.cause}") from exc
-                total += duration
-                count += 1
+            try:
+                with self._limited():
+                    for number, line in enumerate(lines, start=1):
+                        if not line.strip():
+                            continue
+                        try:
+                            _, duration = self._execute_locked(Statement(self, line))
+                        except D1Error as exc:
+                            raise D1ExecError(f"Error in line {number}: {line}: {exc.cause}") from exc
+                        total += duration
+                        count += 1
+            except BaseException:
+                self._engine.rollback()
+                raise
             self._engine.commit()
         return D1ExecResult(count=count, duration=total)
 
@@ -265,11 +368,11 @@ class D1CoreDatabase:
         return [self._result(outcome, share, size) for outcome in outcomes]
 
     def _run_one(self, statement: Statement) -> D1Result:
-        with self._lock:  # the result's size_after asks the engine too: one thread at a time on a connection
+        with self._lock, self._limited():  # size_after asks the engine too: one thread at a time on a connection
             return self._result(*self._execute_locked(statement))
 
     def _execute(self, statement: Statement) -> tuple[Outcome, float]:
-        with self._lock:
+        with self._lock, self._limited():
             return self._execute_locked(statement)
 
     def _execute_locked(self, statement: Statement) -> tuple[Outcome, float]:

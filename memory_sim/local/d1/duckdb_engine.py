@@ -37,6 +37,7 @@ from memory_sim.local.d1.duckdb_pragmas import Pragmas
 from memory_sim.local.d1.duckdb_rows import decoded, read, target_name
 from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
 from memory_sim.local.d1.foreign_keys import Enforcer
+from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S, Watchdog
 
 _CONFIG: dict[str, str | bool] = {
     "integer_division": True,  # SQLite: 7/2 = 3
@@ -94,6 +95,7 @@ class DuckDBEngine:
         self._ddl_in_transaction = False
         self._in_transaction = False
         self._fks = Enforcer()
+        self._watchdog = Watchdog(self._conn.interrupt)  # D1's time limit (time_limit.py)
         try:
             self._rebuild_mirror()
         except duckdb.Error as exc:  # the ledger's reads are where a torn file shows too
@@ -258,10 +260,17 @@ class DuckDBEngine:
             raise self._failure(exc) from exc
         shutil.copyfile(self._file, dest)
 
+    def time_limit(self, deadline: float | None) -> None:
+        if deadline is None:
+            self._watchdog.disarm()
+        else:
+            self._watchdog.arm(deadline)
+
     def size(self) -> int:
         return self._file.stat().st_size if self._file is not None and self._file.exists() else 0
 
     def close(self) -> None:
+        self._watchdog.close()
         self._conn.close()
         self._mirror.close()
 
@@ -439,5 +448,5 @@ class DuckDBEngine:
 class DuckDBDatabase(D1CoreDatabase):
     """`D1Database` on DuckDB with SQLite semantics. `path` may be ":memory:"."""
 
-    def __init__(self, path: str | Path = ":memory:") -> None:
-        super().__init__(DuckDBEngine(path))
+    def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
+        super().__init__(DuckDBEngine(path), time_limit_s=time_limit_s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from memory_sim.errors import D1Error
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
 from memory_sim.local.d1.dialect.udfs import primary_code
 from memory_sim.local.d1.sqlite_sandbox import Sandbox
+from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S
 
 
 def sqlite_error(exc: sqlite3.Error) -> D1Error:
@@ -33,6 +35,15 @@ class SqliteEngine:
             self._conn.close()
             raise self._failure(exc) from exc
         Sandbox(self._conn)  # no ATTACH, VACUUM INTO, extensions or PRAGMAs outside D1's: no file but this one
+        self._deadline: float | None = None
+        # Asked every 10,000 VM steps (~1 ms): past the deadline, SQLite stops the statement (SQLITE_INTERRUPT).
+        self._conn.set_progress_handler(self._past_deadline, 10_000)
+
+    def _past_deadline(self) -> int:
+        return int(self._deadline is not None and time.monotonic() > self._deadline)
+
+    def time_limit(self, deadline: float | None) -> None:
+        self._deadline = deadline
 
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome:
         """One statement; outside a batch inside its own transaction, as D1 runs every query (so `PRAGMA
@@ -106,5 +117,5 @@ def _first_word(sql: str) -> str:
 class SqliteDatabase(D1CoreDatabase):
     """`D1Database` on sqlite3. `path` may be ":memory:"."""
 
-    def __init__(self, path: str | Path = ":memory:") -> None:
-        super().__init__(SqliteEngine(path))
+    def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
+        super().__init__(SqliteEngine(path), time_limit_s=time_limit_s)

@@ -26,6 +26,7 @@ ENGINE, READ, SCHEMA, CHECK = "engine", "read", "schema", "check"
 _PRAGMA_READS = frozenset({
     "table_list", "table_info", "table_xinfo", "index_list", "index_info", "index_xinfo", "foreign_key_list",
     "foreign_key_check", "quick_check", "page_count", "page_size",
+    "data_version",  # read by FTS5 whenever it opens its tables: a change counter, read-only in SQLite
 })
 _PRAGMA_SETTINGS = frozenset({
     "foreign_keys", "defer_foreign_keys", "case_sensitive_like", "ignore_check_constraints", "legacy_alter_table",

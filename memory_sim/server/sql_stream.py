@@ -1,0 +1,192 @@
+"""The statements of a SQL file, read a piece at a time: what a D1 import runs, without the whole file (or a list
+of its statements) in memory.
+
+A scanner that knows SQLite's quoting ('text', "name", `name`, [name]) and comments (-- and /* */) finds the
+semicolons that end statements, in time linear in the file; inside CREATE TRIGGER ... BEGIN ... END, where a
+semicolon may end an inner statement, SQLite's own `sqlite3.complete_statement` decides. A statement longer than
+D1's limit is refused as soon as it is seen to be, not once it is all read.
+
+`with_parameters` turns a one-row `INSERT INTO t [(cols)] VALUES (literals)` (what `wrangler d1 export` writes)
+into the same INSERT with `?` for each literal and the values bound, so that consecutive rows share one SQL text
+and the engine runs them together (the DuckDB engine as one statement). The values are those SQLite itself gives
+the literals (numbers parsed by SQLite, not Python, so a REAL is the same to the last bit); anything else (other
+statements, expressions, integers outside 64 bits, more than D1's 100 parameters) is left as it is.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import threading
+from collections.abc import Generator, Iterable, Iterator
+
+from memory_sim.bindings import limits
+from memory_sim.bindings.d1 import D1Value
+from memory_sim.errors import D1Error
+
+_NORMAL = re.compile(r"""['"`\[;]|--|/\*""")
+_TRIGGER = re.compile(r"\s*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TRIGGER\b", re.IGNORECASE)
+
+
+class _Scanner:
+    def __init__(self, max_chars: int) -> None:
+        self.max_chars = max_chars
+        self.pieces: list[str] = []
+        self.size = 0
+        self.significant = False  # anything but blanks and comments in the pending statement
+        self.closing: str | None = None  # the quote, "\n" (line comment) or "*/" being waited for
+        self.count = 0
+        self.carry = ""  # the last character of a piece, when only the next piece tells what it starts
+
+    def feed(self, text: str, final: bool = False) -> Iterator[str]:
+        text, self.carry = self.carry + text, ""
+        i = 0
+        while i < len(text) and not self.carry:
+            if self.closing is None:
+                i = yield from self._normal(text, i, final)
+            else:
+                i = self._inside(text, i, final)
+
+    def _normal(self, text: str, i: int, final: bool) -> Generator[str, None, int]:
+        found = _NORMAL.search(text, i)
+        end = found.start() if found else len(text)
+        if found is None and not final and text[-1] in "-/":  # perhaps the first half of -- or /*
+            end -= 1
+            self.carry = text[-1]
+        if text[i:end].strip():
+            self.significant = True
+        if found is None:
+            self._keep(text[i:end])
+            return len(text)
+        mark = found.group()
+        self._keep(text[i : found.end()])
+        if mark == ";":
+            yield from self._maybe_end()
+        elif mark == "--":
+            self.closing = "\n"
+        elif mark == "/*":
+            self.closing = "*/"
+        else:
+            self.significant = True
+            self.closing = "]" if mark == "[" else mark
+        return found.end()
+
+    def _inside(self, text: str, i: int, final: bool) -> int:
+        closing = self.closing or ""
+        at = text.find(closing, i)
+        if at < 0:
+            end = len(text)
+            if closing == "*/" and not final and text[-1] == "*":
+                end -= 1
+                self.carry = "*"
+            self._keep(text[i:end])
+            return len(text)
+        end = at + len(closing)
+        if closing in ("'", '"', "`"):
+            if end == len(text) and not final:  # a doubled quote, or the end of the text: the next piece says
+                self._keep(text[i:at])
+                self.carry = closing
+                return len(text)
+            if end < len(text) and text[end] == closing:  # a doubled quote: still inside
+                self._keep(text[i : end + 1])
+                return end + 1
+        self._keep(text[i:end])
+        self.closing = None
+        return end
+
+    def _maybe_end(self) -> Iterator[str]:
+        statement = "".join(self.pieces)
+        if _TRIGGER.match(statement) and not sqlite3.complete_statement(statement):
+            self.pieces = [statement]
+            return  # a semicolon inside the trigger's body
+        self.pieces, self.size = [], 0
+        if self.significant:
+            self.count += 1
+            yield statement[:-1]  # without its semicolon, as split_statements gives it
+        self.significant = False
+
+    def _keep(self, piece: str) -> None:
+        self.pieces.append(piece)
+        self.size += len(piece)
+        if self.size > self.max_chars:
+            raise D1Error(f"statement {self.count + 1} is longer than {limits.D1_MAX_STATEMENT_BYTES:,} bytes: "
+                          "SQLITE_TOOBIG")
+
+    def finish(self) -> Iterator[str]:
+        yield from self.feed("", final=True)
+        statement = "".join(self.pieces)
+        self.pieces, self.size = [], 0
+        if self.significant and statement.strip():
+            self.count += 1
+            yield statement
+
+
+def statements(pieces: Iterable[str], max_chars: int = limits.D1_MAX_STATEMENT_BYTES) -> Iterator[str]:
+    """Each statement of the text given in `pieces` (any split), as soon as its end is read."""
+    scanner = _Scanner(max_chars)
+    for piece in pieces:
+        yield from scanner.feed(piece)
+    yield from scanner.finish()
+
+
+def file_statements(path: str, chunk_chars: int = 1 << 20) -> Iterator[str]:
+    """The statements of a UTF-8 SQL file, read `chunk_chars` at a time (UnicodeDecodeError where it is not)."""
+    with open(path, encoding="utf-8", newline="") as source:
+        yield from statements(iter(lambda: source.read(chunk_chars), ""))
+
+
+_NAME = r'(?:"(?:[^"]|"")+"|`(?:[^`]|``)+`|\[[^\]]+\]|[A-Za-z_][A-Za-z0-9_$]*)'
+_INSERT = re.compile(rf"\s*(INSERT\s+INTO\s+{_NAME}\s*(?:\([^()';]*\))?\s*VALUES\s*)\((.*)\)\s*", re.I | re.S)
+_LITERAL = re.compile(
+    r"""\s*(?:'((?:[^']|'')*)'|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(NULL)|[xX]'([0-9A-Fa-f]*)')\s*(,|$)""",
+    re.I | re.S)
+_INT64 = 2**63 - 1
+_parser = threading.local()
+
+
+def with_parameters(statement: str) -> tuple[str, tuple[D1Value, ...]]:
+    """`(sql, params)`: the INSERT with its literals bound, or the statement as it is with no parameters."""
+    found = _INSERT.fullmatch(statement)
+    if found is None:
+        return statement, ()
+    values: list[D1Value] = []
+    numbers: list[tuple[int, str]] = []
+    body, at, separator = found.group(2), 0, ""
+    while at < len(body):
+        item = _LITERAL.match(body, at)
+        if item is None or (item.group(5) == "" and item.end() < len(body)):
+            return statement, ()
+        separator = item.group(5)
+        text, number, null, blob = item.group(1, 2, 3, 4)
+        if text is not None:
+            values.append(text.replace("''", "'"))
+        elif null is not None:
+            values.append(None)
+        elif blob is not None:
+            if len(blob) % 2:
+                return statement, ()
+            values.append(bytes.fromhex(blob))
+        else:
+            numbers.append((len(values), number))
+            values.append(None)
+        at = item.end()
+    if not values or separator or len(values) > limits.D1_MAX_BOUND_PARAMETERS or not _parse_numbers(numbers, values):
+        return statement, ()
+    return f"{found.group(1)}({', '.join('?' * len(values))})", tuple(values)
+
+
+def _parse_numbers(numbers: list[tuple[int, str]], values: list[D1Value]) -> bool:
+    """The numbers as SQLite reads the literals; False where one would not keep its type when bound."""
+    if not numbers:
+        return True
+    if not hasattr(_parser, "conn"):
+        _parser.conn = sqlite3.connect(":memory:")
+    parsed = _parser.conn.execute("SELECT " + ", ".join(text for _, text in numbers)).fetchone()
+    for (position, text), value in zip(numbers, parsed, strict=True):
+        digits = text.lstrip("+-")
+        if isinstance(value, float) and digits.isdigit():
+            return False  # an integer literal past 64 bits: SQLite makes it REAL (and -2**63 is one of them)
+        if isinstance(value, int) and abs(value) > _INT64:
+            return False
+        values[position] = value
+    return True

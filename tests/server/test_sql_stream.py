@@ -1,0 +1,89 @@
+"""The streaming reader of a D1 import: the same statements as the whole-text splitter however the file is cut
+into pieces, triggers kept whole, an overlong statement refused as soon as it is seen; and literal INSERTs
+turned into bound ones store exactly what the literals would (SQLite as the judge)."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory_sim.bindings.d1_sql import split_statements
+from memory_sim.errors import D1Error
+from memory_sim.server.sql_stream import statements, with_parameters
+
+PARTS = st.sampled_from([
+    "SELECT 1", ";", " ", "\n", "'a;b'", "'it''s'", '"x;y"', "`q;`", "[b;r]", "-- c;\n", "/* ; */", "-", "/", "*",
+    "''", "x", "--", "2.5e3",
+])  # well-formed pieces: an unterminated quote or comment is an error either way, told when it runs
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(PARTS, max_size=30), st.data())
+def test_any_cut_of_the_text_gives_the_splitters_statements(parts: list[str], data: st.DataObject) -> None:
+    text = "".join(parts)
+    cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=8)))
+    pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
+    assert list(statements(pieces)) == split_statements(text)
+
+
+def test_a_trigger_is_one_statement() -> None:
+    text = "CREATE TRIGGER t AFTER INSERT ON a BEGIN UPDATE a SET v = 1; DELETE FROM b; END;\nSELECT 1;"
+    assert list(statements([text[:30], text[30:]])) == [
+        "CREATE TRIGGER t AFTER INSERT ON a BEGIN UPDATE a SET v = 1; DELETE FROM b; END", "\nSELECT 1"]
+
+
+def test_an_overlong_statement_is_refused_before_it_is_all_read() -> None:
+    def pieces() -> object:
+        yield "SELECT 1;"
+        yield "SELECT '" + "x" * 60_000
+        yield "x" * 60_000
+        raise AssertionError("read past the limit")
+
+    with pytest.raises(D1Error, match="statement 2 is longer than 100,000 bytes"):
+        list(statements(pieces()))  # type: ignore[arg-type]
+
+
+VALUES = st.one_of(
+    st.none(), st.integers(-(2**63) + 1, 2**63 - 1), st.floats(allow_nan=False, allow_infinity=False),
+    st.text(st.characters(blacklist_characters="\x00", blacklist_categories=("Cs",)), max_size=20),
+    st.binary(max_size=8),
+)
+
+
+def _literal(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, bytes):
+        return "X'" + value.hex() + "'"
+    if isinstance(value, str):
+        return "'" + value.replace("'", "''") + "'"
+    return repr(value)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(VALUES, min_size=1, max_size=5))
+def test_bound_literals_store_what_the_literals_store(values: list[object]) -> None:
+    columns = ", ".join(f"c{n} {kind}" for n, kind in enumerate(["", "INTEGER", "REAL", "TEXT", "BLOB"][: len(values)]))
+    literal = f"INSERT INTO t VALUES ({', '.join(_literal(v) for v in values)})"
+    sql, params = with_parameters(literal)
+    assert params, literal
+    db = sqlite3.connect(":memory:")
+    db.execute(f"CREATE TABLE t ({columns})")
+    db.execute(literal)
+    db.execute(sql, params)
+    names = ", ".join(f"c{n}, typeof(c{n})" for n in range(len(values)))
+    first, second = db.execute(f"SELECT {names} FROM t").fetchall()
+    assert first == second
+
+
+@pytest.mark.parametrize("sql", [
+    "INSERT INTO t VALUES (1 + 1)", "INSERT INTO t VALUES (9223372036854775808)",
+    "INSERT INTO t VALUES (-9223372036854775808)", "INSERT INTO t VALUES ('a'), ('b')", "INSERT INTO t VALUES ('a',)",
+    "INSERT INTO t VALUES (TRUE)", "INSERT INTO t VALUES (1) RETURNING *", "UPDATE t SET a = 1",
+    "INSERT INTO t VALUES (" + ", ".join(["1"] * 101) + ")",
+])
+def test_what_is_not_a_plain_row_of_literals_is_left_as_it_is(sql: str) -> None:
+    assert with_parameters(sql) == (sql, ())
