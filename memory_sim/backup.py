@@ -99,7 +99,8 @@ def backup(env: Env, dest: str | Path) -> Manifest:
     from memory_sim import __version__
 
     if env.settings.backend != "local":
-        raise BackupError("only a local data folder can be backed up here; Cloudflare keeps D1's own history")
+        raise BackupError(f"this Env reaches its data through an API ({env.settings.base_url or 'Cloudflare'}); only "
+                          "the process holding a local data folder can back it up (Cloudflare keeps D1's own history)")
     target = _new_destination(Path(dest))
     started = time.perf_counter()
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")

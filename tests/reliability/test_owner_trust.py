@@ -257,3 +257,30 @@ def free_port() -> int:
     from memory_sim.server.loopback import free_port as port
 
     return port()
+
+
+REAL_OWNER = """
+import sys
+from memory_sim.env import Env
+env = Env.local(sys.argv[1])
+print("ready", flush=True)
+sys.stdin.read()
+env.close()
+"""
+
+
+@pytest.mark.timeout(180)
+def test_backup_while_another_process_owns_the_folder_says_what_is_true(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    from memory_sim.env import Env
+
+    folder = tmp_path / "data"
+    Env.local(folder, embed_model="fake/hashing", serve_owner=False).close()
+    owner, said = start(processes, REAL_OWNER, str(folder))
+    assert said == "ready" and read_owner(folder).address  # type: ignore[union-attr]  # it serves the folder
+    done = subprocess.run([*CLI, "--data", str(folder), "backup", str(tmp_path / "bk")], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
+    assert f"{folder} is in use by pid {owner.pid} (python -c); a backup copies the folder" in done.stderr
+    assert "Cloudflare" not in done.stderr and not (tmp_path / "bk").exists()
