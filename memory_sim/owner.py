@@ -155,7 +155,9 @@ class OwnerService:
         self._ready.set()
 
     def close(self) -> None:
-        """Stops serving (requests in flight finish first) and withdraws the token and the address."""
+        """Withdraws the token and the address, then stops serving (requests in flight finish first): no new
+        visitor checks a listener that is about to close (its port could be taken by another process then)."""
+        self.held.withdraw()
         self._closing = True
         self._ready.set()
         self._wake_w.send(b"x")
@@ -165,7 +167,6 @@ class OwnerService:
         self._sock.close()
         self._wake_r.close()
         self._wake_w.close()
-        self.held.withdraw()
 
     def _watch(self) -> None:
         self._ready.wait()
