@@ -105,7 +105,7 @@ def backup(env: Env, dest: str | Path) -> Manifest:
     started = time.perf_counter()
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)  # left by a crash of an earlier try with the same pid
-    partial.mkdir(parents=True)
+    partial.mkdir(parents=True, mode=0o700)  # a copy of the data: this user's only, as the data is
     try:
         manifest = Manifest(__version__, time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         _copy_parts(env, partial, manifest)

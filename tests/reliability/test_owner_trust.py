@@ -284,3 +284,22 @@ def test_backup_while_another_process_owns_the_folder_says_what_is_true(
     assert done.returncode == 2 and len(done.stderr.splitlines()) == 1, done.stderr
     assert f"{folder} is in use by pid {owner.pid} (python -c); a backup copies the folder" in done.stderr
     assert "Cloudflare" not in done.stderr and not (tmp_path / "bk").exists()
+
+
+def test_nothing_an_env_makes_in_a_users_own_folder_is_open_to_others(tmp_path: Path) -> None:
+    """A folder the user made (0755 here) keeps its mode; what the project makes in it is theirs only."""
+    from memory_sim.backup import backup
+    from memory_sim.embedding.cache import EmbeddingCache
+    from memory_sim.env import Env
+    from memory_sim.memory.system import MemorySystem
+
+    folder = tmp_path / "data"
+    folder.mkdir(mode=0o755)
+    with Env.local(folder, embed_model="fake/hashing", serve_owner=False) as env:
+        MemorySystem(env, clock=lambda: 0.0)
+        EmbeddingCache(folder / "embeddings.sqlite").close()  # the cache MiniLM's embeddings go to
+        backup(env, tmp_path / "bk")
+        made = {p.name: stat.S_IMODE(p.stat().st_mode) for p in folder.iterdir() if not p.name.startswith(".lock")}
+    open_to_others = {name: f"{mode:04o}" for name, mode in made.items() if mode & 0o077}
+    assert {"d1", "vectorize", "embeddings.sqlite", OWNER_FILE} <= set(made) and open_to_others == {}
+    assert stat.S_IMODE((tmp_path / "bk").stat().st_mode) == 0o700
