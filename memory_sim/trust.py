@@ -161,17 +161,17 @@ def _same_ip(bound: str, host: str, unspecified: set[str]) -> bool:
 
 
 def holds_lock(pid: int, lock_inode: int) -> bool | None:
-    """Whether `pid` holds a flock on the file with inode `lock_inode` (Linux: /proc/locks); None where the system
-    does not say. Only the inode is compared: overlay file systems report a device of their own there."""
+    """Whether `pid` holds a lock on the file with inode `lock_inode` (Linux: /proc/locks); None where the system
+    does not say (no /proc/locks, or no lock shown on that file: a file system whose locks do not show there).
+    Only the inode is compared: overlay file systems report a device of their own there. flock() on NFS is shown
+    as a POSIX lock."""
     try:
         lines = Path("/proc/locks").read_text("ascii").splitlines()
     except OSError:
         return None
+    holders = set()
     for line in lines:
         fields = line.split()
-        if "->" in fields:  # a waiter, not a holder
-            continue
-        if (len(fields) >= 6 and fields[1] == "FLOCK" and fields[4] == str(pid)
-                and fields[5].rsplit(":", 1)[-1] == str(lock_inode)):
-            return True
-    return False
+        if len(fields) >= 6 and "->" not in fields and fields[5].rsplit(":", 1)[-1] == str(lock_inode):
+            holders.add(fields[4])  # "->" marks a process waiting for the lock, not holding it
+    return None if not holders else str(pid) in holders
