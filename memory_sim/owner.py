@@ -289,6 +289,17 @@ class Route:
     def account_id(self) -> str:
         return self.owner.account_id or LOCAL_ACCOUNT
 
+    def check(self) -> None:
+        """Before each request: the owner checked when the route was found is still there and serving, so a port
+        it left (a crash, a close) gets nothing, whoever listens there next. The folder is this user's alone, so
+        its record can be read as it is."""
+        from memory_sim.folder_lock import read_owner
+
+        now = read_owner(self.data_dir)
+        if now is None or (now.pid, now.address) != (self.owner.pid, self.owner.address) or not now.alive():
+            raise DataInUseError(f"the owner of {self.data_dir} (pid {self.owner.pid}) stopped serving it; nothing "
+                                 "was sent: open the folder again")
+
     def notice(self) -> str:
         return (f"memory-sim: working through the owner of {self.data_dir} "
                 f"(pid {self.owner.pid}, {self.owner.verb}) at {self.address}")
@@ -369,6 +380,7 @@ def open_through(route: Route, settings: Settings, embedder: Embedder | None = N
     open, embeddings by the owner's model through its `/ai/run` (no model loads here)."""
     from memory_sim.builder import build_cloudflare_env
 
-    env = build_cloudflare_env(settings_through(route, settings), embedder=embedder, shared_cache=False)
+    env = build_cloudflare_env(settings_through(route, settings), embedder=embedder, shared_cache=False,
+                               before_request=route.check)
     announce(route)
     return env

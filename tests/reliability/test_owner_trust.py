@@ -303,3 +303,48 @@ def test_nothing_an_env_makes_in_a_users_own_folder_is_open_to_others(tmp_path: 
     open_to_others = {name: f"{mode:04o}" for name, mode in made.items() if mode & 0o077}
     assert {"d1", "vectorize", "embeddings.sqlite", OWNER_FILE} <= set(made) and open_to_others == {}
     assert stat.S_IMODE((tmp_path / "bk").stat().st_mode) == 0o700
+
+
+@pytest.mark.timeout(180)
+def test_a_visitor_still_open_sends_nothing_once_its_owner_is_gone(
+    tmp_path: Path, processes: list[subprocess.Popen[str]]
+) -> None:
+    """The owner dies (its port is free for anyone to take): a visitor opened before stops at its next request, D1
+    or AI, before anything is sent, instead of sending to whatever listens there then."""
+    import signal
+
+    from memory_sim.env import Env
+    from memory_sim.errors import DataInUseError
+
+    folder = tmp_path / "data"
+    Env.local(folder, embed_model="fake/hashing", serve_owner=False).close()
+    owner, said = start(processes, REAL_OWNER, str(folder))
+    assert said == "ready"
+    with Env.local(folder) as visitor:
+        assert visitor.DB.prepare("SELECT 1 AS one").first("one") == 1  # through the owner
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait(timeout=30)
+        gone = rf"the owner of {folder} \(pid {owner.pid}\) stopped serving it; nothing was sent"
+        with pytest.raises(DataInUseError, match=gone):
+            visitor.DB.prepare("SELECT 'my savings' AS secret").all()
+        with pytest.raises(DataInUseError, match=gone):
+            visitor.AI.run("@cf/baai/bge-small-en-v1.5", {"text": ["my savings are under the third stone"]})
+
+
+@pytest.mark.timeout(180)
+def test_a_visitor_still_open_follows_no_rewritten_address(
+    tmp_path: Path, trap: Trap, processes: list[subprocess.Popen[str]]
+) -> None:
+    from memory_sim.env import Env
+    from memory_sim.errors import DataInUseError
+
+    folder = tmp_path / "data"
+    Env.local(folder, embed_model="fake/hashing", serve_owner=False).close()
+    owner, said = start(processes, REAL_OWNER, str(folder))
+    assert said == "ready"
+    with Env.local(folder) as visitor:
+        assert visitor.DB.prepare("SELECT 1 AS one").first("one") == 1
+        rewrite_address(folder, trap.address)
+        with pytest.raises(DataInUseError, match="stopped serving it; nothing was sent"):
+            visitor.DB.prepare("SELECT 'my savings' AS secret").all()
+    assert trap.received == b""
