@@ -107,13 +107,14 @@ def backup(env: Env, dest: str | Path) -> Manifest:
     from memory_sim import __version__
 
     if env.settings.backend != "local":
-        raise BackupError("only a local data folder can be backed up here; Cloudflare keeps D1's own history")
+        raise BackupError(f"this Env reaches its data through an API ({env.settings.base_url or 'Cloudflare'}); only "
+                          "the process holding a local data folder can back it up (Cloudflare keeps D1's own history)")
     outside_data_folder(env.settings.data_dir, dest)
     target = _new_destination(Path(dest))
     started = time.perf_counter()
     partial = target.with_name(f".{target.name}.partial-{os.getpid()}")
     shutil.rmtree(partial, ignore_errors=True)  # left by a crash of an earlier try with the same pid
-    partial.mkdir(parents=True)
+    partial.mkdir(parents=True, mode=0o700)  # a copy of the data: this user's only, as the data is
     try:
         manifest = Manifest(__version__, time.strftime("%Y-%m-%dT%H:%M:%S%z"))
         _copy_parts(env, partial, manifest)

@@ -8,6 +8,9 @@
     <data>/owner.token  the bearer token of the owner's API (memory_sim/owner.py), readable by this user only
                         (0600); written before the address is published, removed on release and by the next owner.
 
+The folder must be this user's own, and others may not write it (memory_sim/trust.py): a folder made here is made
+0700, and every file the lock writes is written no-follow and exclusive (0600), then renamed in place.
+
 A second opener, in another process or in the same one, gets `DataInUseError` with one line naming the owner.
 The same process is refused too (no reference counting): two Envs over one folder keep two Vectorize states that
 hide each other's writes, exactly as two processes do. Close the first Env, then open the folder again.
@@ -21,13 +24,14 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from memory_sim.errors import ConfigError, DataInUseError
+from memory_sim.trust import is_partial, own_folder_problem, write_private
 
 LOCK_FILE = ".lock"
 OWNER_FILE = "owner.json"
@@ -44,7 +48,7 @@ _verb = f"python {_script_name()}"
 
 def is_lock_file(name: str) -> bool:
     """What the lock itself puts in a folder (the lock, the owner record, a record being written)."""
-    return name in (LOCK_FILE, OWNER_FILE, TOKEN_FILE) or name.startswith(f".{OWNER_FILE}.")
+    return name in (LOCK_FILE, OWNER_FILE, TOKEN_FILE) or is_partial(name, OWNER_FILE) or is_partial(name, TOKEN_FILE)
 
 
 @contextmanager
@@ -91,24 +95,24 @@ class Owner:
 
 
 def read_owner(data_dir: str | Path) -> Owner | None:
+    """The record, as information (who to name in a refusal); memory_sim/owner.py reads it again, checked, before
+    it trusts it."""
     try:
-        fields = json.loads((Path(data_dir) / OWNER_FILE).read_text("utf-8"))
+        return owner_from_json((Path(data_dir) / OWNER_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def owner_from_json(text: str) -> Owner | None:
+    try:
+        fields = json.loads(text)
         served = {k: str(fields[k]) for k in _SERVED if isinstance(fields.get(k), str)}
         return Owner(int(fields["pid"]), str(fields["verb"]), str(fields["since"]), **served)
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
 _SERVED = ("address", "account_id", "database_id", "database_name", "index_name")
-
-
-def read_token(data_dir: str | Path) -> str | None:
-    """The owner's API token, when the file is there and readable by this user."""
-    try:
-        token = (Path(data_dir) / TOKEN_FILE).read_text("utf-8").strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return token or None
 
 
 def in_use_message(data_dir: str | Path, owner: Owner | None) -> str:
@@ -138,9 +142,9 @@ class FolderLock:
 
         data = Path(data_dir)
         # thread_local=False: the server and the scheduler release from other threads than the one that acquired.
-        lock = FileLock(data / LOCK_FILE, timeout=0, thread_local=False)
+        lock = FileLock(data / LOCK_FILE, timeout=0, mode=0o600, thread_local=False)
         try:
-            data.mkdir(parents=True, exist_ok=True)
+            _own_folder(data)
             lock.acquire()
         except Timeout:
             raise DataInUseError(in_use_message(data, _current_owner(data))) from None
@@ -195,23 +199,29 @@ class FolderLock:
             self._lock.release()
 
     def _write_token(self, token: str) -> None:
-        path = self.data_dir / TOKEN_FILE
-        path.unlink(missing_ok=True)  # O_EXCL below: created here with 0600, never an older file's mode
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
-            out.write(token)
+        write_private(self.data_dir, TOKEN_FILE, token)  # a new 0600 file, never an older file's mode
 
     def _write_owner(self) -> None:
-        path = self.data_dir / OWNER_FILE
-        partial = path.with_name(f".{OWNER_FILE}.{os.getpid()}")
-        partial.write_text(json.dumps({k: v for k, v in asdict(self.owner).items() if v is not None}), "utf-8")
-        os.replace(partial, path)  # a reader sees the old record or the new one, never half of one
+        write_private(self.data_dir, OWNER_FILE,
+                      json.dumps({k: v for k, v in asdict(self.owner).items() if v is not None}))
 
     def __enter__(self) -> FolderLock:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.release()
+
+
+def _own_folder(data: Path) -> None:
+    """`data` made (0700) when missing; ConfigError when it is not this user's own, or its lock file is a link."""
+    with suppress(FileExistsError):
+        data.mkdir(parents=True, mode=0o700)
+    problem = own_folder_problem(data)
+    if problem is None and (data / LOCK_FILE).is_symlink():
+        problem = f"{data / LOCK_FILE} is a symbolic link"
+    if problem is not None:
+        raise ConfigError(f"will not keep data in {data}: {problem}; use a folder of your own that only you can "
+                          "write (chmod go-w)")
 
 
 def _current_owner(data: Path, patience_s: float = 0.5) -> Owner | None:

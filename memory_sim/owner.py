@@ -10,7 +10,10 @@ connects; until then a connection waits in the socket's backlog. The folder's ow
 
 The other side (`find_route`, `open_through`): an opener refused by the lock finds a live owner that serves,
 and gets the Cloudflare-API Env pointed at it, with the embedder the index records; CLI verbs say so in one line
-on stderr. Short-lived CLI verbs never serve (`cli_process`).
+on stderr. Short-lived CLI verbs never serve (`cli_process`). The token goes only to an owner that can be trusted
+(memory_sim/trust.py): the folder, the record and the token are this user's and others cannot write them (nor read
+the token), the address is a loopback IP, and the process listening there is the one the record names, a process
+of this user that holds the folder's lock. Otherwise the opener stops with one line saying why (`UntrustedOwner`).
 """
 
 from __future__ import annotations
@@ -29,7 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from memory_sim.folder_lock import FolderLock, Owner, database_id_for, read_owner, read_token
+from memory_sim.errors import DataInUseError
+from memory_sim.folder_lock import (
+    LOCK_FILE,
+    OWNER_FILE,
+    TOKEN_FILE,
+    FolderLock,
+    Owner,
+    database_id_for,
+    owner_from_json,
+)
 
 if TYPE_CHECKING:
     from memory_sim.bindings.ai import Embedder
@@ -143,7 +155,9 @@ class OwnerService:
         self._ready.set()
 
     def close(self) -> None:
-        """Stops serving (requests in flight finish first) and withdraws the token and the address."""
+        """Withdraws the token and the address, then stops serving (requests in flight finish first): no new
+        visitor checks a listener that is about to close (its port could be taken by another process then)."""
+        self.held.withdraw()
         self._closing = True
         self._ready.set()
         self._wake_w.send(b"x")
@@ -153,7 +167,6 @@ class OwnerService:
         self._sock.close()
         self._wake_r.close()
         self._wake_w.close()
-        self.held.withdraw()
 
     def _watch(self) -> None:
         self._ready.wait()
@@ -240,6 +253,19 @@ def served_fields(settings: Settings) -> dict[str, str]:
             "database_name": settings.database_name, "index_name": settings.index_name}
 
 
+def published_address(host: str, port: int) -> str:
+    """The address `memory-sim serve --host HOST` publishes in owner.json: a loopback IP where the server can be
+    reached on one (visitors trust nothing else), else HOST as given (visitors then refuse it, saying why)."""
+    import ipaddress
+
+    loopback = {"localhost": "127.0.0.1", "0.0.0.0": "127.0.0.1", "::": "[::1]", "::1": "[::1]"}.get(host, host)
+    try:
+        ip = ipaddress.ip_address(loopback.strip("[]"))
+    except ValueError:
+        return f"http://{host}:{port}/client/v4"
+    return f"http://{loopback if ip.version == 4 else f'[{ip}]'}:{port}/client/v4"
+
+
 def new_token() -> str:
     return secrets.token_urlsafe(32)
 
@@ -263,21 +289,74 @@ class Route:
     def account_id(self) -> str:
         return self.owner.account_id or LOCAL_ACCOUNT
 
+    def check(self) -> None:
+        """Before each request: the owner checked when the route was found is still there and serving, so a port
+        it left (a crash, a close) gets nothing, whoever listens there next. The folder is this user's alone, so
+        its record can be read as it is."""
+        from memory_sim.folder_lock import read_owner
+
+        now = read_owner(self.data_dir)
+        if now is None or (now.pid, now.address) != (self.owner.pid, self.owner.address) or not now.alive():
+            raise DataInUseError(f"the owner of {self.data_dir} (pid {self.owner.pid}) stopped serving it; nothing "
+                                 "was sent: open the folder again")
+
     def notice(self) -> str:
         return (f"memory-sim: working through the owner of {self.data_dir} "
                 f"(pid {self.owner.pid}, {self.owner.verb}) at {self.address}")
 
 
+class UntrustedOwner(DataInUseError):
+    """The folder is in use, and what claims to serve it cannot be trusted with this user's token and data."""
+
+
 def find_route(data_dir: str | Path) -> Route | None:
-    """The live owner of `data_dir` that serves it (another process, its token readable by this user), or None.
-    Needs the `cloudflare` extra (the client side of the API)."""
-    owner = read_owner(data_dir)
-    if owner is None or not owner.address or owner.pid == os.getpid() or not owner.alive():
+    """The live owner of `data_dir` that serves it, or None (the folder is in use, and nothing serves it: the
+    caller's refusal stands). Needs the `cloudflare` extra (the client side of the API). UntrustedOwner when an
+    owner claims to serve it but cannot be trusted (see the module's note): no token is sent."""
+    from memory_sim import trust
+
+    try:
+        folder = trust.open_folder(data_dir)
+    except OSError:
         return None
-    token = read_token(data_dir)
-    if token is None or not _installed("cloudflare"):
-        return None
+    try:
+        trust.check_folder(folder, data_dir)
+        owner = owner_from_json(trust.read_private(folder, OWNER_FILE) or "")
+        if owner is None or not owner.address or owner.pid == os.getpid() or not owner.alive():
+            return None
+        token = (trust.read_private(folder, TOKEN_FILE, secret=True) or "").strip()
+        if not token or not _installed("cloudflare"):
+            return None
+        _check_listener(owner, _lock_inode(folder))
+    except trust.Untrusted as why:
+        raise UntrustedOwner(f"will not work through the owner of {data_dir}: {why}; nothing was sent to it") from None
+    finally:
+        os.close(folder)
     return Route(Path(data_dir), owner, token)
+
+
+def _lock_inode(folder: int) -> int:
+    from memory_sim import trust
+
+    try:
+        return os.stat(LOCK_FILE, dir_fd=folder, follow_symlinks=False).st_ino
+    except OSError:
+        raise trust.Untrusted(f"the folder has no {LOCK_FILE}") from None
+
+
+def _check_listener(owner: Owner, lock_inode: int) -> None:
+    """Untrusted unless the record's address is on loopback and the process listening there is the record's pid:
+    a process of this user holding the folder's lock."""
+    from memory_sim import trust
+
+    host, port = trust.loopback_endpoint(owner.address or "")
+    problem = trust.process_problem(owner.pid)
+    if problem is not None:
+        raise trust.Untrusted(problem)
+    if trust.holds_lock(owner.pid, lock_inode) is False:
+        raise trust.Untrusted(f"pid {owner.pid}, named in {OWNER_FILE}, does not hold the folder's lock")
+    if not trust.listener_is(owner.pid, host, port):
+        raise trust.Untrusted(f"the process listening at {host}:{port} is not pid {owner.pid}, the folder's owner")
 
 
 def announce(route: Route) -> None:
@@ -301,6 +380,7 @@ def open_through(route: Route, settings: Settings, embedder: Embedder | None = N
     open, embeddings by the owner's model through its `/ai/run` (no model loads here)."""
     from memory_sim.builder import build_cloudflare_env
 
-    env = build_cloudflare_env(settings_through(route, settings), embedder=embedder, shared_cache=False)
+    env = build_cloudflare_env(settings_through(route, settings), embedder=embedder, shared_cache=False,
+                               before_request=route.check)
     announce(route)
     return env

@@ -217,16 +217,22 @@ def _serves(settings: Settings, serve: bool | None) -> bool:
 def build_cloudflare_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
     before_rebuild: BeforeRebuild | None = None, client: Any = None, shared_cache: bool = True,
-    new_index: bool = False,
+    new_index: bool = False, before_request: Callable[[], None] | None = None,
 ) -> Env:
     """Vectorize, D1 and Workers AI over the REST API of one account (api.cloudflare.com, or any server that
     speaks it, such as `memory-sim serve`, through `base_url`). `client`: a `CloudflareClient` of your own
     (timeouts, retries, transport) instead of one built from the settings. `shared_cache=False` keeps the
-    embedding cache in memory instead of the data folder's file (whose owner has it open)."""
+    embedding cache in memory instead of the data folder's file (whose owner has it open). `before_request()` runs
+    before every request (D1, Vectorize, Workers AI) and may stop it by raising (a folder's owner still there)."""
     from memory_sim.cloudflare.workers_ai import WorkersAi
 
     client = client or cloudflare_client(settings)
-    ai = WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url)
+    transport = None
+    if before_request is not None:
+        transport = _checked_transport(before_request)
+        client.http.event_hooks = {**client.http.event_hooks,
+                                   "request": [*client.http.event_hooks["request"], lambda _: before_request()]}
+    ai = WorkersAi(client.account_id, settings.api_token or "", base_url=client.base_url, transport=transport)
     account, _ = open_cloudflare_storage(settings, client)
     env = Env(VECTORIZE=None, DB=None, AI=ai, embedder=embedder, vectorize_account=account, settings=settings)  # type: ignore[arg-type]
     env.close_hooks.extend([client.close, ai.close])
@@ -243,6 +249,18 @@ def build_cloudflare_env(
         _close_quietly(env)
         raise
     return env
+
+
+def _checked_transport(before_request: Callable[[], None]) -> Any:
+    """httpx's own transport, with `before_request()` first."""
+    import httpx
+
+    class Checked(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            before_request()
+            return super().handle_request(request)
+
+    return Checked()
 
 
 def cloudflare_client(settings: Settings, **options: Any) -> Any:

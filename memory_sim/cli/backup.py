@@ -28,10 +28,14 @@ def register(sub: Any) -> None:
 
 def cmd_backup(args: argparse.Namespace) -> int:
     from memory_sim.backup import backup, outside_data_folder
-    from memory_sim.env import Env
+    from memory_sim.builder import build_env, build_local_env
 
     outside_data_folder(args.data, args.dest)  # at once, before the folder is opened
-    with Env.from_settings(args.settings) as env:
+    if args.settings.backend != "local":
+        env = build_env(args.settings)  # refused by backup(), in its words
+    else:  # the folder to itself: through its owner, nothing could be copied consistently
+        env = build_local_env(args.settings, folder_lock=_folder_to_itself(args.data))
+    with env:
         manifest = backup(env, args.dest)
     if args.json:
         print(json.dumps(manifest.to_json(), indent=2, sort_keys=True))
@@ -41,6 +45,19 @@ def cmd_backup(args: argparse.Namespace) -> int:
     print(f"backed up {args.data} to {args.dest}: {manifest.memories} memories in D1, {vectors} vectors, {cache}; "
           f"verified by reopening the copy ({manifest.seconds:.2f} s)")
     return 0
+
+
+def _folder_to_itself(data: str) -> Any:
+    from memory_sim.errors import DataInUseError
+    from memory_sim.folder_lock import FolderLock, read_owner
+
+    try:
+        return FolderLock.acquire(data)
+    except DataInUseError:
+        owner = read_owner(data)
+        who = "another process" if owner is None else f"pid {owner.pid} ({owner.verb})"
+        raise DataInUseError(f"{data} is in use by {who}; a backup copies the folder while nothing else writes it: "
+                             "stop that process first, or back up from it (memory_sim.backup.backup_soon)") from None
 
 
 def cmd_restore(args: argparse.Namespace) -> int:

@@ -47,7 +47,8 @@ def _serve(args: argparse.Namespace) -> int:
                                    visibility_lag_s=args.visibility_lag, ai=env.AI)
             owner.serve_env(app, env)  # ... as the account `local`
             ui = _mount_inspector(app, env, args.host)
-            owned.publish(address, own_token, **owner.served_fields(settings))
+            owned.publish(owner.published_address(args.host, args.port), own_token,
+                          **owner.served_fields(settings))
             print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "
                   f"own data is account '{owner.LOCAL_ACCOUNT}'; OpenAPI at /docs, health at /health{ui}", flush=True)
             _unwind_on_sigterm()

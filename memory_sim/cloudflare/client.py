@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from memory_sim.errors import ConfigError
+from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.retry import Backoff
 
 T = TypeVar("T")
@@ -137,6 +137,8 @@ class CloudflareClient:
             try:
                 return fn(self.sdk)
             except Exception as exc:  # the SDK's tree; anything else is re-raised untouched below
+                if isinstance(exc.__cause__, MemorySimError):  # stopped before sending (a request hook of ours)
+                    raise exc.__cause__ from None
                 failure = failure_of(exc)
                 if failure is None:
                     raise

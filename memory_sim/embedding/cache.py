@@ -40,6 +40,15 @@ def text_key(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
+def _create_private(path: Path) -> None:
+    """A new cache file is readable by this user only (SQLite gives its journals the file's mode)."""
+    import contextlib
+    import os
+
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
+
+
 class EmbeddingCache:
     """`path=None` keeps the cache in memory (tests, one-off runs)."""
 
@@ -55,6 +64,8 @@ class EmbeddingCache:
             refused = sqlite3.DatabaseError(problem)
             refused.sqlite_errorname = "SQLITE_NOTADB"  # as SQLite would say, had it not taken it for a new file
             raise refused
+        if self.path is not None:
+            _create_private(self.path)
         db = sqlite3.connect(":memory:" if self.path is None else str(self.path), check_same_thread=False)
         try:
             if self.path is not None:

@@ -79,3 +79,43 @@ def test_cli_sqlite_engine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert (tmp_path / "d1" / "town.sqlite").exists()
     assert main(["--data", data, "d1", "--engine", "sqlite", "execute", "town", "--command", "SELECT 7/2 AS q", "--json"]) == 0
     assert json.loads(capsys.readouterr().out.split("\n", 1)[1])[0]["results"] == [{"q": 3}]
+
+
+def test_a_no_op_ddl_statement_leaves_the_duckdb_ledger_as_it_was(tmp_path: Path) -> None:
+    """Every open of a memory folder runs `CREATE TABLE IF NOT EXISTS ...`: nothing changes, the DDL ledger (which
+    each open replays) included."""
+    import duckdb
+
+    path = tmp_path / "db.duckdb"
+    for _ in range(3):
+        db = DuckDBDatabase(path)
+        db.prepare("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT)").run()
+        db.prepare("CREATE INDEX IF NOT EXISTS t_v ON t (v)").run()
+        db.prepare("DROP TABLE IF EXISTS absent").run()
+        db.prepare("INSERT INTO t (v) VALUES ('kept')").run()
+        db.close()
+    ledger = duckdb.connect(str(path), read_only=True)
+    rows = ledger.execute("SELECT seq, sql FROM __sq_ddl ORDER BY seq").fetchall()
+    ledger.close()
+    assert rows == [(1, "CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v TEXT)"),
+                    (2, "CREATE INDEX IF NOT EXISTS t_v ON t (v)")]
+    db = DuckDBDatabase(path)  # the ledger still rebuilds the schema: the table, its index, its rows
+    assert db.prepare("SELECT count(*) AS n FROM t").first("n") == 3
+    assert db.prepare("SELECT name FROM sqlite_master WHERE type = 'index'").all().results == [{"name": "t_v"}]
+    db.close()
+
+
+def test_opening_a_memory_folder_again_and_again_adds_nothing_to_the_ddl_ledger(tmp_path: Path) -> None:
+    import duckdb
+
+    from memory_sim.env import Env
+    from memory_sim.memory.system import MemorySystem
+
+    counts = []
+    for _ in range(3):  # what every verb does: open the folder, check the schema is there
+        with Env.local(tmp_path, embed_model="fake/hashing", serve_owner=False, d1_engine="duckdb") as env:
+            MemorySystem(env, clock=lambda: 0.0)
+        ledger = duckdb.connect(str(tmp_path / "d1" / "memory.duckdb"), read_only=True)
+        counts.append(ledger.execute("SELECT count(*) FROM __sq_ddl").fetchone()[0])  # type: ignore[index]
+        ledger.close()
+    assert counts[0] > 0 and counts == [counts[0]] * 3, counts

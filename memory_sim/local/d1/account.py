@@ -39,7 +39,7 @@ class D1Account:
         path = self.path(name)  # checks the name before anything is written
         if name in self.list():
             raise D1Error(f"database {name!r} already exists")
-        self.root.mkdir(parents=True, exist_ok=True)
+        self.root.mkdir(parents=True, exist_ok=True, mode=0o700)  # the data is this user's only
         if self.engine == "sqlite":
             _write_empty_sqlite(path)
         return self._open(path)

@@ -412,13 +412,14 @@ class DuckDBEngine:
     def _ddl(self, sql: str, translation: Translation, params: Sequence[D1Value]) -> Outcome:
         import duckdb
 
-        self._mirror.define(sql, params)
+        changed = self._mirror.define(sql, params)
         own = not self._in_transaction
         try:
             if own:
                 self._conn.execute("BEGIN TRANSACTION")
             self._conn.execute(translation.sql, list(params))
-            self._conn.execute("INSERT INTO __sq_ddl SELECT coalesce(max(seq), 0) + 1, ? FROM __sq_ddl", [sql])
+            if changed:  # a no-op (CREATE ... IF NOT EXISTS of what is there) changes nothing, the ledger included
+                self._conn.execute("INSERT INTO __sq_ddl SELECT coalesce(max(seq), 0) + 1, ? FROM __sq_ddl", [sql])
             if own:
                 self._conn.execute("COMMIT")
         except duckdb.Error as exc:

@@ -75,8 +75,10 @@ class Mirror:
             raise sqlite_error(exc) from exc
         return Outcome([d[0] for d in cursor.description or ()], rows, 0, last_rowid, False)
 
-    def define(self, sql: str, params: Sequence[D1Value]) -> None:
-        """A DDL statement on the mirror first: SQLite's own checks and wording."""
+    def define(self, sql: str, params: Sequence[D1Value]) -> bool:
+        """A DDL statement on the mirror first: SQLite's own checks and wording. Whether it changed the schema (a
+        `CREATE TABLE IF NOT EXISTS` of a table that is there does not)."""
+        before = self._schema_text()
         self._sandbox.use(SCHEMA)
         try:
             self.conn.execute(sql, tuple(params))
@@ -84,6 +86,11 @@ class Mirror:
             raise sqlite_error(exc) from exc
         finally:
             self._sandbox.use(READ)
+        return self._schema_text() != before
+
+    def _schema_text(self) -> list[tuple[Any, ...]]:
+        return self.conn.execute("SELECT 'main', type, name, tbl_name, sql FROM sqlite_master UNION ALL "
+                                 "SELECT 'temp', type, name, tbl_name, sql FROM sqlite_temp_master").fetchall()
 
     def close(self) -> None:
         self.conn.close()

@@ -445,7 +445,7 @@ def _connect(path: str | Path | None, host: str | None, port: int | None) -> Any
     folder = Path(path)
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"Chroma data path {folder} is not a folder")
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)  # the data is this user's only
     problem = sqlite_file_problem(folder / CHROMA_FILE)  # Chroma would take an emptied file for a new, empty one
     if problem is not None:
         raise index_damaged("INDEX_GET", folder, problem, folder / CHROMA_FILE)
