@@ -135,5 +135,6 @@ def _refuse(status: int, message: str, path: str, prefix: str) -> Response:
     """One line: JSON under `/ui/api/`, else a short page."""
     if path.startswith(f"{prefix}/api/"):
         return JSONResponse({"error": message}, status_code=status)
-    page = "<!doctype html><meta charset=utf-8><title>memory-sim inspector</title><p id=error role=alert>"
+    page = ("<!doctype html><meta charset=utf-8><title>memory-sim inspector</title><link rel=icon href=\"data:,\">"
+            "<p id=error role=alert>")
     return HTMLResponse(page + escape(message), status_code=status)
