@@ -48,7 +48,7 @@ def village(request: Request, q: str = "") -> HTMLResponse:
     return render(request, "village.html", "village", "Village", data=data, sparks=sparks)
 
 
-@router.get("/npcs/{npc_id}", response_class=HTMLResponse)
+@router.get("/npcs/{npc_id:path}", response_class=HTMLResponse)
 def npc(request: Request, npc_id: str) -> HTMLResponse:
     try:
         data = api.npc_data(api.folder_of(request), npc_id)
@@ -63,7 +63,7 @@ def npc(request: Request, npc_id: str) -> HTMLResponse:
                   decay=charts.decay_chart(memories, days))
 
 
-@router.get("/memories/{memory_id}", response_class=HTMLResponse)
+@router.get("/memories/{memory_id:path}", response_class=HTMLResponse)
 def memory(request: Request, memory_id: str) -> HTMLResponse:
     try:
         data = api.memory_data(api.folder_of(request), memory_id)

@@ -155,8 +155,8 @@ def test_health_shows_the_outbox_jobs_counters_and_a_clean_check(ui: Inspector) 
 
 def test_an_empty_folder_answers_with_empty_pages_not_errors(tmp_path: Path) -> None:
     with inspector(tmp_path) as empty:
-        assert empty.json("/ui/api/village") == {"folder": str(tmp_path), "worldDay": 0, "query": "",
-                                                 "throughOwner": None, "npcs": []}
+        assert empty.json("/ui/api/village") == {"folder": str(tmp_path), "worldDay": 0, "worldTime": "day 0 00:00",
+                                                 "query": "", "throughOwner": None, "npcs": []}
         page = empty.get("/ui/")
         assert page.status_code == 200 and "No NPCs yet" in page.text
         assert "No relationships recorded" in empty.get("/ui/relationships").text

@@ -212,8 +212,8 @@ def wait_for_owner(folder: Path, process: subprocess.Popen[str], timeout_s: floa
 
 
 def world_day_shown(browser: Any) -> int:
-    heading = by_css(browser, "h1").text  # "Village · world day N"
-    return int(heading.rsplit(" ", 1)[1])
+    heading = by_css(browser, "#world-time").text  # "· world time day N HH:00"
+    return int(heading.split("day ", 1)[1].split(" ", 1)[0])
 
 
 def test_a_folder_that_memory_sim_run_advances_moves_on_reload(
