@@ -102,3 +102,32 @@ def test_a_remember_from_another_process_succeeds_while_the_inspector_is_polled(
         texts = [m["text"] for m in looking.json("/ui/api/npcs/margaret")["memories"]]
     assert {f"Polled memory {n}." for n in range(3)} <= set(texts)
     assert len(answers) >= 3 and set(answers) == {200}, answers  # the inspector answered all along
+
+
+def test_an_opener_waits_for_the_inspectors_one_request_but_not_for_a_real_owner(
+    village_folder: Path, tmp_path: Path
+) -> None:
+    from memory_sim.env import Env
+    from memory_sim.errors import DataInUseError
+    from memory_sim.inspector import Folder
+    from memory_sim.memory import store
+    from memory_sim.settings import Settings
+
+    folder = tmp_path / "copy"
+    shutil.copytree(village_folder, folder)
+    looking = Folder(Settings.load(environ={}, data_dir=folder))
+    holding, answered = threading.Event(), threading.Event()
+
+    def one_request() -> None:
+        with looking.env():  # the inspector answering one (slow) request
+            holding.set()
+            answered.wait(timeout=0.5)
+
+    request = threading.Thread(target=one_request)
+    request.start()
+    assert holding.wait(timeout=60)
+    with Env.local(folder, environ={}, serve_owner=False) as env:  # found the folder held: waited, then opened it
+        assert not looking.held and store.count_memories(env.DB) > 0
+        with pytest.raises(DataInUseError, match="in use|already open"), looking.env():  # nor it for a real owner
+            pass
+    request.join(timeout=60)
