@@ -82,23 +82,26 @@ PAGES = {
 def time_pages(folder: Path, repeats: int = 3) -> None:
     import httpx
 
-    from memory_sim.inspector import Folder, create_app
+    from memory_sim.inspector import Access, Folder, create_app
     from memory_sim.server.loopback import LoopbackServer
     from memory_sim.settings import Settings
 
-    inspected = Folder(Settings.load(environ={}, data_dir=folder), hold_s=60)
-    with LoopbackServer(create_app(inspected)) as server:
+    inspected, access = Folder(Settings.load(environ={}, data_dir=folder)), Access()
+    token = {"Authorization": f"Bearer {access.token}"}
+    with LoopbackServer(create_app(inspected, access)) as server:
         base = f"http://127.0.0.1:{server.port}"
         started = time.perf_counter()
-        httpx.get(f"{base}/ui/api/health", timeout=120)
+        httpx.get(f"{base}/ui/api/health", timeout=120, headers=token)
         print(f"opening the folder (first request): {time.perf_counter() - started:.2f} s")
         print("| page | served (median of 3) | HTML | in chromium (load event, median of 3) |\n|---|---|---|---|")
         driver = _browser()
+        if driver is not None:
+            driver.get(f"{base}/ui/?token={access.token}")  # the printed URL: the token becomes a cookie
         for name, page in PAGES.items():
             served, loaded, size = [], [], 0
             for _ in range(repeats):
                 started = time.perf_counter()
-                response = httpx.get(base + page, timeout=120)
+                response = httpx.get(base + page, timeout=120, headers=token)
                 served.append(time.perf_counter() - started)
                 size = len(response.content)
                 assert response.status_code == 200, response.text[:300]
@@ -124,6 +127,7 @@ def _browser() -> object | None:
 
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
+    # --no-sandbox: Chromium's sandbox refuses to start as root (containers, CI); as a plain user it may be dropped
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800"):
         options.add_argument(argument)
     return webdriver.Chrome(service=Service(chromedriver), options=options)

@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memory_sim.env import Env  # noqa: E402
-from memory_sim.inspector import Folder, create_app  # noqa: E402
+from memory_sim.inspector import Access, Folder, create_app  # noqa: E402
 from memory_sim.memory.system import MemorySystem  # noqa: E402
 from memory_sim.server.loopback import LoopbackServer  # noqa: E402
 from memory_sim.settings import Settings  # noqa: E402
@@ -48,6 +48,7 @@ def browser() -> object:
         sys.exit("no chromium + chromedriver: run scripts/ensure-browser")
     options = webdriver.ChromeOptions()
     options.binary_location = chromium
+    # --no-sandbox: Chromium's sandbox refuses to start as root (containers, CI); as a plain user it may be dropped
     for argument in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1280,800",
                      "--force-device-scale-factor=1", "--hide-scrollbars"):
         options.add_argument(argument)
@@ -63,10 +64,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         folder = Path(scratch) / "village"
         seed(folder, args.days)
-        inspected = Folder(Settings.load(environ={}, data_dir=folder))
+        inspected, access = Folder(Settings.load(environ={}, data_dir=folder)), Access()
         driver = browser()
         try:
-            with LoopbackServer(create_app(inspected)) as server:
+            with LoopbackServer(create_app(inspected, access)) as server:
+                driver.get(access.url("127.0.0.1", server.port, "/ui"))  # type: ignore[attr-defined]
                 for name, page in PAGES.items():
                     driver.get(f"http://127.0.0.1:{server.port}{page}")  # type: ignore[attr-defined]
                     driver.save_screenshot(str(args.out / name))  # type: ignore[attr-defined]

@@ -185,8 +185,30 @@ def open_ai(settings: Settings) -> Ai:
     return local_ai(runtime=settings.embed_runtime, threads=settings.embed_threads)
 
 
+BRIEF_HOLDER = "memory-sim inspect"  # a holder that keeps a folder for one request only (memory_sim/inspector)
+BRIEF_WAIT_S = 10.0  # how long an opener waits for such a holder to let go before it is refused
+
+
 def _lock_or_route(settings: Settings, rebuild_index: bool) -> Any:
-    """The folder's lock, or the route through the live owner that serves it (owner.Route)."""
+    """The folder's lock, or the route through the live owner that serves it (owner.Route). A folder held by a
+    brief holder (the inspector, for the one request it answers) is waited for, up to BRIEF_WAIT_S."""
+    import time
+
+    from memory_sim.errors import DataInUseError
+    from memory_sim.folder_lock import read_owner
+
+    deadline = time.monotonic() + BRIEF_WAIT_S
+    while True:
+        try:
+            return _lock_or_route_once(settings, rebuild_index)
+        except DataInUseError:
+            holder = read_owner(settings.data_dir)
+            if holder is None or holder.verb != BRIEF_HOLDER or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)  # the inspector lets go as soon as its request is answered
+
+
+def _lock_or_route_once(settings: Settings, rebuild_index: bool) -> Any:
     from memory_sim import owner
     from memory_sim.errors import DataInUseError
 

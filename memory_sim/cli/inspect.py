@@ -12,14 +12,15 @@ import argparse
 def _inspect(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from memory_sim.inspector import PREFIX, Folder, create_app
+    from memory_sim.inspector import PREFIX, Access, Folder, create_app
 
     folder = Folder.from_settings(args.settings)
     with folder.env():  # opened once now (the libraries load: seconds), so the first page is as quick as the rest
         pass
-    app = create_app(folder)
-    print(f"memory-sim: the inspector of {args.data} on http://127.0.0.1:{args.port}{PREFIX}/ (read-only); "
-          "Ctrl-C stops", flush=True)
+    access = Access()  # a new token each start: the URL below carries it, the browser trades it for a cookie
+    app = create_app(folder, access)
+    print(f"memory-sim: the inspector of {args.data} (read-only); open {access.url('127.0.0.1', args.port, PREFIX)}"
+          " ; Ctrl-C stops", flush=True)
     try:
         uvicorn.run(app, host="127.0.0.1", port=args.port, log_level=args.log_level)
     finally:

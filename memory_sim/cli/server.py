@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory_sim.server.auth import TokenTable
 
 TOKEN_HELP = (
     "who may use which account: TOKEN:ACCOUNT[+ACCOUNT...], entries separated by ',' or given as repeated --token "
@@ -46,7 +50,7 @@ def _serve(args: argparse.Namespace) -> int:
             app = build_server_app(Path(args.data), served, d1_engine=settings.d1_engine,
                                    visibility_lag_s=args.visibility_lag, ai=env.AI)
             owner.serve_env(app, env)  # ... as the account `local`
-            ui = _mount_inspector(app, env, args.host)
+            ui = _mount_inspector(app, env, args.host, args.port, served)
             owned.publish(owner.published_address(args.host, args.port), own_token,
                           **owner.served_fields(settings))
             print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "
@@ -56,9 +60,12 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def _mount_inspector(app: object, env: object, host: str) -> str:
-    """The inspector's pages at /ui: on loopback only, since they need no token (docs/inspector.md)."""
+def _mount_inspector(app: object, env: object, host: str, port: int, tokens: TokenTable) -> str:
+    """The inspector's pages at /ui, on loopback only (docs/inspector.md): they open with a token of their own,
+    printed here in a URL, or with an API token that opens the account `local`."""
     import ipaddress
+
+    from memory_sim import owner
 
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -66,10 +73,11 @@ def _mount_inspector(app: object, env: object, host: str) -> str:
         loopback = False
     if not loopback:
         return "; the inspector (/ui) is served on loopback hosts only"
-    from memory_sim.inspector import PREFIX, Folder, mount
+    from memory_sim.inspector import PREFIX, Access, Folder, mount
 
-    mount(app, Folder.of_env(env))  # type: ignore[arg-type]
-    return f", the inspector at {PREFIX}/"
+    access = Access(also=lambda token: tokens.refusal(f"Bearer {token}", owner.LOCAL_ACCOUNT) is None)
+    mount(app, Folder.of_env(env), access)  # type: ignore[arg-type]
+    return f"; the inspector at {access.url(host, port, PREFIX)}"
 
 
 def _unwind_on_sigterm() -> None:

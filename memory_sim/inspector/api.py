@@ -49,8 +49,9 @@ def answer(request: Request, make: Any, *args: Any) -> JSONResponse:
 
 def village_data(folder: Folder, q: str = "") -> dict[str, Any]:
     with folder.env() as env:
-        day, npcs = queries.village(env.DB, q)
-    return {"folder": folder.label, "worldDay": day, "query": q, "throughOwner": folder.through_owner,
+        now, npcs = queries.village(env.DB, q)
+    return {"folder": folder.label, "worldDay": now.day, "worldTime": str(now), "query": q,
+            "throughOwner": folder.through_owner,
             "npcs": [dict(asdict(n), per_day={str(d): c for d, c in sorted(n.per_day.items())}) for n in npcs]}
 
 
@@ -72,7 +73,10 @@ def memory_data(folder: Folder, memory_id: str) -> dict[str, Any]:
         except VectorizeError as exc:
             index = {"error": str(exc)}
     row = record.row
-    return {"row": row, "state": record.state, "index": index, "outbox": record.outbox, "forgotten": record.forgotten,
+    outbox = None if record.outbox is None else dict(record.outbox, due=queries.when(record.outbox["next_attempt_at"]))
+    forgotten = None if record.forgotten is None else dict(record.forgotten,
+                                                               when=queries.when(record.forgotten["forgotten_at"]))
+    return {"row": row, "state": record.state, "index": index, "outbox": outbox, "forgotten": forgotten,
             "sources": record.sources, "summaries": record.summaries, "npcId": row["npc_id"]}
 
 
@@ -130,7 +134,8 @@ def health_data(folder: Folder) -> dict[str, Any]:
         state = queries.health(env.DB)
     config = MemoryConfig()
     outbox = [dict(r, due=queries.when(r["next_attempt_at"])) for r in state.outbox]
-    return {"worldDay": state.world_day, "outboxTotal": state.outbox_total, "outbox": outbox,
+    return {"worldDay": state.world_time.day, "worldTime": str(state.world_time), "outboxTotal": state.outbox_total,
+            "outbox": outbox,
             "backoff": [{"attempt": n, "delayS": retry_delay_s(n, config)} for n in range(1, 8)],
             "maxAttempts": config.retry_max_attempts, "jobs": queries.job_periods(state.jobs),
             "counters": state.counters, "consolidations": state.consolidations}
@@ -151,12 +156,12 @@ def api_village(request: Request, q: str = "") -> JSONResponse:
     return answer(request, village_data, q)
 
 
-@router.get("/npcs/{npc_id}")
+@router.get("/npcs/{npc_id:path}")
 def api_npc(request: Request, npc_id: str) -> JSONResponse:
     return answer(request, npc_data, npc_id)
 
 
-@router.get("/memories/{memory_id}")
+@router.get("/memories/{memory_id:path}")
 def api_memory(request: Request, memory_id: str) -> JSONResponse:
     return answer(request, memory_data, memory_id)
 

@@ -1,21 +1,25 @@
 """The data folder the inspector reads, opened the one way every process opens it (`Env.from_settings`).
 
 - Under `memory-sim serve` the server's own Env is handed in and used as it is (`Folder.of_env`).
-- `memory-sim inspect` opens the folder per request burst (`Folder.from_settings`): a folder another process
-  runs (`memory-sim run`) is read through that owner's API, so the pages follow the run on every reload; a
-  stopped folder is opened here and closed again after `hold_s` idle seconds, so the inspector does not keep
-  the folder from `memory-sim run` while nobody is looking.
+- `memory-sim inspect` opens the folder per request (`Folder.from_settings`): a folder another process runs
+  (`memory-sim run`) is read through that owner's API, so the pages follow the run on every reload; a stopped
+  folder is opened for one request and closed before its answer goes out, so the inspector never holds the
+  folder's lock between requests, however often a page reloads. While it holds the lock, its owner record
+  names it a brief holder (`builder.BRIEF_HOLDER`): a `remember` or `run` that finds it waits for it to let go
+  instead of being refused. A request that finds the folder held by another `memory-sim` verb that does not
+  serve it (a `remember`, a `stats`) waits for it the same way, up to `WAIT_S`.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_sim.errors import ConfigError
+from memory_sim.errors import ConfigError, DataInUseError
 
 if TYPE_CHECKING:
     from memory_sim.env import Env
@@ -23,26 +27,29 @@ if TYPE_CHECKING:
     from memory_sim.settings import Settings
 
 
+WAIT_S = 10.0  # how long a request waits for a folder that another process holds without serving it
+_RETRY_S = 0.05
+
+
 class Folder:
     """Hands out the folder's Env (and a MemorySystem over it for recall), one request at a time."""
 
-    def __init__(self, settings: Settings | None = None, env: Env | None = None, hold_s: float = 3.0) -> None:
+    def __init__(self, settings: Settings | None = None, env: Env | None = None) -> None:
         self.settings, self._env, self._given = settings, env, env is not None
-        self.hold_s = hold_s
         self._system: MemorySystem | None = None
         self._owner_pid: int | None = None
         self._lock = threading.RLock()
-        self._timer: threading.Timer | None = None
+        self._depth = 0  # nested `env()` blocks of the request in progress: the outermost one closes
 
     @classmethod
     def of_env(cls, env: Env) -> Folder:
         return cls(env=env)
 
     @classmethod
-    def from_settings(cls, settings: Settings, hold_s: float = 3.0) -> Folder:
+    def from_settings(cls, settings: Settings) -> Folder:
         if settings.backend == "local" and not Path(settings.data_dir).is_dir():
             raise ConfigError(f"no data folder {str(settings.data_dir)!r} (a mistyped --data or $MEMORY_SIM_DATA?)")
-        return cls(settings, hold_s=hold_s)
+        return cls(settings)
 
     @property
     def label(self) -> str:
@@ -54,19 +61,24 @@ class Folder:
         """The pid of the owner the folder is read through, if it is."""
         return self._owner_pid
 
+    @property
+    def held(self) -> bool:
+        """Whether this process holds the folder itself now (not through an owner, not handed an Env)."""
+        return not self._given and self._env is not None and self._owner_pid is None
+
     @contextmanager
     def env(self) -> Iterator[Env]:
+        """The folder's Env for one request (blocks nest: a page's several reads share one opening). A folder
+        held here is let go when the outermost block ends; one read through its owner stays connected."""
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
             env = self._current()
+            self._depth += 1
             try:
                 yield env
             finally:
-                if not self._given and self._owner_pid is None and self.hold_s >= 0:
-                    self._timer = threading.Timer(self.hold_s, self.close)
-                    self._timer.daemon = True
-                    self._timer.start()
+                self._depth -= 1
+                if self._depth == 0 and self.held:
+                    self._drop()
 
     @contextmanager
     def system(self, seconds: float) -> Iterator[MemorySystem]:
@@ -94,12 +106,33 @@ class Folder:
         return self._env
 
     def _open(self) -> Env:
+        """Opens the folder (itself, or through its owner), waiting up to WAIT_S for a holder that does not serve
+        it (a CLI verb) to let go."""
+        deadline = time.monotonic() + WAIT_S
+        while True:
+            try:
+                return self._open_once()
+            except DataInUseError:
+                if not self._briefly_held() or time.monotonic() > deadline:
+                    raise
+                time.sleep(_RETRY_S)  # another process's verb holds the folder for a moment
+
+    def _briefly_held(self) -> bool:
+        from memory_sim.folder_lock import read_owner
+
+        holder = read_owner(self.label)
+        return holder is not None and holder.verb.startswith("memory-sim ") and not holder.address
+
+    def _open_once(self) -> Env:
+        from memory_sim.builder import BRIEF_HOLDER
         from memory_sim.env import Env
+        from memory_sim.folder_lock import acting_as
         from memory_sim.owner import announcing, serving
 
         assert self.settings is not None
         routes: list[str] = []
-        with serving(False), announcing(routes.append):  # never serve: the inspector only looks
+        # never serve (the inspector only looks); named a brief holder, so openers wait for it (builder)
+        with serving(False), announcing(routes.append), acting_as(BRIEF_HOLDER):
             env = Env.from_settings(self.settings)
         if routes:
             from memory_sim.folder_lock import read_owner
@@ -115,8 +148,5 @@ class Folder:
 
     def close(self) -> None:
         with self._lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
             if not self._given:
                 self._drop()

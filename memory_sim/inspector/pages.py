@@ -48,7 +48,7 @@ def village(request: Request, q: str = "") -> HTMLResponse:
     return render(request, "village.html", "village", "Village", data=data, sparks=sparks)
 
 
-@router.get("/npcs/{npc_id}", response_class=HTMLResponse)
+@router.get("/npcs/{npc_id:path}", response_class=HTMLResponse)
 def npc(request: Request, npc_id: str) -> HTMLResponse:
     try:
         data = api.npc_data(api.folder_of(request), npc_id)
@@ -63,7 +63,7 @@ def npc(request: Request, npc_id: str) -> HTMLResponse:
                   decay=charts.decay_chart(memories, days))
 
 
-@router.get("/memories/{memory_id}", response_class=HTMLResponse)
+@router.get("/memories/{memory_id:path}", response_class=HTMLResponse)
 def memory(request: Request, memory_id: str) -> HTMLResponse:
     try:
         data = api.memory_data(api.folder_of(request), memory_id)
@@ -77,6 +77,14 @@ def recall(
     request: Request, npc: str = "", q: str = "", mode: str = "hybrid", weighted: bool = False, day: str = "",
     top_k: int = 5,
 ) -> HTMLResponse:
+    try:
+        with api.folder_of(request).env():  # one opening for the page's reads
+            return _recall(request, npc, q, mode, weighted, day, top_k)
+    except MemorySimError as exc:
+        return failed(request, exc, "recall")
+
+
+def _recall(request: Request, npc: str, q: str, mode: str, weighted: bool, day: str, top_k: int) -> HTMLResponse:
     folder = api.folder_of(request)
     form: dict[str, Any] = {"npc": npc, "q": q, "mode": mode, "weighted": weighted, "day": day, "top_k": top_k}
     try:
@@ -99,6 +107,14 @@ def recall(
 
 @router.get("/relationships", response_class=HTMLResponse)
 def relationships(request: Request, day: int | None = None, focus: str = "", a: str = "", b: str = "") -> HTMLResponse:
+    try:
+        with api.folder_of(request).env():  # one opening for the page's reads
+            return _relationships(request, day, focus, a, b)
+    except MemorySimError as exc:
+        return failed(request, exc, "relationships")
+
+
+def _relationships(request: Request, day: int | None, focus: str, a: str, b: str) -> HTMLResponse:
     folder = api.folder_of(request)
     try:
         data = api.relationships_data(folder, day)

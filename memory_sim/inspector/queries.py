@@ -39,20 +39,27 @@ def rows(db: D1Database, sql: str, *values: Any) -> list[dict[str, Any]]:
     return list(db.prepare(sql).bind(*values).all().results)
 
 
-def world_day(db: D1Database, have: set[str]) -> int:
-    """The day the folder's world has reached (meta.world_seconds, or the last job run), else the last memory's."""
-    seconds = 0.0
-    if "meta" in have:
-        saved = db.prepare("SELECT value FROM meta WHERE key = 'world_seconds'").first("value")
-        seconds = float(saved) if saved else 0.0
-    if "job_runs" in have:
-        last = db.prepare("SELECT MAX(ran_at) AS t FROM job_runs").first("t")
+def world_time(db: D1Database, have: set[str]) -> WorldTime:
+    """The moment the folder's world has reached: the world's clock as every entry point reads it
+    (`store.world_seconds`: the saved time, or the last job run), or the latest moment a memory or a forget
+    recorded, if later."""
+    from memory_sim.memory.store import world_seconds
+
+    seconds = world_seconds(db) if {"meta", "job_runs"} <= have else 0.0
+    if "forgotten" in have:
+        last = db.prepare("SELECT MAX(forgotten_at) AS t FROM forgotten").first("t")
         seconds = max(seconds, float(last) if last is not None else 0.0)
-    day = WorldTime.from_seconds(seconds).day
+    now = WorldTime.from_seconds(max(0.0, seconds))
     if "short_term_memories" in have:
-        last_day = db.prepare("SELECT MAX(day) AS d FROM short_term_memories").first("d")
-        day = max(day, int(last_day) if last_day is not None else 0)
-    return day
+        latest = rows(db, "SELECT day, hour FROM short_term_memories ORDER BY day DESC, hour DESC LIMIT 1")
+        if latest:
+            now = max(now, WorldTime(int(latest[0]["day"]), int(latest[0]["hour"])))
+    return now
+
+
+def world_day(db: D1Database, have: set[str]) -> int:
+    """The day the folder's world has reached (`world_time`)."""
+    return world_time(db, have).day
 
 
 # --- the village --------------------------------------------------------------------------------------------
@@ -71,12 +78,12 @@ class NpcRow:
     per_day: dict[int, int] = field(default_factory=dict)
 
 
-def village(db: D1Database, query: str = "") -> tuple[int, list[NpcRow]]:
-    """(world day, every NPC with its counts), registered or only named by memories; `query` keeps those whose
+def village(db: D1Database, query: str = "") -> tuple[WorldTime, list[NpcRow]]:
+    """(world time, every NPC with its counts), registered or only named by memories; `query` keeps those whose
     id or name contains it (case-insensitive)."""
     have = tables(db)
     if "short_term_memories" not in have:
-        return 0, []
+        return world_time(db, have), []
     npcs: dict[str, NpcRow] = {}
     if "npc_state" in have:
         for r in rows(db, "SELECT npc_id, name, role FROM npc_state"):
@@ -95,7 +102,7 @@ def village(db: D1Database, query: str = "") -> tuple[int, list[NpcRow]]:
         npcs[r["npc_id"]].per_day[int(r["day"])] = int(r["n"])
     wanted = query.strip().casefold()
     found = [n for n in npcs.values() if not wanted or wanted in n.id.casefold() or wanted in n.name.casefold()]
-    return world_day(db, have), sorted(found, key=lambda n: (n.name.casefold(), n.id))
+    return world_time(db, have), sorted(found, key=lambda n: (n.name.casefold(), n.id))
 
 
 # --- one NPC ------------------------------------------------------------------------------------------------
@@ -264,7 +271,7 @@ def pair(db: D1Database, a: str, b: str) -> PairHistory:
 
 @dataclass
 class Health:
-    world_day: int
+    world_time: WorldTime
     outbox_total: int
     outbox: list[dict[str, Any]]  # the first rows due, with their retry schedule
     jobs: list[dict[str, Any]]  # each job's last run
@@ -287,7 +294,7 @@ def health(db: D1Database, outbox_limit: int = 100) -> Health:
         "counters" in have) else {}
     made = rows(db, "SELECT day, COUNT(*) AS npcs FROM diaries WHERE summary_id IS NOT NULL GROUP BY day"
                     " ORDER BY day DESC LIMIT 60") if "diaries" in have else []
-    return Health(world_day(db, have), total, outbox, jobs, counters, made)
+    return Health(world_time(db, have), total, outbox, jobs, counters, made)
 
 
 def when(seconds: float | None) -> str:

@@ -12,7 +12,7 @@ from typing import Any
 import httpx
 
 from memory_sim.env import Env
-from memory_sim.inspector import Folder, create_app
+from memory_sim.inspector import Access, Folder, create_app
 from memory_sim.memory.system import MemorySystem
 from memory_sim.server.loopback import LoopbackServer
 from memory_sim.settings import Settings
@@ -41,21 +41,28 @@ def settings_of(folder: Path) -> Settings:
 
 
 @contextmanager
-def inspector(folder: Path, hold_s: float = 3.0) -> Iterator[Inspector]:
-    served = Folder(settings_of(folder), hold_s=hold_s)
+def inspector(folder: Path) -> Iterator[Inspector]:
+    served, access = Folder(settings_of(folder)), Access()
     try:
-        with LoopbackServer(create_app(served)) as server:
-            yield Inspector(f"http://127.0.0.1:{server.port}", served)
+        with LoopbackServer(create_app(served, access)) as server:
+            yield Inspector(f"http://127.0.0.1:{server.port}", served, access)
     finally:
         served.close()
 
 
 class Inspector:
-    def __init__(self, base: str, folder: Folder) -> None:
-        self.base, self.folder = base, folder
+    """The inspector on a loopback port; `get` and `json` send its token, as a script would."""
+
+    def __init__(self, base: str, folder: Folder, access: Access) -> None:
+        self.base, self.folder, self.access = base, folder, access
+
+    @property
+    def token(self) -> str:
+        return self.access.token
 
     def get(self, path: str, **params: Any) -> httpx.Response:
-        return httpx.get(f"{self.base}{path}", params=params, timeout=60)
+        return httpx.get(f"{self.base}{path}", params=params, timeout=60,
+                         headers={"Authorization": f"Bearer {self.token}"})
 
     def json(self, path: str, status: int = 200, **params: Any) -> Any:
         response = self.get(path, **params)

@@ -4,7 +4,6 @@ folder (MemorySystem, D1 through the binding, check)."""
 from __future__ import annotations
 
 import math
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -156,8 +155,8 @@ def test_health_shows_the_outbox_jobs_counters_and_a_clean_check(ui: Inspector) 
 
 def test_an_empty_folder_answers_with_empty_pages_not_errors(tmp_path: Path) -> None:
     with inspector(tmp_path) as empty:
-        assert empty.json("/ui/api/village") == {"folder": str(tmp_path), "worldDay": 0, "query": "",
-                                                 "throughOwner": None, "npcs": []}
+        assert empty.json("/ui/api/village") == {"folder": str(tmp_path), "worldDay": 0, "worldTime": "day 0 00:00",
+                                                 "query": "", "throughOwner": None, "npcs": []}
         page = empty.get("/ui/")
         assert page.status_code == 200 and "No NPCs yet" in page.text
         assert "No relationships recorded" in empty.get("/ui/relationships").text
@@ -169,19 +168,17 @@ def test_a_missing_folder_is_refused_in_one_line(tmp_path: Path) -> None:
         Folder.from_settings(Settings.load(environ={}, data_dir=tmp_path / "typo"))
 
 
-def test_a_stopped_folder_is_let_go_between_looks(village_folder: Path, tmp_path: Path) -> None:
+def test_a_stopped_folder_is_never_held_between_requests(village_folder: Path, tmp_path: Path) -> None:
     import shutil
 
     from memory_sim.env import Env
-    from memory_sim.errors import DataInUseError
 
     folder = tmp_path / "copy"
     shutil.copytree(village_folder, folder)
-    with inspector(folder, hold_s=1.0) as looking:
-        assert looking.json("/ui/api/village")["npcs"]
-        with pytest.raises(DataInUseError, match="already open|in use"):  # while it looks, it is the inspector's
-            Env.local(folder, environ={}, serve_owner=False)
-        time.sleep(1.5)
-        with Env.local(folder, environ={}, serve_owner=False) as env:  # then it is free again, for `run` too
-            assert store.count_memories(env.DB) > 0
+    with inspector(folder) as looking:
+        for path in ("/ui/api/village", "/ui/api/npcs/margaret", "/ui/", "/ui/relationships", "/ui/health"):
+            assert looking.get(path).status_code == 200
+            assert not looking.folder.held
+            with Env.local(folder, environ={}, serve_owner=False) as env:  # free at once, for `run` too
+                assert store.count_memories(env.DB) > 0
         assert looking.json("/ui/api/village")["npcs"]  # and the next look opens it again

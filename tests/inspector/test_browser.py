@@ -18,6 +18,7 @@ import pytest
 from inspector_helpers import CLI, QUESTION, Inspector, inspector, seed_village
 
 from memory_sim.folder_lock import read_owner
+from memory_sim.inspector.access import cookie_name
 from memory_sim.memory import store
 from memory_sim.memory.system import MemorySystem
 
@@ -86,6 +87,14 @@ def all_css(driver: Any, css: str) -> list[Any]:
     return list(driver.find_elements(By.CSS_SELECTOR, css))
 
 
+def sign_in(driver: Any, inspector: Inspector) -> None:
+    """Opens the URL the inspector prints at start, as its user would: the token becomes a cookie and leaves the
+    address bar."""
+    driver.get(f"{inspector.base}/ui/?token={inspector.token}")
+    assert driver.current_url == f"{inspector.base}/ui/"
+    assert driver.get_cookie(cookie_name(int(inspector.base.rsplit(":", 1)[1])))["httpOnly"] is True
+
+
 def test_village_margaret_recall_relationships_and_health(ui: Inspector, browser: Any, artefacts: Path) -> None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
@@ -96,7 +105,7 @@ def test_village_margaret_recall_relationships_and_health(ui: Inspector, browser
         expected = system.weighted_recall("margaret", QUESTION, system.today())
         margaret_memories = store.count_memories(env.DB, "npc_id = 'margaret'")
 
-    browser.get(f"{ui.base}/ui/")
+    sign_in(browser, ui)
     assert len(all_css(browser, "#npcs tbody tr")) == 8
     shot(browser, artefacts, "village")
     search = by_css(browser, "input[name=q]")
@@ -152,6 +161,7 @@ def test_the_pages_are_usable_from_the_keyboard(ui: Inspector, browser: Any) -> 
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.keys import Keys
 
+    sign_in(browser, ui)
     browser.get(f"{ui.base}/ui/health")
     actions = ActionChains(browser)
     for _ in range(3):  # skip link, Village, Recall
@@ -177,6 +187,19 @@ def test_the_pages_are_usable_from_the_keyboard(ui: Inspector, browser: Any) -> 
     no_console_errors(browser)
 
 
+def test_without_the_token_the_browser_sees_nothing(ui: Inspector, browser: Any) -> None:
+    browser.delete_all_cookies()
+    for path in ("/ui/", "/ui/npcs/margaret", "/ui/api/village"):
+        browser.get(f"{ui.base}{path}")
+        assert "Margaret" not in browser.page_source and "needs its token" in browser.page_source
+    logged = [e["message"] for e in browser.get_log("browser") if e["level"] == "SEVERE"
+              and "/favicon.ico " not in e["message"]]  # asked for by the browser's own JSON viewer
+    assert len(logged) == 3 and all("401" in m for m in logged), "\n".join(logged)  # the refusals are all it logs
+    sign_in(browser, ui)
+    assert len(all_css(browser, "#npcs tbody tr")) == 8
+    no_console_errors(browser)
+
+
 def wait_for_owner(folder: Path, process: subprocess.Popen[str], timeout_s: float = 90) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -189,8 +212,8 @@ def wait_for_owner(folder: Path, process: subprocess.Popen[str], timeout_s: floa
 
 
 def world_day_shown(browser: Any) -> int:
-    heading = by_css(browser, "h1").text  # "Village · world day N"
-    return int(heading.rsplit(" ", 1)[1])
+    heading = by_css(browser, "#world-time").text  # "· world time day N HH:00"
+    return int(heading.split("day ", 1)[1].split(" ", 1)[0])
 
 
 def test_a_folder_that_memory_sim_run_advances_moves_on_reload(
@@ -202,7 +225,7 @@ def test_a_folder_that_memory_sim_run_advances_moves_on_reload(
     try:
         wait_for_owner(tmp_path, run)
         with inspector(tmp_path) as live:
-            browser.get(f"{live.base}/ui/")
+            sign_in(browser, live)
             assert f"read through the owner (pid {run.pid})" in by_css(browser, "header").text
             first = world_day_shown(browser)
             deadline, now = time.monotonic() + 30, first

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -29,6 +30,16 @@ def stop(process: subprocess.Popen[bytes]) -> str:
     return process.communicate(timeout=30)[0].decode()
 
 
+def printed_url(process: subprocess.Popen[bytes]) -> tuple[str, str]:
+    """The inspector's URL the process prints at start, and the token in it."""
+    assert process.stdout is not None
+    while line := process.stdout.readline().decode():
+        found = re.search(r"(http://\S+/ui/\?token=([\w-]+))", line)
+        if found:
+            return found[1], found[2]
+    raise AssertionError(f"no inspector URL printed (exit {process.wait(timeout=30)})")
+
+
 def test_inspect_serves_the_pages_of_a_folder_on_loopback(village_folder: Path, tmp_path: Path) -> None:
     folder = tmp_path / "copy"
     shutil.copytree(village_folder, folder)
@@ -36,13 +47,17 @@ def test_inspect_serves_the_pages_of_a_folder_on_loopback(village_folder: Path, 
     process = subprocess.Popen([*CLI, "--data", str(folder), "inspect", "--port", str(port)],
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        page = wait_for(f"http://127.0.0.1:{port}/ui/", process)
-        assert page.status_code == 200 and "Margaret" in page.text
-        assert httpx.get(f"http://127.0.0.1:{port}/ui/api/npcs/tom").json()["name"] == "Tom"
-        assert httpx.get(f"http://127.0.0.1:{port}/", follow_redirects=True).url.path == "/ui/"
+        url, token = printed_url(process)
+        assert url.startswith(f"http://127.0.0.1:{port}/ui/?token=")
+        assert wait_for(f"http://127.0.0.1:{port}/ui/", process).status_code == 401  # without it, nothing
+        with httpx.Client(timeout=60, follow_redirects=True) as browser:
+            page = browser.get(url)  # the printed URL, as a browser opens it: the token becomes a cookie
+            assert page.status_code == 200 and "Margaret" in page.text and page.url.query == b""
+            assert browser.get(f"http://127.0.0.1:{port}/ui/api/npcs/tom").json()["name"] == "Tom"
+            assert browser.get(f"http://127.0.0.1:{port}/?token={token}").url.path == "/ui/"
+        assert httpx.get(f"http://127.0.0.1:{port}/ui/api/npcs/tom").status_code == 401
     finally:
-        output = stop(process)
-    assert f"http://127.0.0.1:{port}/ui/" in output
+        stop(process)
 
 
 def test_inspect_of_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path) -> None:
@@ -52,23 +67,33 @@ def test_inspect_of_a_missing_folder_is_one_line_and_exit_2(tmp_path: Path) -> N
     assert not (tmp_path / "typo").exists()
 
 
-def test_serve_has_the_inspector_at_ui_without_opening_the_api_to_no_token(
+def test_serve_has_the_inspector_at_ui_behind_its_token_or_an_api_token_for_local(
     village_folder: Path, tmp_path: Path
 ) -> None:
     folder = tmp_path / "copy"
     shutil.copytree(village_folder, folder)
     port = free_port()
+    base = f"http://127.0.0.1:{port}"
     process = subprocess.Popen([*CLI, "--data", str(folder), "serve", "--port", str(port), "--log-level", "warning"],
-                               env={**os.environ, "MEMORY_SIM_API_TOKEN": "secret"},
+                               env={**os.environ, "MEMORY_SIM_API_TOKEN": "secret:local,other:elsewhere"},
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        village = wait_for(f"http://127.0.0.1:{port}/ui/api/village", process).json()
-        assert len(village["npcs"]) == 8 and village["throughOwner"] is None  # the server's own Env
-        recalled = httpx.get(f"http://127.0.0.1:{port}/ui/api/recall",
-                             params={"npc": "margaret", "q": "What does Margaret think of Tom?"}, timeout=60).json()
-        assert recalled["results"] and "parts" in recalled["results"][0]
-        assert httpx.get(f"http://127.0.0.1:{port}/ui/health").status_code == 200
-        assert httpx.get(f"http://127.0.0.1:{port}/client/v4/accounts/local/d1/database").status_code == 401
+        url, token = printed_url(process)
+        assert url.startswith(f"{base}/ui/?token=") and token not in ("secret", "other")
+        assert wait_for(f"{base}/ui/api/village", process).status_code == 401  # no token: the data stays
+        assert httpx.get(f"{base}/ui/health").status_code == 401
+        assert httpx.get(f"{base}/ui/api/village", headers={"Host": f"evil.example:{port}",
+                                                            "Authorization": f"Bearer {token}"}).status_code == 403
+        assert httpx.get(f"{base}/ui/api/village", headers={"Authorization": "Bearer other"}).status_code == 401
+        for key in (token, "secret"):  # its own token, or an API token that opens the account `local`
+            village = httpx.get(f"{base}/ui/api/village", headers={"Authorization": f"Bearer {key}"}).json()
+            assert len(village["npcs"]) == 8 and village["throughOwner"] is None  # the server's own Env
+        with httpx.Client(timeout=60, follow_redirects=True) as browser:
+            assert browser.get(url).status_code == 200
+            recalled = browser.get(f"{base}/ui/api/recall",
+                                   params={"npc": "margaret", "q": "What does Margaret think of Tom?"}).json()
+            assert recalled["results"] and "parts" in recalled["results"][0]
+            assert browser.get(f"{base}/ui/health").status_code == 200
+        assert httpx.get(f"{base}/client/v4/accounts/local/d1/database").status_code == 401
     finally:
-        output = stop(process)
-    assert "the inspector at /ui/" in output
+        stop(process)
