@@ -483,19 +483,54 @@ class MemorySystem:
         return self.memory(id)
 
     @_settled
-    def forget(self, ids: str | Sequence[str], reason: str) -> list[str]:
-        """Forgets memories: they leave the index and every recall and listing, and D1 keeps a record with
-        `reason` (so `memory-sim check` knows it was deliberate). Re-running it, or any `retry_pending`,
-        finishes a forget a crash cut short.
+    def forget(self, ids: str | Sequence[str], reason: str = forgetting.DEFAULT_REASON) -> list[str]:
+        """Forgets memories: they leave the index and every recall and listing, their text is erased from D1,
+        and D1 keeps a record with `reason` (so `memory-sim check` knows it was deliberate). What was made from
+        them follows (memory/rederive.py): each summary that drew on them is made again from the sources it has
+        left (or forgotten too, when none is left), and diaries that quote them lose the quote. Re-running it,
+        or any `retry_pending`, finishes a forget a crash cut short.
 
         Returns:
-            The ids newly forgotten, sorted (ones already forgotten are left out).
+            The ids newly forgotten, sorted (ones already forgotten, and summaries forgotten with them, are left
+            out; `lineage(id)` shows those).
 
         Raises:
             NotFound: an id names no memory (nothing is forgotten then).
         """
         self._nothing_to_retry = False
-        return forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
+        done = forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
+        self._remake_summaries()
+        return done
+
+    @_settled
+    def update_memory(self, id: str, *, content: str) -> StoredMemory:
+        """Corrects a memory's text: D1 holds the new text, the index's copy is embedded again, each summary made
+        from it is made again (memory/rederive.py, as `forget` does) and diaries quoting it quote the new text.
+
+        Returns:
+            The memory as D1 holds it now.
+
+        Raises:
+            NotFound: no memory has this id. InvalidInput: it is forgotten, or the text is empty or too long.
+        """
+        from memory_sim.memory import correcting
+
+        self._nothing_to_retry = False
+        hidden = correcting.correct(self.env, id, content, self.clock())
+        forgetting.finish(self.env, hidden)
+        self._remake_summaries()
+        if self.memory(id).index_state == "pending":
+            self.index_memories([id])
+        return self.memory(id)
+
+    def _remake_summaries(self) -> bool:
+        """Summaries a forget or correction hid, made again from their remaining sources (memory/rederive.py)."""
+        from memory_sim.memory import rederive
+
+        def summarise(sentences: list[tuple[str, float]]) -> str:
+            return self.summariser.summarise(sentences, self.config.summary_sentences)
+
+        return rederive.finish(self.env, summarise, self.config, self.clock())
 
     @_settled
     def forget_npc(self, npc_id: str) -> list[str]:
@@ -506,7 +541,9 @@ class MemorySystem:
             The ids newly forgotten.
         """
         self._nothing_to_retry = False
-        return forgetting.forget_npc(self.env, npc_id, self.clock())
+        done = forgetting.forget_npc(self.env, npc_id, self.clock())
+        self._remake_summaries()
+        return done
 
     @_settled
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
@@ -589,6 +626,7 @@ class MemorySystem:
         self._nothing_to_retry = self._left_behind = False
         half_done = [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])]
         finished = forgetting.finish(self.env, half_done) == len(half_done)  # forgets a crash cut short
+        finished = self._remake_summaries() and finished  # and the summaries they hid
         report, empty = retry_pending(self, self.clock() if now is None else now)
         self._nothing_to_retry = finished and empty
         return report
