@@ -3,7 +3,8 @@
 `forget` is safe to re-run after a crash at any point: one D1 batch marks the rows `forgetting`, records why in
 `forgotten`, erases their text, drops their outbox rows, and hides what was made from them (rederive.py: the
 summaries drawing on them, the diaries quoting them); then the vectors are deleted from the index; then a second
-batch marks the recorded rows `forgotten`, and the hidden summaries are made again from what is left. A process that dies between the steps leaves `forgetting` rows, which every reader already
+batch marks the recorded rows `forgotten`, and the hidden summaries are made again from what is left.
+A process that dies between the steps leaves `forgetting` rows, which every reader already
 skips and which `finish` (run by `retry_pending`, hence by every writing verb) completes. `check` counts a
 forgotten memory as deliberate: only its vector still being in the index is drift.
 """
