@@ -245,6 +245,13 @@ def recent_short_term(db: D1Database, npc_id: str, limit: int) -> list[StoredMem
     return _select(db, "npc_id = ?", npc_id, order=f"day DESC, hour DESC, importance DESC, id LIMIT {int(limit)}")
 
 
+def kept_in_d1_only(db: D1Database, npc_id: str, since_day: int, limit: int) -> list[StoredMemory]:
+    """The NPC's observations never sent to the index (importance at or below the threshold) from `since_day` on,
+    newest first."""
+    return _select(db, "npc_id = ? AND index_state = 'none' AND kind = 'observation' AND day >= ?", npc_id,
+                   since_day, order=f"day DESC, hour DESC, id LIMIT {int(limit)}")
+
+
 def set_state(
     db: D1Database, ids: Iterable[str], state: str, indexed_at: float | None = None, *, set_unchanged: bool = False
 ) -> list[D1PreparedStatement]:
@@ -352,6 +359,18 @@ def read_proof(db: D1Database) -> Proof | None:
 def remembered_after(db: D1Database, npc_id: str, seq: int) -> list[StoredMemory]:
     """The NPC's memories remembered after the counter stood at `seq`, in remember order."""
     return _select(db, "npc_id = ? AND seq > ?", npc_id, seq, order="seq, id")
+
+
+def has_memories(db: D1Database, npc_id: str) -> bool:
+    """Whether the NPC has any memory row, forgotten ones too."""
+    return bool(db.prepare("SELECT 1 AS x FROM short_term_memories WHERE npc_id = ? LIMIT 1").bind(npc_id).first("x"))
+
+
+def memory_npc_in_other_case(db: D1Database, npc_id: str) -> str | None:
+    """An NPC id with memories equal to `npc_id` but for case, or None."""
+    sql = "SELECT DISTINCT npc_id FROM short_term_memories WHERE lower(npc_id) = lower(?) AND npc_id <> ? LIMIT 1"
+    value = db.prepare(sql).bind(npc_id, npc_id).first("npc_id")
+    return None if value is None else str(value)
 
 
 def count_memories(db: D1Database, where: str = "1 = 1") -> int:

@@ -246,7 +246,8 @@ class MemorySystem:
 
     @_settled
     def recall(
-        self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
+        self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE, *,
+        include_recent: bool = False,
     ) -> list[Recollection]:
         """This NPC's memories that best answer the query, by meaning (age and importance play no part; see
         `weighted_recall`).
@@ -257,6 +258,9 @@ class MemorySystem:
             top_k: how many to return (1-100).
             mode: "hybrid" (vector + BM25 over D1 + neighbouring memories, the default), "vector" (cosine
                 similarity in the index) or "keyword" (BM25 over D1).
+            include_recent: also search the NPC's recent memories kept in D1 only (importance at or below
+                0.7, never embedded) by keyword and recency, with no embedding (memory/recent.py); they come
+                back with `source="d1"`.
 
         Returns:
             Up to `top_k` `Recollection`s, highest `score` first (the mode's score). No two share a text, and a
@@ -264,7 +268,8 @@ class MemorySystem:
             NPC has no memories; an id that differs from a registered NPC's only in case is refused.
         """
         _check_recall(npc_id, query, top_k, mode)
-        found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
+        found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score,
+                                   include_recent)
         return found or self._nothing_for(npc_id)
 
     @_settled
@@ -275,6 +280,8 @@ class MemorySystem:
         current_day: int | None = None,
         top_k: int = 5,
         mode: RecallMode = DEFAULT_RECALL_MODE,
+        *,
+        include_recent: bool = False,
     ) -> list[Recollection]:
         """`recall`, ranked by the design's effective score:
         `score * importance / (1 + (current_day - day) * decayFactor)`.
@@ -285,6 +292,7 @@ class MemorySystem:
             current_day: the sim day ages are counted to; `today()` when None.
             top_k: how many to return (1-100).
             mode: how candidates are found, as for `recall`.
+            include_recent: also search recent memories kept in D1 only, as for `recall`.
 
         Returns:
             Up to `top_k` `Recollection`s with `effective_score` set, highest first, each with its memory's
@@ -301,20 +309,23 @@ class MemorySystem:
             return rank_weighted(weighted, k)
 
         return self._distinct_top(
-            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank
+            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent
         ) or self._nothing_for(npc_id)
 
     def _nothing_for(self, npc_id: str) -> list[Recollection]:
-        """An empty recall, unless the id is another case of a registered NPC's: that is refused with a hint."""
-        npc_registry.refuse_case_twin(self.env.DB, npc_id)
+        """An empty recall, unless the NPC is unknown (neither registered nor remembering anything; a name or
+        role given for an id, a typo, a capital): that is refused with a hint (npcs.refuse_unknown)."""
+        npc_registry.refuse_unknown(self.env.DB, npc_id)
         return []
 
     def _distinct_top(
-        self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking
+        self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking,
+        include_recent: bool = False,
     ) -> list[Recollection]:
         """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats
-        leave it short and more may exist."""
+        leave it short and more may exist; with `include_recent`, recent D1-only memories join the candidates."""
         k = min(VECTORIZE_MAX_TOP_K, k)
+        recent = self._recent(npc_id, query) if include_recent else []
         while True:
             candidates = recall_sources.gather(
                 self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
@@ -322,10 +333,19 @@ class MemorySystem:
             if candidates.fell_back:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
+            found += [r for r in recent if r.id not in {f.id for f in found}]
             kept = distinct(rank(found, len(found)))
             if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
+
+    def _recent(self, npc_id: str, query: str) -> list[Recollection]:
+        """Recent D1-only memories by keyword and recency (memory/recent.py); no embedding."""
+        from memory_sim.memory import recent
+
+        expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB)) if (
+            self.config.expand_npc_names) else query
+        return recent.recent_candidates(self.env, npc_id, query, expanded, self.today())
 
     @_settled
     def lineage(self, memory_id: str) -> Lineage:
@@ -353,10 +373,11 @@ class MemorySystem:
         """What the NPC recalls when deciding (e.g. "Shall I go to the pub tonight?").
 
         Returns:
-            `weighted_recall` of the situation as of `today()`: up to `top_k` `Recollection`s, weighted by age
-            (in sim days) and importance, highest first.
+            `weighted_recall` of the situation as of `today()`, recent memories kept in D1 only included
+            (`include_recent=True`, as the design's decision module falls back to short-term memory): up to
+            `top_k` `Recollection`s, weighted by age (in sim days) and importance, highest first.
         """
-        return self.weighted_recall(npc_id, situation, self.today(), top_k)
+        return self.weighted_recall(npc_id, situation, self.today(), top_k, include_recent=True)
 
     @_settled
     def relationship_context(self, npc_a: str, npc_b: str, top_k: int = 5) -> RelationshipContext:
