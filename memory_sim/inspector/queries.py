@@ -187,7 +187,8 @@ def memory(db: D1Database, memory_id: str) -> MemoryRecord:
 
     linked: tuple[list[dict[str, Any]], list[dict[str, Any]]] = ([], [])
     if "memory_sources" in have:
-        brief = "SELECT m.id AS id, m.day AS day, m.hour AS hour, m.content AS content FROM memory_sources s"
+        brief = ("SELECT m.id AS id, m.day AS day, m.hour AS hour, m.content AS content, m.index_state AS state"
+                 " FROM memory_sources s")  # state: a forget shows what it reached (made again, or forgotten)
         linked = (rows(db, f"{brief} JOIN short_term_memories m ON m.id = s.source_id WHERE s.summary_id = ?"
                            " ORDER BY m.day, m.hour, m.id", memory_id),
                   rows(db, f"{brief} JOIN short_term_memories m ON m.id = s.summary_id WHERE s.source_id = ?"

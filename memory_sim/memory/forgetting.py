@@ -1,8 +1,10 @@
 """Listing, fixing and forgetting memories.
 
 `forget` is safe to re-run after a crash at any point: one D1 batch marks the rows `forgetting`, records why in
-`forgotten` and drops their outbox rows; then the vectors are deleted from the index; then a second batch marks
-them `forgotten`. A process that dies between the steps leaves `forgetting` rows, which every reader already
+`forgotten`, erases their text, drops their outbox rows, and hides what was made from them (rederive.py: the
+summaries drawing on them, the diaries quoting them); then the vectors are deleted from the index; then a second
+batch marks the recorded rows `forgotten`, and the hidden summaries are made again from what is left.
+A process that dies between the steps leaves `forgetting` rows, which every reader already
 skips and which `finish` (run by `retry_pending`, hence by every writing verb) completes. `check` counts a
 forgotten memory as deliberate: only its vector still being in the index is drift.
 """
@@ -16,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING
 from memory_sim.errors import InvalidInput, NotFound, VectorizeError
-from memory_sim.memory import rules, store
+from memory_sim.memory import rederive, rules, store
 from memory_sim.memory.models import StoredMemory
 
 if TYPE_CHECKING:
@@ -101,8 +103,14 @@ def one(env: Env, memory_id: str) -> StoredMemory:
     return found[memory_id]
 
 
+DEFAULT_REASON = "forgotten on request"
+
+
 def forget(env: Env, ids: Sequence[str], reason: str, now: float) -> list[str]:
-    """Forgets the memories (unknown ids refused first, already-forgotten ones skipped); returns the ids."""
+    """Forgets the memories (unknown ids refused first, already-forgotten ones skipped); returns the ids. What was
+    made from them is reached in the same batch (rederive.py): the summaries drawing on them are hidden (made
+    again by `rederive.finish`, or forgotten when no source is left) and the diaries quoting them rewritten.
+    Their text is erased from D1: only the id, the NPC, the time and the reason stay."""
     rules.text("reason", reason)
     for memory_id in ids:
         rules.text("memory_id", memory_id)
@@ -111,11 +119,16 @@ def forget(env: Env, ids: Sequence[str], reason: str, now: float) -> list[str]:
     if missing:
         raise NotFound(f"no memory {missing[0]!r}" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
     todo = sorted({i for i in ids if found[i].index_state != "forgotten"})
+    hidden: list[str] = []
     if todo:
         rows = [found[i] for i in todo]
-        env.DB.batch(store.set_state(env.DB, todo, "forgetting") + _record(env.DB, rows, reason, now)
-                     + store.dequeue(env.DB, todo) + [store.bump_revision(env.DB)])
-    finish(env, todo)
+        reach = rederive.plan(env.DB, rows)
+        hidden = reach.hidden()
+        env.DB.batch(store.set_state(env.DB, todo, "forgetting") + store.record_forgets(env.DB, rows, reason, now)
+                     + store.erase_content(env.DB, todo) + store.dequeue(env.DB, todo)
+                     + reach.statements(env.DB, now)
+                     + [store.bump_revision(env.DB)])
+    finish(env, todo + hidden)
     return todo
 
 
@@ -130,8 +143,9 @@ def finish(env: Env, ids: Sequence[str] | None = None) -> int:
             env.VECTORIZE.delete_by_ids(ids[start : start + VECTORIZE_MAX_BATCH_BINDING])
     except VectorizeError:
         return 0
-    if ids:
-        env.DB.batch(store.set_state(env.DB, ids, "forgotten"))
+    recorded = sorted(store.recorded_forgets(env.DB, ids))  # the others are summaries rederive.finish makes again
+    if recorded:
+        env.DB.batch(store.set_state(env.DB, recorded, "forgotten"))
     return len(ids)
 
 
@@ -159,19 +173,6 @@ def update_importance(env: Env, memory_id: str, value: Any, now: float) -> Store
 
 
 # --- statements (plain SQLite, as store.py's) ----------------------------------------------------------------
-
-
-def _record(db: D1Database, memories: Sequence[StoredMemory], reason: str, at: float) -> list[D1PreparedStatement]:
-    """Why each memory was forgotten (the first reason stands when a forget is re-run); 4 parameters a row."""
-    statements = []
-    for start in range(0, len(memories), 24):
-        chunk = memories[start : start + 24]
-        rows = ", ".join("(?, ?, ?, ?)" for _ in chunk)
-        values = [v for m in chunk for v in (m.id, m.npc_id, reason, at)]
-        sql = (f"INSERT INTO forgotten (memory_id, npc_id, reason, forgotten_at) VALUES {rows}"
-               " ON CONFLICT (memory_id) DO NOTHING")
-        statements.append(db.prepare(sql).bind(*values))
-    return statements
 
 
 def _drop_npc(db: D1Database, npc_id: str) -> list[D1PreparedStatement]:

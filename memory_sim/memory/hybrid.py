@@ -78,6 +78,12 @@ class HybridParams:
     neighbour_weights: tuple[float, ...] = (0.5, 0.3)  # for neighbours at distance 1, 2, ...
     vector_candidates: int = 100  # Vectorize's topK cap without metadata
 
+    @property
+    def max_score(self) -> float:
+        """The highest hybrid score there is (1.8 with the defaults): the vector and keyword weights (each part
+        scaled to 0..1 first) plus every neighbour weight (each lends at most a fused score of 1)."""
+        return self.vector_weight + self.keyword_weight + sum(self.neighbour_weights)
+
 
 def neighbour_context(
     scores: Scores,

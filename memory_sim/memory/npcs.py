@@ -137,3 +137,25 @@ def refuse_case_twin(db: D1Database, npc_id: str) -> None:
         hint = _hint(db, npc_id)
         if hint:
             raise InvalidInput(f"no NPC {npc_id!r}{hint}")
+
+
+def refuse_unknown(db: D1Database, npc_id: str) -> None:
+    """Raises InvalidInput when the NPC is neither registered nor has any memory (forgotten ones count): a typo,
+    a capital, or a name or role given for an id is a mistake, not an empty answer. The message is the CLI's,
+    with a hint: the id in another case, or the registered NPC whose name or role it is."""
+    refuse_case_twin(db, npc_id)
+    if store.npc_profile(db, npc_id) is not None or store.has_memories(db, npc_id):
+        return
+    hint = _named_so(db, npc_id) or store.memory_npc_in_other_case(db, npc_id)
+    shown = f"; did you mean {hint!r}?" if hint else f" ({store.count_memories(db)} memories of other NPCs)"
+    raise InvalidInput(f"no memories of NPC {npc_id!r}{shown}")
+
+
+def _named_so(db: D1Database, words: str) -> str | None:
+    """The registered NPC whose name, alias or role `words` is ("the baker" -> 'hilda'), or None."""
+    wanted = " ".join(words.casefold().split())
+    for npc in all_npcs(db):
+        called = [npc.name, *npc.aliases, npc.role, *(f"the {n}" for n in (npc.role,) if n)]
+        if wanted in (" ".join(c.casefold().split()) for c in called if c):
+            return npc.id
+    return None

@@ -76,7 +76,8 @@ def overlap_score(query: str, text: str) -> float:
 
 def expand_query(query: str, profiles: Sequence[dict[str, str]]) -> str:
     """Adds who a named NPC is ("Tom: the blacksmith, the smith at the forge") to the query: memories often
-    name people by role, and an NPC knows who Tom is even when the embedding model does not."""
+    name people by role, and an NPC knows who Tom is even when the embedding model does not. Both ways: a query
+    naming the role ("the blacksmith") gets the same note, so it reaches memories that say "Tom"."""
     text = " ".join(_WORD.findall(query.lower()))
     known = [p for p in profiles if any(_names(text, n) for n in _known_as(p))]
     notes = [f"{p['name']}: {p['role']}, {p['description']}".rstrip(", ").replace(": , ", ": ") for p in known]
@@ -84,9 +85,9 @@ def expand_query(query: str, profiles: Sequence[dict[str, str]]) -> str:
 
 
 def _known_as(profile: dict[str, str]) -> list[str]:
-    """What a query may call a registered NPC: its id, name and aliases ("Old Tom", "the smith")."""
+    """What a query may call a registered NPC: its id, name, aliases ("Old Tom", "the smith") and role."""
     aliases = str(profile.get("aliases") or "").split(",")
-    return [n for n in (profile["npc_id"], profile["name"], *aliases) if n]
+    return [n for n in (profile["npc_id"], profile["name"], *aliases, str(profile.get("role") or "")) if n]
 
 
 def _names(words: str, name: str) -> bool:

@@ -245,6 +245,13 @@ def recent_short_term(db: D1Database, npc_id: str, limit: int) -> list[StoredMem
     return _select(db, "npc_id = ?", npc_id, order=f"day DESC, hour DESC, importance DESC, id LIMIT {int(limit)}")
 
 
+def kept_in_d1_only(db: D1Database, npc_id: str, since_day: int, limit: int) -> list[StoredMemory]:
+    """The NPC's observations never sent to the index (importance at or below the threshold) from `since_day` on,
+    newest first."""
+    return _select(db, "npc_id = ? AND index_state = 'none' AND kind = 'observation' AND day >= ?", npc_id,
+                   since_day, order=f"day DESC, hour DESC, id LIMIT {int(limit)}")
+
+
 def set_state(
     db: D1Database, ids: Iterable[str], state: str, indexed_at: float | None = None, *, set_unchanged: bool = False
 ) -> list[D1PreparedStatement]:
@@ -354,6 +361,18 @@ def remembered_after(db: D1Database, npc_id: str, seq: int) -> list[StoredMemory
     return _select(db, "npc_id = ? AND seq > ?", npc_id, seq, order="seq, id")
 
 
+def has_memories(db: D1Database, npc_id: str) -> bool:
+    """Whether the NPC has any memory row, forgotten ones too."""
+    return bool(db.prepare("SELECT 1 AS x FROM short_term_memories WHERE npc_id = ? LIMIT 1").bind(npc_id).first("x"))
+
+
+def memory_npc_in_other_case(db: D1Database, npc_id: str) -> str | None:
+    """An NPC id with memories equal to `npc_id` but for case, or None."""
+    sql = "SELECT DISTINCT npc_id FROM short_term_memories WHERE lower(npc_id) = lower(?) AND npc_id <> ? LIMIT 1"
+    value = db.prepare(sql).bind(npc_id, npc_id).first("npc_id")
+    return None if value is None else str(value)
+
+
 def count_memories(db: D1Database, where: str = "1 = 1") -> int:
     return int(db.prepare(f"SELECT COUNT(*) AS n FROM short_term_memories WHERE {where}").first("n") or 0)
 
@@ -451,6 +470,65 @@ def sources_of(db: D1Database, summary_ids: Sequence[str]) -> dict[str, tuple[st
 def summaries_of(db: D1Database, source_id: str) -> tuple[str, ...]:
     """The summaries a memory went into."""
     return tuple(summary_id for summary_id, _ in _pairs(db, "source_id", [source_id]))
+
+
+def record_forgets(
+    db: D1Database, memories: Sequence[StoredMemory], reason: str, at: float
+) -> list[D1PreparedStatement]:
+    """Why each memory was forgotten (the first reason stands when a forget is re-run); 4 parameters a row."""
+    statements = []
+    for start in range(0, len(memories), 24):
+        chunk = memories[start : start + 24]
+        rows = ", ".join("(?, ?, ?, ?)" for _ in chunk)
+        values = [v for m in chunk for v in (m.id, m.npc_id, reason, at)]
+        sql = (f"INSERT INTO forgotten (memory_id, npc_id, reason, forgotten_at) VALUES {rows}"
+               " ON CONFLICT (memory_id) DO NOTHING")
+        statements.append(db.prepare(sql).bind(*values))
+    return statements
+
+
+def drawing_on(db: D1Database, source_ids: Sequence[str]) -> list[tuple[str, str]]:
+    """(summary id, source id) for every summary made from any of the memories."""
+    return _pairs(db, "source_id", source_ids)
+
+
+def recorded_forgets(db: D1Database, ids: Sequence[str]) -> set[str]:
+    """The ids among these with a `forgotten` record (forgotten on purpose, not hidden to be re-derived)."""
+    found: set[str] = set()
+    for chunk in _chunks(sorted(set(ids))):
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"SELECT memory_id FROM forgotten WHERE memory_id IN ({marks})"
+        found |= {str(r["memory_id"]) for r in db.prepare(sql).bind(*chunk).all().results}
+    return found
+
+
+def erase_content(db: D1Database, ids: Sequence[str]) -> list[D1PreparedStatement]:
+    """Forgotten (or hidden, to be re-derived) rows keep no text: an export or push of D1 must not carry it."""
+    statements = []
+    for chunk in _chunks(sorted(set(ids))):
+        marks = ", ".join("?" for _ in chunk)
+        statements.append(db.prepare(f"UPDATE short_term_memories SET content = '' WHERE id IN ({marks})").bind(*chunk))
+    return statements
+
+
+def rewrite_memory(db: D1Database, memory: StoredMemory) -> D1PreparedStatement:
+    """A memory's text and what is derived from it (a corrected memory, a re-derived summary)."""
+    return db.prepare(
+        "UPDATE short_term_memories SET content = ?, importance = ?, type = ?, about = ? WHERE id = ?"
+    ).bind(memory.content, memory.importance, memory.type, ",".join(memory.about), memory.id)
+
+
+def diaries_of(db: D1Database, npc_ids: Sequence[str]) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    for chunk in _chunks(sorted(set(npc_ids))):
+        marks = ", ".join("?" for _ in chunk)
+        sql = f"SELECT npc_id, day, text FROM diaries WHERE npc_id IN ({marks}) ORDER BY npc_id, day"
+        found += db.prepare(sql).bind(*chunk).all().results
+    return found
+
+
+def set_diary_text(db: D1Database, npc_id: str, day: int, text: str) -> D1PreparedStatement:
+    return db.prepare("UPDATE diaries SET text = ? WHERE npc_id = ? AND day = ?").bind(text, npc_id, day)
 
 
 # --- diaries, NPC state, counters, meta, job runs ----------------------------------------------------------

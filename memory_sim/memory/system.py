@@ -246,7 +246,8 @@ class MemorySystem:
 
     @_settled
     def recall(
-        self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE
+        self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE, *,
+        include_recent: bool = False,
     ) -> list[Recollection]:
         """This NPC's memories that best answer the query, by meaning (age and importance play no part; see
         `weighted_recall`).
@@ -257,6 +258,9 @@ class MemorySystem:
             top_k: how many to return (1-100).
             mode: "hybrid" (vector + BM25 over D1 + neighbouring memories, the default), "vector" (cosine
                 similarity in the index) or "keyword" (BM25 over D1).
+            include_recent: also search the NPC's recent memories kept in D1 only (importance at or below
+                0.7, never embedded) by keyword and recency, with no embedding (memory/recent.py); they come
+                back with `source="d1"`.
 
         Returns:
             Up to `top_k` `Recollection`s, highest `score` first (the mode's score). No two share a text, and a
@@ -264,7 +268,8 @@ class MemorySystem:
             NPC has no memories; an id that differs from a registered NPC's only in case is refused.
         """
         _check_recall(npc_id, query, top_k, mode)
-        found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score)
+        found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score,
+                                   include_recent)
         return found or self._nothing_for(npc_id)
 
     @_settled
@@ -275,6 +280,8 @@ class MemorySystem:
         current_day: int | None = None,
         top_k: int = 5,
         mode: RecallMode = DEFAULT_RECALL_MODE,
+        *,
+        include_recent: bool = False,
     ) -> list[Recollection]:
         """`recall`, ranked by the design's effective score:
         `score * importance / (1 + (current_day - day) * decayFactor)`.
@@ -285,6 +292,7 @@ class MemorySystem:
             current_day: the sim day ages are counted to; `today()` when None.
             top_k: how many to return (1-100).
             mode: how candidates are found, as for `recall`.
+            include_recent: also search recent memories kept in D1 only, as for `recall`.
 
         Returns:
             Up to `top_k` `Recollection`s with `effective_score` set, highest first, each with its memory's
@@ -301,20 +309,23 @@ class MemorySystem:
             return rank_weighted(weighted, k)
 
         return self._distinct_top(
-            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank
+            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent
         ) or self._nothing_for(npc_id)
 
     def _nothing_for(self, npc_id: str) -> list[Recollection]:
-        """An empty recall, unless the id is another case of a registered NPC's: that is refused with a hint."""
-        npc_registry.refuse_case_twin(self.env.DB, npc_id)
+        """An empty recall, unless the NPC is unknown (neither registered nor remembering anything; a name or
+        role given for an id, a typo, a capital): that is refused with a hint (npcs.refuse_unknown)."""
+        npc_registry.refuse_unknown(self.env.DB, npc_id)
         return []
 
     def _distinct_top(
-        self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking
+        self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking,
+        include_recent: bool = False,
     ) -> list[Recollection]:
         """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats
-        leave it short and more may exist."""
+        leave it short and more may exist; with `include_recent`, recent D1-only memories join the candidates."""
         k = min(VECTORIZE_MAX_TOP_K, k)
+        recent = self._recent(npc_id, query) if include_recent else []
         while True:
             candidates = recall_sources.gather(
                 self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
@@ -322,10 +333,19 @@ class MemorySystem:
             if candidates.fell_back:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
+            found += [r for r in recent if r.id not in {f.id for f in found}]
             kept = distinct(rank(found, len(found)))
             if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
+
+    def _recent(self, npc_id: str, query: str) -> list[Recollection]:
+        """Recent D1-only memories by keyword and recency (memory/recent.py); no embedding."""
+        from memory_sim.memory import recent
+
+        expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB)) if (
+            self.config.expand_npc_names) else query
+        return recent.recent_candidates(self.env, npc_id, query, expanded, self.today())
 
     @_settled
     def lineage(self, memory_id: str) -> Lineage:
@@ -353,10 +373,11 @@ class MemorySystem:
         """What the NPC recalls when deciding (e.g. "Shall I go to the pub tonight?").
 
         Returns:
-            `weighted_recall` of the situation as of `today()`: up to `top_k` `Recollection`s, weighted by age
-            (in sim days) and importance, highest first.
+            `weighted_recall` of the situation as of `today()`, recent memories kept in D1 only included
+            (`include_recent=True`, as the design's decision module falls back to short-term memory): up to
+            `top_k` `Recollection`s, weighted by age (in sim days) and importance, highest first.
         """
-        return self.weighted_recall(npc_id, situation, self.today(), top_k)
+        return self.weighted_recall(npc_id, situation, self.today(), top_k, include_recent=True)
 
     @_settled
     def relationship_context(self, npc_a: str, npc_b: str, top_k: int = 5) -> RelationshipContext:
@@ -483,19 +504,54 @@ class MemorySystem:
         return self.memory(id)
 
     @_settled
-    def forget(self, ids: str | Sequence[str], reason: str) -> list[str]:
-        """Forgets memories: they leave the index and every recall and listing, and D1 keeps a record with
-        `reason` (so `memory-sim check` knows it was deliberate). Re-running it, or any `retry_pending`,
-        finishes a forget a crash cut short.
+    def forget(self, ids: str | Sequence[str], reason: str = forgetting.DEFAULT_REASON) -> list[str]:
+        """Forgets memories: they leave the index and every recall and listing, their text is erased from D1,
+        and D1 keeps a record with `reason` (so `memory-sim check` knows it was deliberate). What was made from
+        them follows (memory/rederive.py): each summary that drew on them is made again from the sources it has
+        left (or forgotten too, when none is left), and diaries that quote them lose the quote. Re-running it,
+        or any `retry_pending`, finishes a forget a crash cut short.
 
         Returns:
-            The ids newly forgotten, sorted (ones already forgotten are left out).
+            The ids newly forgotten, sorted (ones already forgotten, and summaries forgotten with them, are left
+            out; `lineage(id)` shows those).
 
         Raises:
             NotFound: an id names no memory (nothing is forgotten then).
         """
         self._nothing_to_retry = False
-        return forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
+        done = forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
+        self._remake_summaries()
+        return done
+
+    @_settled
+    def update_memory(self, id: str, *, content: str) -> StoredMemory:
+        """Corrects a memory's text: D1 holds the new text, the index's copy is embedded again, each summary made
+        from it is made again (memory/rederive.py, as `forget` does) and diaries quoting it quote the new text.
+
+        Returns:
+            The memory as D1 holds it now.
+
+        Raises:
+            NotFound: no memory has this id. InvalidInput: it is forgotten, or the text is empty or too long.
+        """
+        from memory_sim.memory import correcting
+
+        self._nothing_to_retry = False
+        hidden = correcting.correct(self.env, id, content, self.clock())
+        forgetting.finish(self.env, hidden)
+        self._remake_summaries()
+        if self.memory(id).index_state == "pending":
+            self.index_memories([id])
+        return self.memory(id)
+
+    def _remake_summaries(self) -> bool:
+        """Summaries a forget or correction hid, made again from their remaining sources (memory/rederive.py)."""
+        from memory_sim.memory import rederive
+
+        def summarise(sentences: list[tuple[str, float]]) -> str:
+            return self.summariser.summarise(sentences, self.config.summary_sentences)
+
+        return rederive.finish(self.env, summarise, self.config, self.clock())
 
     @_settled
     def forget_npc(self, npc_id: str) -> list[str]:
@@ -506,7 +562,9 @@ class MemorySystem:
             The ids newly forgotten.
         """
         self._nothing_to_retry = False
-        return forgetting.forget_npc(self.env, npc_id, self.clock())
+        done = forgetting.forget_npc(self.env, npc_id, self.clock())
+        self._remake_summaries()
+        return done
 
     @_settled
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
@@ -589,6 +647,7 @@ class MemorySystem:
         self._nothing_to_retry = self._left_behind = False
         half_done = [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])]
         finished = forgetting.finish(self.env, half_done) == len(half_done)  # forgets a crash cut short
+        finished = self._remake_summaries() and finished  # and the summaries they hid
         report, empty = retry_pending(self, self.clock() if now is None else now)
         self._nothing_to_retry = finished and empty
         return report

@@ -48,7 +48,10 @@ def make(engine: str) -> tuple[MemorySystem, MemorySystem, SimClock]:
     env.DB = ENGINES[engine]()
     config = MemoryConfig(index_threshold=0.5)
     # a second writer on the same D1: only D1's counters tell the first one what it did
-    return MemorySystem(env, clock=clock, config=config), MemorySystem(env, clock=clock, config=config), clock
+    system = MemorySystem(env, clock=clock, config=config)
+    for npc in NPCS:  # registered: recalled before their first memory, they answer [] (an unknown NPC is refused)
+        system.register_npc(npc, npc.title())
+    return system, MemorySystem(env, clock=clock, config=config), clock
 
 
 def text(rng: random.Random) -> str:

@@ -57,6 +57,7 @@ def test_an_npc_registered_by_the_user_gets_name_expansion(system: MemorySystem)
     expanded = recall.expand_query("What about Old Tom?", store.npc_profiles(system.env.DB))
     assert "the blacksmith" in expanded and "smith at the forge" in expanded
     assert recall.expand_query("What about Tomato soup?", store.npc_profiles(system.env.DB)) == "What about Tomato soup?"
+    system.register_npc("margaret", "Margaret")  # known without a memory yet (an unknown NPC is refused)
     context = system.relationship_context("margaret", "tom")
     assert context.npc_b == "tom"
 

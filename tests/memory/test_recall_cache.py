@@ -71,6 +71,8 @@ def test_cached_hybrid_recall_equals_uncached(seed: int) -> None:
     config = MemoryConfig(index_threshold=0.4)
     system = MemorySystem(env, clock=clock, config=config)
     other = MemorySystem(env, clock=clock, config=config)  # a second writer: its writes must invalidate ours
+    for npc in NPCS:  # registered: recalled before their first memory, they answer [] (an unknown NPC is refused)
+        system.register_npc(npc, npc.title())
     n, compared = 0, 0
     for _ in range(120):
         n = step(rng, system, other, clock, n)

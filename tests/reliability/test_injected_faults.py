@@ -106,6 +106,7 @@ def test_server_answering_5xx_and_timing_out(faulty_server: tuple[Any, FaultPlan
     server, plan = faulty_server
     env = cloudflare_env(server, clock, timeout_s=0.25)
     system, village = MemorySystem(env, clock=clock), Village(npcs=4, seed=9)
+    system.register_npc("margaret", "Margaret")  # recalled before her first memory: known, so [] rather than refused
     plan.error_rate, plan.slow_rate = 0.2, 0.03
     acked: set[str] = set()
     errors: list[str] = []
