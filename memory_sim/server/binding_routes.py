@@ -189,7 +189,7 @@ def d1_result(accounts: Any, account_id: str, database: str, call: BindingCall) 
         if call.endpoint == "execute":
             for statement in wanted:
                 try:
-                    results.append(db.run_statements([statement], raw=True)[0].to_json())
+                    results.append(db.run_statements([statement])[0].to_json())  # rows as objects
                 except D1Error as exc:
                     if not batched:
                         raise
