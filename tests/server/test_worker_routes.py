@@ -58,7 +58,7 @@ def test_vectorize_binding_errors_are_code_and_error(server: ServerForTests, acc
     """The module throws `VECTOR_QUERY_ERROR (code = N): error` from `{code, error}`."""
     over = binding(server, f"{account_id}/vectorize/{index}", "http://vector-search/query",
                    {"vector": [1, 0, 0], "topK": 101})
-    assert over.status_code == 400 and over.json()["code"] == 40025 and over.json()["error"] == "max top K is 100, but got 101"
+    assert over.status_code == 400 and over.json() == {"code": 40025, "error": "max top K is 100, but got 101"}
     missing = binding(server, f"{account_id}/vectorize/nope", "http://vector-search/info", method="GET")
     assert missing.status_code == 404 and missing.json()["code"] == 3000
 
@@ -98,7 +98,8 @@ def test_d1_binding_errors_lose_their_prefix(server: ServerForTests, account_id:
     path = f"{account_id}/d1/{database}"
     bad = binding(server, path, "http://d1/query?resultsFormat=ROWS_AND_COLUMNS", {"sql": "SELECT * FROM nowhere"})
     assert bad.json()["error"].startswith("no such table: nowhere")
-    lines = [{"sql": "INSERT INTO npcs VALUES ('Ann', 0)"}, {"sql": "SELEC 1"}, {"sql": "INSERT INTO npcs VALUES ('Bo', 0)"}]
+    lines = [{"sql": "INSERT INTO npcs VALUES ('Ann', 0)"}, {"sql": "SELEC 1"},
+             {"sql": "INSERT INTO npcs VALUES ('Bo', 0)"}]
     executed = binding(server, path, "http://d1/execute?resultsFormat=NONE", lines).json()
     assert [r["success"] for r in executed] == [True, False] and "syntax error" in executed[1]["error"]
     batch = binding(server, path, "http://d1/query?resultsFormat=ROWS_AND_COLUMNS",
