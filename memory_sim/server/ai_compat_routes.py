@@ -71,6 +71,7 @@ def _embeddings(request: Request, account_id: str, body: dict[str, Any]) -> JSON
         raise bad_input(f"Value at '/dimensions': {model} gives {width} dimensions (got {wanted!r})")
     encode = _base64 if body.get("encoding_format") == "base64" else list
     data = [{"object": "embedding", "index": i, "embedding": encode(row)} for i, row in enumerate(ran["data"])]
-    words = sum(len(t.split()) for t in ([texts] if isinstance(texts, str) else texts))  # approximate: no tokenizer
+    given: list[str] = [texts] if isinstance(texts, str) else list(texts or [])  # `run` checked them
+    words = sum(len(text.split()) for text in given)  # approximate: the model's tokenizer is not reached here
     return JSONResponse({"object": "list", "data": data, "model": model,
                          "usage": {"prompt_tokens": words, "total_tokens": words}})
