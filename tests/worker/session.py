@@ -24,7 +24,6 @@ from typing import Any
 
 import httpx
 
-from memory_sim.folder_lock import database_id_for
 from memory_sim.server.loopback import free_port
 
 TOKEN = "worker-suite-token"
@@ -182,6 +181,22 @@ def stop(process: subprocess.Popen[bytes]) -> None:
             continue
 
 
+PYTHON_SIDE = """
+import json, sys
+from memory_sim import Env
+with Env.local(sys.argv[1]) as env:  # the folder is served: this Env goes through its owner
+    rows = env.DB.prepare("SELECT npc, mood FROM notes_wrangler ORDER BY id").all().results
+    print(json.dumps({"through": type(env.DB).__name__, "rows": rows}))
+"""
+
+
+def python_reads(data: Path, budget: Budget) -> Any:
+    """What the Python side (Env.local on the same folder, another process) reads of the Worker's table."""
+    done = subprocess.run([sys.executable, "-c", PYTHON_SIDE, str(data)], capture_output=True, text=True,
+                          timeout=budget.left(120))
+    return json.loads(done.stdout) if done.returncode == 0 else {"failed": done.stderr[-1500:]}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     for name in ("--project", "--worker", "--work", "--out"):
@@ -205,8 +220,7 @@ def main() -> int:
             except Exception as exc:  # one runner failing still lets the other report, with its log's tail
                 logs = "".join(log.read_text(errors="replace")[-1500:] for log in (work / name).glob("*.log"))
                 report[name] = {"failed": f"{type(exc).__name__}: {exc}\n{logs}"}
-        report["shared_database"] = api(base, "POST", f"/d1/database/{database_id_for(DATABASE)}/query",
-                                        json={"sql": "SELECT npc, mood FROM notes_wrangler ORDER BY id"})[0]["results"]
+        report["shared_database"] = python_reads(work / "data", budget)
     finally:
         stop(served)
     args.out.write_text(json.dumps(report, indent=1))

@@ -114,7 +114,7 @@ def test_errors_in_the_bindings_own_words(report: dict[str, Any], runner: str) -
 
 def test_the_worker_writes_the_database_the_python_side_reads(report: dict[str, Any]) -> None:
     """The Worker's D1 binding (database_name "memory", account "local") is the data folder's own memory database:
-    the rows wrangler's run wrote are read back by id through the folder's owner."""
+    `Env.local` on the same folder, in another process, reads through the folder's owner what wrangler's run wrote."""
     ran(report, "wrangler")
-    assert report["shared_database"] == [{"npc": "margaret", "mood": 0.5}, {"npc": "tom", "mood": -0.25},
-                                         {"npc": "cora", "mood": 1.0}]
+    assert report["shared_database"] == {"through": "CloudflareD1Database", "rows": [
+        {"npc": "margaret", "mood": 0.5}, {"npc": "tom", "mood": -0.25}, {"npc": "cora", "mood": 1.0}]}
