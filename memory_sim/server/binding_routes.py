@@ -18,6 +18,8 @@ served: the bindings here need only HTTP.
 
 from __future__ import annotations
 
+import logging
+import re
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,6 +45,19 @@ from memory_sim.server.fast_query import parse_query_body, run_query
 from memory_sim.server.vectorize_routes import parse_ndjson
 
 router = APIRouter(prefix="/remote-proxy/{account_id}", tags=["workers-bindings"])
+TOKEN_IN_URL = re.compile(r"([?&]token=)[^&\s]*")
+
+
+class HideTokens(logging.Filter):
+    """A token given in the URL (`?token=`) is never written to the access log: uvicorn logs the full path."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple):
+            record.args = tuple(TOKEN_IN_URL.sub(r"\1***", a) if isinstance(a, str) else a for a in record.args)
+        return True
+
+
+logging.getLogger("uvicorn.access").addFilter(HideTokens())  # kept by uvicorn's dictConfig, which adds only
 SESSION_HEADER = "x-cf-d1-session-commit-token"
 ALWAYS_PRIMARY = "first-primary"  # what `env.DB` without a session sends; it ignores any bookmark answered
 

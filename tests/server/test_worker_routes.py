@@ -6,6 +6,7 @@ workerd's binding modules send them (docs/workers.md); tests/worker/ runs the mo
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import cloudflare
@@ -69,6 +70,16 @@ def test_tokens_guard_the_bindings_also_in_the_url(server: ServerForTests, accou
     assert httpx.get(base, headers=info).status_code == 401
     assert httpx.get(base, params={"token": "wrong"}, headers=info).status_code == 403
     assert httpx.get(base, params={"token": TEST_TOKEN}, headers=info).json()["dimensions"] == 3
+
+
+def test_a_token_in_the_url_never_reaches_the_access_log() -> None:
+    import memory_sim.server.binding_routes  # noqa: F401  (it installs the filter)
+
+    record = logging.LogRecord("uvicorn.access", logging.INFO, __file__, 1, '%s - "%s %s HTTP/%s" %d',
+                               ("127.0.0.1:5", "GET", "/remote-proxy/a/ai?token=secret&MF-Binding=AI", "1.1", 200),
+                               None)
+    assert all(f.filter(record) for f in logging.getLogger("uvicorn.access").filters)
+    assert "secret" not in record.getMessage() and "token=***&MF-Binding=AI" in record.getMessage()
 
 
 # --- D1 -----------------------------------------------------------------------------------------------------------
