@@ -36,14 +36,26 @@ def project_dir() -> Path:
     return base / "memory_sim" / f"worker-wrangler-{wrangler_version()}-{checkout}"
 
 
+def installed(folder: Path) -> bool:
+    """The pinned wrangler is there, and the plugin is this checkout's folder (npm links a `file:` dependency)."""
+    try:
+        version = json.loads((folder / "node_modules" / "wrangler" / "package.json").read_text())["version"]
+        linked = (folder / "node_modules" / "memory-sim-miniflare").resolve() == PLUGIN.resolve()
+    except (OSError, ValueError, KeyError):
+        return False
+    return bool(version == wrangler_version() and linked)
+
+
 def install(folder: Path) -> Path:
-    """tests/worker/package.json installed into `folder` (npm does nothing when it already is)."""
+    """tests/worker/package.json installed into `folder` unless it already is (no registry needed then)."""
     from filelock import FileLock
 
     manifest = json.loads((HERE / "package.json").read_text())
     manifest["dependencies"]["memory-sim-miniflare"] = f"file:{PLUGIN.resolve()}"
     folder.mkdir(parents=True, exist_ok=True)
     with FileLock(str(folder) + ".lock", timeout=900):
+        if installed(folder):
+            return folder
         (folder / "package.json").write_text(json.dumps(manifest, indent=1) + "\n")
         npm = [shutil.which("npm") or "npm", "install", "--no-audit", "--no-fund", "--ignore-scripts",
                "--prefer-offline", "--loglevel=error"]
