@@ -33,6 +33,7 @@ GROUPS = (
     "memory_sim.cli.eval",
     "memory_sim.cli.bench",
     "memory_sim.cli.experiment",
+    "memory_sim.cli.worker_plugin",
 )
 
 Handler = Callable[[argparse.Namespace], int]

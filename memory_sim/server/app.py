@@ -25,7 +25,9 @@ from memory_sim.bindings.ai import Ai
 from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_file_routes, d1_routes, d1_time_travel_routes, transfers, vectorize_routes
 from memory_sim.server.accounts import Accounts, D1Factory, VectorizeFactory
+from memory_sim.server.ai_compat_routes import router as ai_compat_router
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
+from memory_sim.server.binding_routes import router as binding_router
 from memory_sim.server.envelope import (
     CODE_BAD_REQUEST,
     ApiError,
@@ -101,6 +103,8 @@ def create_app(
     app.state.transfers = uploads_and_downloads  # D1 import uploads and export downloads (transfers.py)
     app.state.imports = {}  # (account, database) -> the last import's answer, for `poll`
     app.state.stopping = stopping
+    app.include_router(ai_compat_router)  # before ai_routes: `/ai/run/{model:path}` would take `proxy`
+    app.include_router(binding_router)  # a Worker's bindings (wrangler dev, Miniflare)
     for router in (vectorize_routes.router, d1_routes.router, d1_file_routes.router, d1_time_travel_routes.router,
                    transfers.router, ai_routes.router):
         app.include_router(router)

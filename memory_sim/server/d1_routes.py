@@ -120,7 +120,8 @@ def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw
         try:
             results = database.run_statements(statements_of(body), raw=raw)
         except D1StatementError as exc:
-            raise ApiError(400, CODE_D1_SQL, str(exc), f"/batch/{exc.index}") from exc
+            pointer = f"/batch/{exc.index}" if "batch" in body else None  # a single statement is no batch
+            raise ApiError(400, CODE_D1_SQL, str(exc), pointer) from exc
         if any(result.meta.changed_db for result in results):
             history.changed(database)  # Time Travel keeps this state, now or before the first request after a minute
     return ok([result.to_json() for result in results])

@@ -351,6 +351,7 @@ CASES: dict[str, list[Case]] = {
         (["pull", "--index"], [], bad_index_names, "memories"),
     ],
     "check": [(["check"], [], texts.filter(lambda t: not t.startswith("-")), "--json")],
+    "worker-plugin": [(["worker-plugin"], [], texts.filter(lambda t: not t.startswith("-")), "--path")],
     "eval": [
         (["eval", "locomo", "--dataset"], [], missing_paths, FILE),
         (["eval", "locomo", "--dataset", FILE, "--conversations"], [], whole_outside(1, None), "1"),

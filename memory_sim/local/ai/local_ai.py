@@ -70,8 +70,12 @@ class LocalAi:
         self.seconds = {"load": 0.0, "forward": 0.0}
 
     def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        try:
+            found = self.locate(model)  # an unknown model is 5007 whatever the inputs, as on Workers AI
+        except ConfigError:
+            parse_inputs(inputs)  # a known model whose weights are not here: bad input is still named first
+            raise
         texts, pooling = parse_inputs(inputs)
-        found = self.locate(model)
         encoder = self._load(found)
         started = time.perf_counter()
         vectors = encoder.embed(texts, pooling)

@@ -1,0 +1,71 @@
+// The design's Worker: indexMemory, recall and embed over env.AI, env.VECTORIZE and env.DB, exactly as they run on
+// Cloudflare; below them, a small router the test suite drives (one route per binding method tried).
+
+const DEFAULT_MODEL = "@cf/baai/bge-base-en-v1.5";
+
+export async function embed(env, texts) {
+  const model = env.EMBED_MODEL || DEFAULT_MODEL;
+  const answer = await env.AI.run(model, { text: texts, pooling: "cls" });
+  return answer.data;
+}
+
+export async function indexMemory(env, memory) {
+  const [values] = await embed(env, [memory.content]);
+  return env.VECTORIZE.upsert([{
+    id: memory.id,
+    values,
+    metadata: {
+      npcId: memory.npcId, type: memory.type ?? "observation", day: memory.day, importance: memory.importance,
+      decayFactor: 0, textPreview: memory.content.slice(0, 200),
+    },
+  }]);
+}
+
+export async function recall(env, npcId, query, k = 5) {
+  const [vector] = await embed(env, [query]);
+  const found = await env.VECTORIZE.query(vector, { topK: k, filter: { npcId }, returnMetadata: "all" });
+  return found.matches.map((m) => ({
+    id: m.id, score: m.score, text: m.metadata.textPreview, importance: m.metadata.importance, day: m.metadata.day,
+  }));
+}
+
+function statement(env, body) {
+  return env.DB.prepare(body.sql).bind(...(body.params ?? []));
+}
+
+const ROUTES = {
+  "/remember": async (env, b) => indexMemory(env, b),
+  "/recall": async (env, b) => recall(env, b.npcId, b.query, b.k),
+  "/embed": async (env, b) => ({ dimensions: (await embed(env, b.texts))[0].length, count: b.texts.length }),
+  "/ai/run": async (env, b) => env.AI.run(b.model, b.inputs),
+  "/vectorize/describe": async (env) => env.VECTORIZE.describe(),
+  "/vectorize/insert": async (env, b) => env.VECTORIZE.insert(b.vectors),
+  "/vectorize/query": async (env, b) => env.VECTORIZE.query(b.vector, b.options),
+  "/vectorize/queryById": async (env, b) => env.VECTORIZE.queryById(b.id, b.options),
+  "/vectorize/getByIds": async (env, b) => env.VECTORIZE.getByIds(b.ids),
+  "/vectorize/deleteByIds": async (env, b) => env.VECTORIZE.deleteByIds(b.ids),
+  "/d1/all": async (env, b) => statement(env, b).all(),
+  "/d1/first": async (env, b) => statement(env, b).first(b.column),
+  "/d1/raw": async (env, b) => statement(env, b).raw({ columnNames: true }),
+  "/d1/run": async (env, b) => statement(env, b).run(),
+  "/d1/batch": async (env, b) => env.DB.batch(b.statements.map((s) => statement(env, s))),
+  "/d1/exec": async (env, b) => env.DB.exec(b.sql),
+  "/d1/session": async (env, b) => {
+    const session = env.DB.withSession(b.constraint ?? "first-unconstrained");
+    const result = await session.prepare(b.sql).run();
+    return { bookmark: session.getBookmark(), changes: result.meta.changes };
+  },
+};
+
+export default {
+  async fetch(request, env) {
+    const route = ROUTES[new URL(request.url).pathname];
+    if (!route) return Response.json({ error: "no such route" }, { status: 404 });
+    try {
+      const body = request.method === "POST" ? await request.json() : {};
+      return Response.json({ result: (await route(env, body)) ?? null });
+    } catch (error) {
+      return Response.json({ error: String(error.message ?? error) }, { status: 500 });
+    }
+  },
+};
