@@ -44,6 +44,9 @@ def register(sub: Any) -> None:
     village = verbs.add_parser("village", help="what NPCs think of each other: recall vs a LIKE scan of D1")
     village.add_argument("--questions", type=arguments.input_file, default=None,
                          help="the ground-truth set (default: the 37 questions shipped with memory_sim)")
+    village.add_argument("--scoring", default="design",
+                         help="comma-separated weighted-recall presets, one `weighted` method each: design, "
+                              "generative-agents-paper, generative-agents-code (default design)")
     _common(village)
     village.set_defaults(handler=cmd_village)
 
@@ -98,17 +101,29 @@ def cmd_locomo(args: argparse.Namespace) -> int:
 
 def cmd_village(args: argparse.Namespace) -> int:
     from memory_sim.errors import ConfigError
-    from memory_sim.eval.village import load_questions, markdown, run_village_eval
+    from memory_sim.eval.village import METHODS, load_questions, markdown, run_village_eval, with_scorings
 
+    scorings = _scorings(args.scoring)
     try:
         question_set = load_questions(args.questions)
     except (OSError, ValueError, KeyError) as exc:
         where = args.questions or "shipped with memory_sim"
         raise ConfigError(f"cannot read the village questions ({where}): {exc}") from exc
     _set_threads(args.threads)
-    report = run_village_eval(question_set, progress=_progress, **_env_options(args))
+    methods = with_scorings(METHODS, scorings)
+    report = run_village_eval(question_set, methods=methods, progress=_progress, **_env_options(args))
     report["meta"]["machine"] = machine()
     return _emit(args, "village_eval", report, markdown(report, machine()))
+
+
+def _scorings(value: str) -> list[str]:
+    from memory_sim.errors import ConfigError
+    from memory_sim.memory.presets import SCORINGS
+
+    scorings = list(dict.fromkeys(s.strip() for s in value.split(",") if s.strip()))
+    if not scorings or set(scorings) - set(SCORINGS):
+        raise ConfigError(f"--scoring takes some of {', '.join(SCORINGS)}, got {value!r}")
+    return scorings
 
 
 def _emit(args: argparse.Namespace, name: str, report: dict[str, Any], table: str) -> int:

@@ -237,11 +237,14 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
     if args.day is not None and not args.weighted:
         raise InvalidInput("--day only counts with --weighted (it is the day ages are measured from)")
+    if args.scoring is not None and not args.weighted:
+        raise InvalidInput("--scoring only counts with --weighted (it is how weighted recall ranks)")
     env, system = _open(args, reads=True)
     with env:
         _known_npc(system, args.npc)
         if args.weighted:
-            found = system.weighted_recall(args.npc, args.query, args.day, top_k=args.top_k, mode=args.mode)
+            found = system.weighted_recall(args.npc, args.query, args.day, top_k=args.top_k, mode=args.mode,
+                                           scoring=args.scoring or "design")
         else:
             found = system.recall(args.npc, args.query, top_k=args.top_k, mode=args.mode)
         if args.json:
@@ -390,6 +393,8 @@ def register(sub: Any) -> None:
     recall.add_argument("query", type=arguments.query)
     recall.add_argument("--weighted", action="store_true", help="rank by score x importance / age decay")
     recall.add_argument("--day", type=arguments.day, help="current day for --weighted (default: the world's)")
+    recall.add_argument("--scoring", choices=["design", "generative-agents-paper", "generative-agents-code"],
+                        help="how --weighted ranks (default design: score x importance / age decay)")  # = SCORINGS
     recall.add_argument("--top-k", type=arguments.top_k, default=5, help="1..100 (default 5)")
     recall.add_argument("--mode", default="hybrid", choices=["vector", "keyword", "hybrid"])  # = DEFAULT_RECALL_MODE
     recall.add_argument("--json", action="store_true")

@@ -28,10 +28,21 @@ from typing import Any
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.eval.metrics import latency_summary, mean_scores
 from memory_sim.eval.quality import NpcTexts, lineage, npc_texts, summary_redundancy
+from memory_sim.memory import access
 from memory_sim.memory.system import MemorySystem
 
 METHODS: tuple[str, ...] = ("vector", "keyword", "hybrid", "weighted", "like-scan")
 RECALL_METHODS: tuple[str, ...] = ("vector", "keyword", "hybrid", "weighted")  # the memory system's own
+
+
+def with_scorings(methods: Sequence[str], scorings: Sequence[str]) -> list[str]:
+    """`weighted` once per scoring preset: `weighted` for the design's, `weighted:<preset>` for the others."""
+    named = ["weighted" if s == "design" else f"weighted:{s}" for s in scorings]
+    return [n for m in methods for n in (named if m == "weighted" else [m])]
+
+
+def is_recall_method(method: str) -> bool:
+    return method in RECALL_METHODS or method.startswith("weighted:")
 TOP_K = 10
 _WORD = re.compile(r"[a-z]+")
 
@@ -100,8 +111,10 @@ def like_scan(db: D1Database, npc_id: str, query: str, k: int = TOP_K) -> list[s
 def answer(system: MemorySystem, question: VillageQuestion, method: str) -> list[str]:
     if method == "like-scan":
         return like_scan(system.env.DB, question.npc, question.query)
-    if method == "weighted":
-        return [r.id for r in system.weighted_recall(question.npc, question.query, top_k=TOP_K)]
+    if method == "weighted" or method.startswith("weighted:"):
+        scoring = method.partition(":")[2] or "design"
+        found = system.weighted_recall(question.npc, question.query, top_k=TOP_K, scoring=scoring)  # type: ignore[arg-type]
+        return [r.id for r in found]
     return [r.id for r in system.recall(question.npc, question.query, top_k=TOP_K, mode=method)]  # type: ignore[arg-type]
 
 
@@ -125,23 +138,26 @@ def evaluate(
     timer: Callable[[], float] = time.perf_counter,
 ) -> dict[str, Any]:
     """Every question by every method; questions whose rule matches nothing are skipped (and counted).
-    `repeats_top5`: per method, entries of the top 5 repeating an earlier one, summed over the questions."""
+    `repeats_top5`: per method, entries of the top 5 repeating an earlier one, summed over the questions.
+    Method by method: weighted recall records last access, so each weighted method starts from the last
+    accesses the village left and they are put back after it (no preset ranks by another's recalls)."""
     rows: dict[str, list[dict[str, float]]] = {m: [] for m in methods}
     seconds: dict[str, list[float]] = {m: [] for m in methods}
     repeats = dict.fromkeys(methods, 0)
     quoted = dict.fromkeys(methods, 0)
-    per_question = []
     sources = lineage(system.env.DB)
     texts: dict[str, NpcTexts] = {}
-    for question in questions:
-        expected = expected_ids(system.env.DB, question)
-        if not expected:
-            continue
+    asked = [(q, e) for q in questions if (e := expected_ids(system.env.DB, q))]
+    per_question: list[dict[str, Any]] = [
+        {"npc": q.npc, "query": q.query, "expected": len(e)} for q, e in asked
+    ]
+    for question, _ in asked:
         if question.npc not in texts:
             texts[question.npc] = npc_texts(system.env.DB, question.npc, sources)
-        npc = texts[question.npc]
-        entry: dict[str, Any] = {"npc": question.npc, "query": question.query, "expected": len(expected)}
-        for method in methods:
+    recorded = access.snapshot(system.env.DB)
+    for method in methods:
+        for (question, expected), entry in zip(asked, per_question, strict=True):
+            npc = texts[question.npc]
             started = timer()
             ranked = answer(system, question, method)
             seconds[method].append(timer() - started)
@@ -150,7 +166,7 @@ def evaluate(
             repeats[method] += npc.repeats(ranked[:5])
             quoted[method] += npc.quoted(ranked[:5])
             entry[method] = scores["precision@5"]
-        per_question.append(entry)
+        access.restore(system.env.DB, recorded)
     summary = {m: mean_scores(rows[m]) | {"latency": latency_summary(seconds[m])} for m in methods}
     return {"methods": summary, "questions": per_question, "skipped": len(questions) - len(per_question),
             "repeats_top5": repeats, "quoted_top5": quoted}
@@ -227,7 +243,7 @@ def consolidation_quality(before: dict[str, Any], after: dict[str, Any], system:
     metrics = ("precision@5", "precision@10", "recall@10", "hit@1")
     change = {m: {k: round(after["methods"][m][k] - before["methods"][m][k], 4) for k in metrics}
               for m in after["methods"]}
-    recall = [m for m in after["repeats_top5"] if m in RECALL_METHODS]
+    recall = [m for m in after["repeats_top5"] if is_recall_method(m)]
     return {
         "before": {m: {k: s[k] for k in metrics} for m, s in before["methods"].items()},
         "change": change,
@@ -284,7 +300,7 @@ def consolidation_markdown(quality: dict[str, Any]) -> list[str]:
     ]
     quoted = quality.get("quoted_top5", {})
     if quoted:
-        shown = ", ".join(f"{m} {n}" for m, n in quoted.items() if m in RECALL_METHODS)
+        shown = ", ".join(f"{m} {n}" for m, n in quoted.items() if is_recall_method(m))
         lines.append(f"A summary beside a memory whose sentence it quotes (another day's twin of a source), top 5, "
                      f"all questions: {shown}.")
     return lines

@@ -92,6 +92,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             " PRIMARY KEY (npc_id, other_id, day))",
         ),
     ),
+    (
+        7,
+        "last access: short_term_memories.recalled_hour, the game hour weighted recall last returned a memory",
+        ("ALTER TABLE short_term_memories ADD COLUMN recalled_hour INTEGER",),  # NULL: never recalled
+    ),
 )
 MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 

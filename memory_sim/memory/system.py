@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.errors import D1Error, InvalidInput, VectorizeError
-from memory_sim.memory import forgetting, indexer, rules, store
+from memory_sim.memory import access, forgetting, indexer, rules, store
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import recall as recall_sources
 from memory_sim.memory.background import Background
@@ -38,9 +38,10 @@ from memory_sim.memory.models import (
     WorldTime,
 )
 from memory_sim.memory.npcs import Npc
+from memory_sim.memory.presets import DEFAULT_SCORING, Scoring, check_scoring
 from memory_sim.memory.recall_cache import RecallCache
 from memory_sim.memory.schema import migrate
-from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted, weighted_score
+from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted
 from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
 
 if TYPE_CHECKING:
@@ -280,11 +281,12 @@ class MemorySystem:
         current_day: int | None = None,
         top_k: int = 5,
         mode: RecallMode = DEFAULT_RECALL_MODE,
+        scoring: Scoring = DEFAULT_SCORING,
         *,
         include_recent: bool = False,
     ) -> list[Recollection]:
         """`recall`, ranked by the design's effective score:
-        `score * importance / (1 + (current_day - day) * decayFactor)`.
+        `score * importance / (1 + (current_day - day) * decayFactor)`, or another preset's.
 
         Args:
             npc_id: whose memories, as for `recall`.
@@ -292,25 +294,30 @@ class MemorySystem:
             current_day: the sim day ages are counted to; `today()` when None.
             top_k: how many to return (1-100).
             mode: how candidates are found, as for `recall`.
+            scoring: "design" (the formula above), "generative-agents-paper" or "generative-agents-code"
+                (memory/presets.py). Every call records the game hour it returned each memory (its last
+                access, which "generative-agents-code" ranks by).
             include_recent: also search recent memories kept in D1 only, as for `recall`.
 
         Returns:
-            Up to `top_k` `Recollection`s with `effective_score` set, highest first, each with its memory's
-            current decay factor; repeats collapsed as in `recall`.
+            Up to `top_k` `Recollection`s with `effective_score` set (the preset's score), highest first, each
+            with its memory's current decay factor; repeats collapsed as in `recall`.
         """
         _check_recall(npc_id, query, top_k, mode)
+        scoring = check_scoring(scoring)
         day = self.today() if current_day is None else rules.day(current_day, "current_day")
+        now_hours = day * rules.HOURS_PER_DAY + WorldTime.from_seconds(self.clock()).hour
 
         def rank(found: list[Recollection], k: int) -> list[Recollection]:
-            weighted = [
-                replace(r, effective_score=weighted_score(r.score, r.importance, day, r.day, r.decay_factor))
-                for r in found
-            ]
-            return rank_weighted(weighted, k)
+            scores = access.scored(self.env.DB, scoring, found, day, now_hours)
+            return rank_weighted([replace(r, effective_score=s) for r, s in zip(found, scores, strict=True)], k)
 
-        return self._distinct_top(
+        found = self._distinct_top(
             npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent
-        ) or self._nothing_for(npc_id)
+        )
+        if found:
+            self.env.DB.batch(access.record(self.env.DB, [r.id for r in found], now_hours))
+        return found or self._nothing_for(npc_id)
 
     def _nothing_for(self, npc_id: str) -> list[Recollection]:
         """An empty recall, unless the NPC is unknown (neither registered nor remembering anything; a name or
