@@ -252,7 +252,7 @@ def cloudflare_client(settings: Settings, **options: Any) -> Any:
         from memory_sim.cloudflare.client import CloudflareClient
     except ModuleNotFoundError as exc:
         raise ConfigError(
-            "the Cloudflare backend needs the 'cloudflare' extra: pip install 'memory_sim[cloudflare]'"
+            f"the Cloudflare backend needs the {exc.name!r} package: pip install {exc.name}"
         ) from exc
     if not settings.account_id or not settings.api_token:
         raise ConfigError("backend 'cloudflare' needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN")

@@ -14,6 +14,7 @@ A recorded model that cannot run anywhere it may is refused in one line naming i
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from collections.abc import Callable
@@ -112,6 +113,8 @@ def ai_for(provider: str, settings: Settings, binding_ai: Ai, closers: Closers) 
         if not os.environ.get("OPENAI_API_KEY"):
             raise ConfigError("embed_provider 'openai' needs $OPENAI_API_KEY (and $OPENAI_BASE_URL for another "
                               "server speaking OpenAI's API)")
+        if importlib.util.find_spec("openai") is None:  # the one provider whose SDK is optional
+            raise ConfigError("embed_provider 'openai' needs the openai package: pip install 'memory_sim[openai]'")
         from memory_sim.providers.openai_ai import OpenAiAi
 
         return OpenAiAi(os.environ["OPENAI_API_KEY"], base_url=os.environ.get("OPENAI_BASE_URL"))

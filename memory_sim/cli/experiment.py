@@ -51,8 +51,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    import importlib.util
+
     from memory_sim.experiments.report import write_report
 
+    if importlib.util.find_spec("matplotlib") is None:
+        print("memory-sim: plots skipped: matplotlib is not installed (pip install matplotlib)", file=sys.stderr)
     path = write_report(args.folder, args.to)
     print(path)
     return 0
