@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 DEMO_MARKER = ".memory-sim-demo"
 DEMO_QUESTION = "What does Margaret think of Tom?"
+ALWAYS_JSON = "JSON either way (accepted so that a script can always pass it)"
 
 
 def _open(
@@ -167,7 +168,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         opened = time.perf_counter() - started  # the folder claimed, D1 and the index open, the model loading
         with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
             summary = run_village(system, village, clock, args.days, lambda _: bar.update())
-        _report_demo(system, summary, time.perf_counter() - started, village, before)
+        _report_demo(args, system, summary, time.perf_counter() - started, village, before)
         if args.timings:
             _print_timings(system, time.perf_counter() - started, opened)
     return 0
@@ -178,28 +179,36 @@ def _print_timings(system: MemorySystem, elapsed: float, opened: float) -> None:
     time during which a D1 call was in progress, from either thread (the main one or the background indexer)."""
     import sys
 
-    from memory_sim.memory import store
+    from memory_sim.memory.counts import memory_counts
 
     db, spent = system.env.DB, getattr(system.env.AI, "seconds", {})
     timings = {
         "demo_s": round(elapsed, 3), "open_s": round(opened, 3), "model_load_s": round(spent.get("load", 0.0), 3),
-        "model_forward_s": round(spent.get("forward", 0.0), 3), "memories": store.count_memories(db),
+        "model_forward_s": round(spent.get("forward", 0.0), 3), "memories": memory_counts(db)["memories"],
         "d1_statements": getattr(db, "statements", None), "d1_round_trips": getattr(db, "round_trips", None),
         "d1_s": round(getattr(db, "busy_seconds", 0.0), 3),
     }
     print("timings " + json.dumps(timings), file=sys.stderr)
 
 
-def _report_demo(system: MemorySystem, summary: Any, elapsed: float, village: Any, before: float | None) -> None:
+def _report_demo(
+    args: argparse.Namespace, system: MemorySystem, summary: Any, elapsed: float, village: Any, before: float | None
+) -> None:
     from memory_sim.cli.verdict import distinct, verdict
 
     day = system.today()
     found = distinct(system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=10), 5)
-    print(f'\n{DEMO_QUESTION}  (margaret, on day {day})')
     margaret = village.by_id.get("margaret")
-    if margaret is not None:
-        print(verdict(margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before,
-                      [r.text for r in found]))
+    said = None if margaret is None else verdict(
+        margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before, [r.text for r in found])
+    if args.json:
+        _print({"question": DEMO_QUESTION, "npc": "margaret", "day": day, "verdict": said,
+                "recalled": [r.to_json() for r in found], "days": summary.days, "diaries": summary.diaries,
+                "stats": system.stats(), "seconds": round(elapsed, 1)})
+        return
+    print(f'\n{DEMO_QUESTION}  (margaret, on day {day})')
+    if said is not None:
+        print(said)
     print()
     for r in found:
         print(f"  score {r.score:.3f}  weighted {r.effective_score or 0:.3f}  imp {r.importance:.2f}  day {r.day:>2}  "
@@ -254,12 +263,29 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def _job(name: str) -> Callable[[argparse.Namespace], int]:
+    """A memory job at the folder's world time (or --day's end). Consolidation and decay go through the scheduler's
+    record, as `run` does: a period already done is not done again, and `run` will not redo this one. The retry
+    always runs: it takes what a dead process left pending, whenever that was."""
+
     def handler(args: argparse.Namespace) -> int:
+        from dataclasses import asdict
+
+        from memory_sim.memory.models import WorldTime
+        from memory_sim.scheduling import memory_jobs, run_if_due
+
         env, system = _open(args, resume=name != "retry_pending", reads=True)  # the retry takes what was left
         with env:
-            from dataclasses import asdict
-
-            _print(asdict(getattr(system, name)()))
+            if name == "retry_pending":
+                _print(asdict(system.retry_pending()))
+                return 0
+            now = system.clock()
+            job = next(j for j in memory_jobs(system) if j.name == name)
+            report = run_if_due(system, job, now)
+            if report is None:
+                when = WorldTime.from_seconds(now)
+                _print({"job": name, "skipped": f"already done for day {when.day} hour {when.hour}"})
+            else:
+                _print(asdict(report))
         return 0
 
     return handler
@@ -316,8 +342,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     batch commits or rolls back whole), the world time is saved, one summary line is printed, and it exits 0."""
     import logging
 
+    from memory_sim.cli.output import progress, say
     from memory_sim.memory import store
-    from memory_sim.scheduling import WorldClock, start_service, stop_on_signals
+    from memory_sim.memory.models import WorldTime
+    from memory_sim.scheduling import WorldClock, day_counts, day_summary, start_service, stop_on_signals
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     with stop_on_signals() as stop:  # from here on, a signal asks for a clean stop
@@ -328,7 +356,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             try:
                 if not stop.is_set():
                     scheduler = start_service(system, args.scale)
-                    print(f"running the memory jobs (world x{args.scale}); Ctrl-C or SIGTERM stops", flush=True)
+                    start = WorldTime.from_seconds(clock.origin)
+                    progress(args, f"running the memory jobs from day {start.day} hour {start.hour} "
+                                   f"(world x{args.scale}); Ctrl-C or SIGTERM stops")
                     try:
                         _wait(stop, args.for_seconds)
                     finally:
@@ -336,7 +366,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             finally:
                 now = clock()
                 store.set_meta(env.DB, "world_seconds", repr(now))
-            print(_stopped(system, now), flush=True)
+            system.clock = lambda: now
+            say(args, f"stopped at {day_summary(system)}", {"stopped_at": day_counts(system)})
     return 0
 
 
@@ -347,13 +378,6 @@ def _wait(stop: Any, for_seconds: float | None) -> None:
     while not stop.wait(0.2):
         if deadline is not None and time.monotonic() >= deadline:
             return
-
-
-def _stopped(system: MemorySystem, now: float) -> str:
-    from memory_sim.scheduling import day_summary
-
-    system.clock = lambda: now
-    return f"stopped at {day_summary(system)}"
 
 
 # --- registration ---------------------------------------------------------------------------------------------
@@ -371,6 +395,7 @@ def register(sub: Any) -> None:
                       help="threads one embedding uses (default: the embed_threads setting, 1; 0: the runtime's)")
     demo.add_argument("--timings", action="store_true",
                       help="print where the time went (model load, model forward, D1 statements) as JSON on stderr")
+    demo.add_argument("--json", action="store_true", help="print the answer and the counts as JSON")
     demo.set_defaults(handler=cmd_demo)
 
     remember = sub.add_parser("remember", help="store one memory (D1, and the index if important)")
@@ -383,6 +408,7 @@ def register(sub: Any) -> None:
     )
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
+    remember.add_argument("--json", action="store_true", help=ALWAYS_JSON)
     remember.set_defaults(handler=cmd_remember)
 
     recall = sub.add_parser("recall", help="an NPC's memories by meaning")
@@ -402,13 +428,17 @@ def register(sub: Any) -> None:
     ):
         parser = sub.add_parser(verb, help=text)
         parser.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
+        parser.add_argument("--json", action="store_true", help=ALWAYS_JSON)
         parser.set_defaults(handler=_job(method))
 
-    sub.add_parser("stats", help="memories in D1, vectors, counters").set_defaults(handler=cmd_stats)
+    stats = sub.add_parser("stats", help="memories in D1, vectors, counters")
+    stats.add_argument("--json", action="store_true", help=ALWAYS_JSON)
+    stats.set_defaults(handler=cmd_stats)
     rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)",
                              description="With --model M the index is recreated for M (a known name or a "
                              "sentence-transformers folder) and later opens of the folder use it.")
     rebuild.add_argument("--recreate", action="store_true", help="drop and recreate the index first")
+    rebuild.add_argument("--json", action="store_true", help=ALWAYS_JSON)
     rebuild.set_defaults(handler=cmd_reembed)
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
     run.add_argument("--scale", type=arguments.number("scale", 0.0, above_low=True), default=1.0,
@@ -418,4 +448,5 @@ def register(sub: Any) -> None:
         type=arguments.number("for_seconds", 0.0),
         help="stop after this long (default: until Ctrl-C or SIGTERM)",
     )
+    run.add_argument("--json", action="store_true", help="print where the world stopped as JSON (the log stays text)")
     run.set_defaults(handler=cmd_run)
