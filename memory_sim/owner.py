@@ -301,6 +301,7 @@ def open_through(route: Route, settings: Settings, embedder: Embedder | None = N
     open, embeddings by the owner's model through its `/ai/run` (no model loads here)."""
     from memory_sim.builder import build_cloudflare_env
 
-    env = build_cloudflare_env(settings_through(route, settings), embedder=embedder, shared_cache=False)
+    env = build_cloudflare_env(settings_through(route, settings), embedder=embedder, shared_cache=False,
+                               through_owner=True)
     announce(route)
     return env
