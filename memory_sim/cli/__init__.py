@@ -23,6 +23,7 @@ GROUPS = (
     "memory_sim.cli.vectorize",
     "memory_sim.cli.d1",
     "memory_sim.cli.ai",
+    "memory_sim.cli.demo",
     "memory_sim.cli.memory",
     "memory_sim.cli.records",
     "memory_sim.cli.server",
