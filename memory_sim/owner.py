@@ -381,6 +381,6 @@ def open_through(route: Route, settings: Settings, embedder: Embedder | None = N
     from memory_sim.builder import build_cloudflare_env
 
     env = build_cloudflare_env(settings_through(route, settings), embedder=embedder, shared_cache=False,
-                               before_request=route.check)
+                               before_request=route.check, through_owner=True)
     announce(route)
     return env

@@ -150,14 +150,22 @@ def _guarded(system: MemorySystem, job: JobSpec, guard: threading.Lock) -> None:
         log.info(day_summary(system))
 
 
-def day_summary(system: MemorySystem) -> str:
-    """One line: the world's day and hour, memories in D1, how many are indexed, and how many wait for it."""
+def day_counts(system: MemorySystem) -> dict[str, int]:
+    """The world's day and hour, and the folder's counts as `memory-sim stats` has them (memory/counts.py)."""
+    from memory_sim.memory.counts import memory_counts
     from memory_sim.memory.models import WorldTime
 
-    db, when = system.env.DB, WorldTime.from_seconds(system.clock())
-    indexed = store.count_memories(db, "index_state = 'indexed'")
-    return (f"day {when.day} hour {when.hour}: {store.count_memories(db)} memories, {indexed} indexed, "
-            f"{store.pending_size(db)} pending")
+    when = WorldTime.from_seconds(system.clock())
+    return {"day": when.day, "hour": when.hour, **memory_counts(system.env.DB)}
+
+
+def day_summary(system: MemorySystem) -> str:
+    """One line: the world's day and hour, memories remembered (forgotten ones apart), how many are indexed, and
+    how many wait for it."""
+    counts = day_counts(system)
+    forgotten = f" ({counts['forgotten']} forgotten)" if counts["forgotten"] else ""
+    return (f"day {counts['day']} hour {counts['hour']}: {counts['memories']} memories{forgotten}, "
+            f"{counts['indexed']} indexed, {counts['pending']} pending")
 
 
 def start_service(system: MemorySystem, scale: float = 1.0) -> Any:

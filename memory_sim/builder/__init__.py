@@ -239,13 +239,15 @@ def _serves(settings: Settings, serve: bool | None) -> bool:
 def build_cloudflare_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
     before_rebuild: BeforeRebuild | None = None, client: Any = None, shared_cache: bool = True,
-    new_index: bool = False, before_request: Callable[[], None] | None = None,
+    new_index: bool = False, before_request: Callable[[], None] | None = None, through_owner: bool = False,
 ) -> Env:
     """Vectorize, D1 and Workers AI over the REST API of one account (api.cloudflare.com, or any server that
     speaks it, such as `memory-sim serve`, through `base_url`). `client`: a `CloudflareClient` of your own
     (timeouts, retries, transport) instead of one built from the settings. `shared_cache=False` keeps the
     embedding cache in memory instead of the data folder's file (whose owner has it open). `before_request()` runs
-    before every request (D1, Vectorize, Workers AI) and may stop it by raising (a folder's owner still there)."""
+    before every request (D1, Vectorize, Workers AI) and may stop it by raising (a folder's owner still there).
+    `through_owner`: the server is a folder's owner, whose `/ai/run` runs the model its index records: nothing is
+    loaded here."""
     from memory_sim.cloudflare.workers_ai import WorkersAi
 
     client = client or cloudflare_client(settings)
@@ -260,7 +262,7 @@ def build_cloudflare_env(
     env.close_hooks.extend([client.close, ai.close])
     try:
         env.embedder = embedder or _embedder_for_index(settings, env, account, shared_cache=shared_cache,
-                                                       new_index=new_index)
+                                                       new_index=new_index, through_owner=through_owner)
         env.DB = cloudflare_database(client, settings)
         if not new_index:
             _warn_unfinished_reembed(env.DB)
@@ -292,7 +294,7 @@ def cloudflare_client(settings: Settings, **options: Any) -> Any:
         from memory_sim.cloudflare.client import CloudflareClient
     except ModuleNotFoundError as exc:
         raise ConfigError(
-            "the Cloudflare backend needs the 'cloudflare' extra: pip install 'memory_sim[cloudflare]'"
+            f"the Cloudflare backend needs the {exc.name!r} package: pip install {exc.name}"
         ) from exc
     if not settings.account_id or not settings.api_token:
         raise ConfigError("backend 'cloudflare' needs CLOUDFLARE_ACCOUNT_ID and CLOUDFLARE_API_TOKEN")
@@ -365,11 +367,12 @@ class _NoAi:
 
 def _embedder_for_index(
     settings: Settings, env: Env, account: VectorizeAccount, *, shared_cache: bool = True, new_index: bool = False,
+    through_owner: bool = False,
 ) -> Embedder:
     from memory_sim.builder.embedding import embedder_for_index
 
     return embedder_for_index(settings, account, env.AI, env.close_hooks, shared_cache=shared_cache,
-                              new_index=new_index)
+                              new_index=new_index, through_owner=through_owner)
 
 
 def _warn_unfinished_reembed(db: D1Database) -> None:

@@ -14,6 +14,7 @@ A recorded model that cannot run anywhere it may is refused in one line naming i
 
 from __future__ import annotations
 
+import importlib.util
 import logging
 import os
 from collections.abc import Callable
@@ -55,11 +56,13 @@ def provider_for(settings: Settings, model: str) -> str:
 
 def embedder_for_index(
     settings: Settings, account: VectorizeAccount, binding_ai: Ai, closers: Closers, *,
-    shared_cache: bool = True, new_index: bool = False,
+    shared_cache: bool = True, new_index: bool = False, through_owner: bool = False,
 ) -> Embedder:
     """The embedder for the settings' index: the model it records where that can run, else the settings' model
     (checked against the index afterwards). `new_index`: the settings' model for an index about to be filled
-    (`reembed --model`), whatever the current one records. What must be closed with the Env goes to `closers`."""
+    (`reembed --model`), whatever the current one records. `through_owner`: `binding_ai` is a folder owner's, which
+    runs whatever model it has the index open with, so the visitor loads none. What must be closed with the Env
+    goes to `closers`."""
     from memory_sim.builder.models import load_embedder
     from memory_sim.embedding.index_model import parse_description
     from memory_sim.local.ai.models import canonical
@@ -74,6 +77,8 @@ def embedder_for_index(
         return HashingEmbedder(int(recorded.get("dimensions", 64)))
     is_recorded = bool(recorded) and canonical(model) == canonical(recorded.get("model", ""))
     pooling: Any = recorded.get("pooling") if is_recorded else None
+    if through_owner and is_recorded:
+        return load_embedder(model, cache_path=cache, ai=binding_ai, pooling=pooling)
     try:
         provider = provider_for(settings, model)
         refused = workers_ai_refuses(model) if provider == "workers-ai" else None
@@ -82,7 +87,12 @@ def embedder_for_index(
         ai = ai_for(provider, settings, binding_ai, closers)
         if provider == "workers-ai" and described is None and canonical(model) == DEFAULT_MODEL:
             return _default_on_workers_ai(settings, ai, cache, closers)
-        return load_embedder(model, cache_path=cache, ai=ai, pooling=pooling)
+        embedder = load_embedder(model, cache_path=cache, ai=ai, pooling=pooling)
+        if described is None and canonical(model) == DEFAULT_MODEL and embedder.model != BGE_BASE:
+            from memory_sim.local.ai.models import note_fallback
+
+            note_fallback()  # a new index gets the fallback model: said once, here (and in `memory-sim models`)
+        return embedder
     except ConfigError as exc:
         if is_recorded:
             raise ConfigError(index_needs(settings.index_name, recorded, str(exc))) from None
@@ -112,6 +122,8 @@ def ai_for(provider: str, settings: Settings, binding_ai: Ai, closers: Closers) 
         if not os.environ.get("OPENAI_API_KEY"):
             raise ConfigError("embed_provider 'openai' needs $OPENAI_API_KEY (and $OPENAI_BASE_URL for another "
                               "server speaking OpenAI's API)")
+        if importlib.util.find_spec("openai") is None:  # the one provider whose SDK is optional
+            raise ConfigError("embed_provider 'openai' needs the openai package: pip install 'memory_sim[openai]'")
         from memory_sim.providers.openai_ai import OpenAiAi
 
         return OpenAiAi(os.environ["OPENAI_API_KEY"], base_url=os.environ.get("OPENAI_BASE_URL"))

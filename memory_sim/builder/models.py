@@ -16,10 +16,19 @@ from typing import Any
 
 from memory_sim.bindings.ai import BGE_BASE, DEFAULT_MODEL, Ai, Embedder, Pooling
 from memory_sim.errors import ConfigError
-from memory_sim.local.ai.models import MINILM, LocalModel, ModelStatus, canonical, locate, resolve_default
+from memory_sim.local.ai.models import (
+    MINILM,
+    LocalModel,
+    ModelStatus,
+    canonical,
+    fallback_note,
+    locate,
+    resolve_default,
+)
 from memory_sim.local.ai.models import model_statuses as _statuses
 
-__all__ = ["MINILM", "default_model", "find_local_model", "load_embedder", "local_ai", "model_statuses", "preload"]
+__all__ = ["BGE_BASE", "MINILM", "default_model", "fallback_note", "find_local_model", "load_embedder", "local_ai",
+           "model_statuses", "preload"]
 
 
 def local_ai(**options: Any) -> Ai:

@@ -23,6 +23,7 @@ GROUPS = (
     "memory_sim.cli.vectorize",
     "memory_sim.cli.d1",
     "memory_sim.cli.ai",
+    "memory_sim.cli.demo",
     "memory_sim.cli.memory",
     "memory_sim.cli.records",
     "memory_sim.cli.server",
@@ -38,6 +39,7 @@ GROUPS = (
 
 Handler = Callable[[argparse.Namespace], int]
 DEBUG_ENV = "MEMORY_SIM_DEBUG"
+PIP_NAMES = {"PIL": "pillow", "yaml": "pyyaml", "sklearn": "scikit-learn"}  # import name -> PyPI name
 
 
 class CliParser(argparse.ArgumentParser):
@@ -169,6 +171,14 @@ def _run(argv: Sequence[str]) -> int:
         return handler(args)
 
 
+def _missing_package(exc: Exception) -> str | None:
+    """The PyPI name of a third-party package an import did not find, else None."""
+    if not isinstance(exc, ModuleNotFoundError) or not exc.name:
+        return None
+    top = exc.name.partition(".")[0]
+    return None if top == "memory_sim" else PIP_NAMES.get(top, top)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs one command. Every failure is one line on stderr, never a traceback: exit 2 for what the caller can
     fix (bad input, a missing file, an error of the project's tree), 1 for an internal error (the traceback with
@@ -190,6 +200,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         if os.environ.get(DEBUG_ENV):
             raise
+        if missing := _missing_package(exc):  # an install that lost a dependency: name it and how to get it
+            print(f"error: this command needs the Python package {missing!r}, which is not installed: "
+                  f"pip install {missing}", file=sys.stderr)
+            return 2
         print(f"error: internal error: {_one_line(f'{type(exc).__name__}: {exc}')} "
               f"(run with {DEBUG_ENV}=1 for the traceback)", file=sys.stderr)
         return 1

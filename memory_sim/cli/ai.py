@@ -49,7 +49,7 @@ def run_model(args: argparse.Namespace) -> int:
 
 
 def list_models(args: argparse.Namespace) -> int:
-    from memory_sim.builder.models import default_model, model_statuses
+    from memory_sim.builder.models import BGE_BASE, default_model, fallback_note, model_statuses
 
     statuses = model_statuses()
     default = default_model()
@@ -62,4 +62,6 @@ def list_models(args: argparse.Namespace) -> int:
         width = f"{status.dimensions}-d" if status.dimensions else "?"
         tag = "  (default)" if status.name == default else ""
         print(f"{mark}  {status.name:42} {width:7}{tag}\n     {status.detail}")
+    if default != BGE_BASE:
+        print(f"\n{fallback_note()}")
     return 0

@@ -51,7 +51,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         return _demo(args)
 
     if importlib.util.find_spec("psutil") is None:
-        raise ConfigError("memory-sim bench needs psutil: pip install 'memory_sim[bench]'")
+        raise ConfigError("memory-sim bench needs psutil: pip install psutil")
     from memory_sim.bench.suite import markdown, plot, run_all
 
     report = run_all(quick=args.quick, sizes=args.sizes, progress=lambda m: print(m, file=sys.stderr, flush=True))
@@ -60,7 +60,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     name = "bench-quick" if args.quick else "bench"
     if importlib.util.find_spec("matplotlib") is None:
         print(
-            "memory-sim: plots skipped: matplotlib is not installed (pip install 'memory_sim[bench]')", file=sys.stderr
+            "memory-sim: plots skipped: matplotlib is not installed (pip install matplotlib)", file=sys.stderr
         )
         report["plots"] = []
     else:

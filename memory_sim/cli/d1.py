@@ -45,6 +45,7 @@ def register(subparsers: Any) -> None:
     create.set_defaults(handler=owning_folder(_create, through_owner=True))
     delete = verbs.add_parser("delete", help="delete a database and its data")
     delete.add_argument("name", type=arguments.database_name)
+    delete.add_argument("--json", action="store_true", help="print the result as JSON")
     delete.set_defaults(handler=owning_folder(_delete, through_owner=True))
 
 
@@ -134,6 +135,8 @@ def _create(args: argparse.Namespace) -> int:
 
 
 def _delete(args: argparse.Namespace) -> int:
+    from memory_sim.cli.output import say
+
     _account(args).delete(args.name)
-    print(f"deleted D1 database {args.name!r}")
+    say(args, f"deleted D1 database {args.name!r}", {"deleted": args.name})
     return 0

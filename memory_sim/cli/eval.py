@@ -1,6 +1,6 @@
 """`memory-sim eval locomo|village`: recall quality through the memory system's own API (memory_sim/eval).
 
-    memory-sim eval locomo --dataset ../shared/data/locomo10.json [--json] [--modes vector,hybrid] [--conversations N]
+    memory-sim eval locomo [--dataset locomo10.json] [--json] [--modes vector,hybrid] [--conversations N]
     memory-sim eval village [--questions FILE.json] [--json]
 
 Both build a fresh local Env (Chroma + DuckDB + bundled MiniLM) in a temp folder; the global --data folder is
@@ -18,6 +18,37 @@ from pathlib import Path
 from typing import Any
 
 _DEFAULT_CACHE = Path(os.environ.get("TMPDIR", "/tmp")) / "memory_sim_eval" / "embeddings.sqlite"
+LOCOMO_FILE = "locomo10.json"
+LOCOMO_ORIGIN = ("LoCoMo is not shipped with memory_sim: its authors publish locomo10.json, for research use, at "
+                 "https://github.com/snap-research/locomo (read its licence there)")
+
+
+def locomo_cache(environ: dict[str, str] | None = None) -> Path:
+    """Where `eval locomo` looks for the dataset when no --dataset is given: the user's cache folder."""
+    env = os.environ if environ is None else environ
+    return Path(env.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "memory_sim" / LOCOMO_FILE
+
+
+def _locomo_file(text: str) -> Path:
+    """--dataset: an existing file; a missing one is refused with where LoCoMo comes from."""
+    from memory_sim.cli import arguments
+
+    try:
+        return Path(arguments.input_file(text))
+    except argparse.ArgumentTypeError as exc:
+        raise argparse.ArgumentTypeError(f"{exc}. {LOCOMO_ORIGIN}") from None
+
+
+def locomo_dataset(given: Path | None) -> Path:
+    """The dataset the user named, else the cached copy; when neither is there, one line: where LoCoMo comes
+    from, its terms, and where to put it."""
+    from memory_sim.errors import ConfigError
+
+    path = given if given is not None else locomo_cache()
+    if path.is_file():
+        return path
+    where = f"no file {str(path)!r}" if given is not None else f"no --dataset given and no {str(path)!r}"
+    raise ConfigError(f"{where}. {LOCOMO_ORIGIN}; pass its path with --dataset PATH or put it at {locomo_cache()}")
 
 
 def register(sub: Any) -> None:
@@ -29,9 +60,9 @@ def register(sub: Any) -> None:
     locomo.add_argument(
         "--dataset",
         dest="locomo_path",
-        type=arguments.input_file,
-        default="../shared/data/locomo10.json",
-        help="locomo10.json (default: ../shared/data/locomo10.json)",
+        type=_locomo_file,
+        default=None,
+        help=f"the LoCoMo file (default: {locomo_cache()}); get it from github.com/snap-research/locomo",
     )
     locomo.add_argument("--modes", default="vector,keyword,hybrid,weighted",
                         help="comma-separated: vector, keyword, hybrid, weighted")
@@ -92,7 +123,7 @@ def cmd_locomo(args: argparse.Namespace) -> int:
         raise ConfigError(f"--modes takes some of {', '.join(MODES)}, got {args.modes!r}")
     if args.conversations is not None and args.conversations < 1:
         raise ConfigError("--conversations must be at least 1")
-    conversations = load_locomo(args.locomo_path)[: args.conversations]
+    conversations = load_locomo(locomo_dataset(args.locomo_path))[: args.conversations]
     _set_threads(args.threads)
     report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress, **_env_options(args))
     report["meta"]["machine"] = machine()

@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from memory_sim.cli.output import json_flag, say
+
 
 def register(sub: Any) -> None:
     from memory_sim.cli import arguments
@@ -28,15 +30,18 @@ def register(sub: Any) -> None:
     run.add_argument("--jobs", type=arguments.whole("jobs", 1, 64), default=1, help="runs at once, one process each")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--yes", action="store_true", help="run a spec of more than 1,000 runs")
+    json_flag(run)
     run.set_defaults(handler=cmd_run)
     report = verbs.add_parser("report", help="Markdown tables and PNG plots of an experiment's results")
     report.add_argument("folder", type=arguments.existing_folder, help="the experiment folder")
     report.add_argument("--to", type=arguments.folder, default=None, help="where to write (default: DIR/report)")
+    json_flag(report)
     report.set_defaults(handler=cmd_report)
     export = verbs.add_parser("export", help="the results tables as Parquet or CSV files")
     export.add_argument("folder", type=arguments.existing_folder, help="the experiment folder")
     export.add_argument("--format", choices=("parquet", "csv"), default="parquet", help="default parquet")
     export.add_argument("--to", type=arguments.folder, default=None, help="where to write (default: DIR/export)")
+    json_flag(export)
     export.set_defaults(handler=cmd_export)
 
 
@@ -47,21 +52,27 @@ def cmd_run(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec, confirm_runs=args.yes)
     out = args.out or Path(args.spec).parent / "results" / spec.name
     outcome = run_experiment(spec, out, args.jobs, progress=not args.quiet)
-    print(f"{len(outcome.ran)} runs done, {len(outcome.skipped)} finished before; results in {out}")
+    say(args, f"{len(outcome.ran)} runs done, {len(outcome.skipped)} finished before; results in {out}",
+        {"ran": len(outcome.ran), "finished_before": len(outcome.skipped), "results": str(out)})
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
+    import importlib.util
+
     from memory_sim.experiments.report import write_report
 
+    if importlib.util.find_spec("matplotlib") is None:
+        print("memory-sim: plots skipped: matplotlib is not installed (pip install matplotlib)", file=sys.stderr)
     path = write_report(args.folder, args.to)
-    print(path)
+    plots = sorted(p.name for p in path.parent.glob("*.png"))
+    say(args, str(path), {"report": str(path), "plots": plots})
     return 0
 
 
 def cmd_export(args: argparse.Namespace) -> int:
     from memory_sim.experiments.store import export
 
-    for path in export(args.folder, args.format, args.to or args.folder / "export"):
-        print(path, file=sys.stdout)
+    paths = [str(p) for p in export(args.folder, args.format, args.to or args.folder / "export")]
+    say(args, "\n".join(paths), {"files": paths})
     return 0

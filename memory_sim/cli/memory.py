@@ -1,4 +1,4 @@
-"""`memory-sim demo | remember | recall | consolidate | prune | retry | stats | reembed | run`.
+"""`memory-sim remember | recall | consolidate | prune | retry | stats | reembed | run` (`demo`: cli/demo.py).
 
 One verb, one library call on `MemorySystem`. The world's time for these commands is the one the data folder
 has reached (`store.world_seconds`: saved by the demo and by `run`, or the last scheduled job's time when they
@@ -17,11 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from memory_sim.env import Env
-    from memory_sim.folder_lock import FolderLock
     from memory_sim.memory.system import MemorySystem
 
-DEMO_MARKER = ".memory-sim-demo"
-DEMO_QUESTION = "What does Margaret think of Tom?"
+ALWAYS_JSON = "JSON either way (accepted so that a script can always pass it)"
 
 
 def _open(
@@ -90,132 +88,6 @@ def _print(obj: Any) -> None:
     print(json.dumps(obj, indent=2, sort_keys=True))
 
 
-# --- demo ----------------------------------------------------------------------------------------------------
-
-
-def _made_by_demo(name: str) -> bool:
-    return name in (DEMO_MARKER, "d1", "vectorize") or name.startswith("embeddings.sqlite")
-
-
-def _refuse_foreign(path: Path) -> list[Path]:
-    """The entries of an earlier demo's folder; refuses a folder with anything the demo did not make."""
-    from memory_sim.errors import ConfigError
-    from memory_sim.folder_lock import is_lock_file
-
-    entries = [e for e in path.iterdir() if not is_lock_file(e.name)] if path.is_dir() else []
-    if entries and not (path / DEMO_MARKER).exists():
-        raise ConfigError(f"{path} holds data not made by the demo; pass an empty folder with --data")
-    foreign = sorted(e.name for e in entries if not _made_by_demo(e.name))
-    if foreign:
-        raise ConfigError(f"{path} holds files the demo did not make ({', '.join(foreign)}); "
-                          "move them away or pass an empty folder with --data")
-    return entries
-
-
-def _claim_demo_folder(path: Path) -> FolderLock:
-    """The demo owns its folder: empty or made by an earlier demo (then it starts afresh), and open nowhere else.
-    It deletes only what a demo made, only under the folder's lock; the lock is returned for the demo's Env."""
-    import shutil
-
-    from memory_sim.folder_lock import FolderLock
-
-    _refuse_foreign(path)  # before anything is created in someone else's folder
-    held = FolderLock.acquire(path)
-    try:
-        for entry in _refuse_foreign(path):  # again, now that no other process can be using it
-            if entry.is_dir() and not entry.is_symlink():
-                shutil.rmtree(entry)
-            else:
-                entry.unlink()
-        (path / DEMO_MARKER).write_text("made by memory-sim demo; removed by the next demo run\n", "utf-8")
-    except BaseException:
-        held.release()
-        raise
-    return held
-
-
-def cmd_demo(args: argparse.Namespace) -> int:
-    import time
-
-    from tqdm import tqdm
-
-    from memory_sim.builder import build_local_env
-    from memory_sim.errors import ConfigError
-    from memory_sim.memory.rules import HOURS_PER_DAY
-    from memory_sim.sim.clock import SimClock
-    from memory_sim.sim.driver import run_village
-    from memory_sim.sim.world import Village
-
-    started = time.perf_counter()
-    if args.settings.backend != "local":
-        raise ConfigError(
-            "the demo builds its village in a local data folder; use --backend local (then `memory-sim push`)"
-        )
-    held = _claim_demo_folder(Path(args.data))  # first: a refused folder costs no model load
-    if args.threads is not None:
-        args.settings = args.settings.replace(embed_threads=args.threads)
-    clock = SimClock()
-    env = build_local_env(args.settings, folder_lock=held, preload_model=True)
-    if args.timings:
-        from memory_sim.bench.d1_count import CountingD1
-
-        env.DB = CountingD1(env.DB)
-    env, system = _open(args, clock, env=env)
-    with env:
-        village = Village(args.npcs, args.seed)
-        before = village.affinity.get(("margaret", "tom"))
-        opened = time.perf_counter() - started  # the folder claimed, D1 and the index open, the model loading
-        with tqdm(total=args.days * HOURS_PER_DAY, unit="h", desc="village") as bar:
-            summary = run_village(system, village, clock, args.days, lambda _: bar.update())
-        _report_demo(system, summary, time.perf_counter() - started, village, before)
-        if args.timings:
-            _print_timings(system, time.perf_counter() - started, opened)
-    return 0
-
-
-def _print_timings(system: MemorySystem, elapsed: float, opened: float) -> None:
-    """One JSON line on stderr: where the demo's time went (`memory-sim bench` reads it). `d1_s` is the wall
-    time during which a D1 call was in progress, from either thread (the main one or the background indexer)."""
-    import sys
-
-    from memory_sim.memory import store
-
-    db, spent = system.env.DB, getattr(system.env.AI, "seconds", {})
-    timings = {
-        "demo_s": round(elapsed, 3), "open_s": round(opened, 3), "model_load_s": round(spent.get("load", 0.0), 3),
-        "model_forward_s": round(spent.get("forward", 0.0), 3), "memories": store.count_memories(db),
-        "d1_statements": getattr(db, "statements", None), "d1_round_trips": getattr(db, "round_trips", None),
-        "d1_s": round(getattr(db, "busy_seconds", 0.0), 3),
-    }
-    print("timings " + json.dumps(timings), file=sys.stderr)
-
-
-def _report_demo(system: MemorySystem, summary: Any, elapsed: float, village: Any, before: float | None) -> None:
-    from memory_sim.cli.verdict import distinct, verdict
-
-    day = system.today()
-    found = distinct(system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=10), 5)
-    print(f'\n{DEMO_QUESTION}  (margaret, on day {day})')
-    margaret = village.by_id.get("margaret")
-    if margaret is not None:
-        print(verdict(margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before,
-                      [r.text for r in found]))
-    print()
-    for r in found:
-        print(f"  score {r.score:.3f}  weighted {r.effective_score or 0:.3f}  imp {r.importance:.2f}  day {r.day:>2}  "
-              f"[{r.source}] {r.text}")
-    stats = system.stats()
-    print(
-        f"\n{summary.days} days, {len(system.env.DB.prepare('SELECT npc_id FROM npc_state').all().results)} NPCs: "
-        f"{stats['memories']} memories in D1 ({stats['summaries']} consolidated summaries), "
-        f"{stats['vectors']} vectors in the index, {stats.get('consolidations', 0)} consolidations, "
-        f"{stats.get('decay_runs', 0)} decay passes, "
-        f"{stats.get('prunes', 0) + stats.get('cap_prunes', 0)} pruned from the index, "
-        f"{stats.get('reembeds', 0)} re-embedded, {stats.get('retries', 0)} retries, "
-        f"{stats['pending']} pending; {summary.diaries} diaries; {elapsed:.1f} s"
-    )
-
-
 # --- single verbs ---------------------------------------------------------------------------------------------
 
 
@@ -257,12 +129,29 @@ def cmd_recall(args: argparse.Namespace) -> int:
 
 
 def _job(name: str) -> Callable[[argparse.Namespace], int]:
+    """A memory job at the folder's world time (or --day's end). Consolidation and decay go through the scheduler's
+    record, as `run` does: a period already done is not done again, and `run` will not redo this one. The retry
+    always runs: it takes what a dead process left pending, whenever that was."""
+
     def handler(args: argparse.Namespace) -> int:
+        from dataclasses import asdict
+
+        from memory_sim.memory.models import WorldTime
+        from memory_sim.scheduling import memory_jobs, run_if_due
+
         env, system = _open(args, resume=name != "retry_pending", reads=True)  # the retry takes what was left
         with env:
-            from dataclasses import asdict
-
-            _print(asdict(getattr(system, name)()))
+            if name == "retry_pending":
+                _print(asdict(system.retry_pending()))
+                return 0
+            now = system.clock()
+            job = next(j for j in memory_jobs(system) if j.name == name)
+            report = run_if_due(system, job, now)
+            if report is None:
+                when = WorldTime.from_seconds(now)
+                _print({"job": name, "skipped": f"already done for day {when.day} hour {when.hour}"})
+            else:
+                _print(asdict(report))
         return 0
 
     return handler
@@ -319,8 +208,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     batch commits or rolls back whole), the world time is saved, one summary line is printed, and it exits 0."""
     import logging
 
+    from memory_sim.cli.output import progress, say
     from memory_sim.memory import store
-    from memory_sim.scheduling import WorldClock, start_service, stop_on_signals
+    from memory_sim.memory.models import WorldTime
+    from memory_sim.scheduling import WorldClock, day_counts, day_summary, start_service, stop_on_signals
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
     with stop_on_signals() as stop:  # from here on, a signal asks for a clean stop
@@ -331,7 +222,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             try:
                 if not stop.is_set():
                     scheduler = start_service(system, args.scale)
-                    print(f"running the memory jobs (world x{args.scale}); Ctrl-C or SIGTERM stops", flush=True)
+                    start = WorldTime.from_seconds(clock.origin)
+                    progress(args, f"running the memory jobs from day {start.day} hour {start.hour} "
+                                   f"(world x{args.scale}); Ctrl-C or SIGTERM stops")
                     try:
                         _wait(stop, args.for_seconds)
                     finally:
@@ -339,7 +232,8 @@ def cmd_run(args: argparse.Namespace) -> int:
             finally:
                 now = clock()
                 store.set_meta(env.DB, "world_seconds", repr(now))
-            print(_stopped(system, now), flush=True)
+            system.clock = lambda: now
+            say(args, f"stopped at {day_summary(system)}", {"stopped_at": day_counts(system)})
     return 0
 
 
@@ -352,29 +246,12 @@ def _wait(stop: Any, for_seconds: float | None) -> None:
             return
 
 
-def _stopped(system: MemorySystem, now: float) -> str:
-    from memory_sim.scheduling import day_summary
-
-    system.clock = lambda: now
-    return f"stopped at {day_summary(system)}"
-
-
 # --- registration ---------------------------------------------------------------------------------------------
 
 
 def register(sub: Any) -> None:
     from memory_sim.cli import arguments
     from memory_sim.memory import rules
-
-    demo = sub.add_parser("demo", help="run the seeded village, then ask what Margaret thinks of Tom")
-    demo.add_argument("--days", type=arguments.whole("days", 1, rules.MAX_DAY), default=14)
-    demo.add_argument("--npcs", type=arguments.village_npcs, default=8)
-    demo.add_argument("--seed", type=int, default=7)
-    demo.add_argument("--threads", type=arguments.whole("threads", 0, 1024),
-                      help="threads one embedding uses (default: the embed_threads setting, 1; 0: the runtime's)")
-    demo.add_argument("--timings", action="store_true",
-                      help="print where the time went (model load, model forward, D1 statements) as JSON on stderr")
-    demo.set_defaults(handler=cmd_demo)
 
     remember = sub.add_parser("remember", help="store one memory (D1, and the index if important)")
     remember.add_argument("npc", type=arguments.npc_id, help=f"the NPC's id (at most {rules.MAX_NPC_ID_BYTES} bytes)")
@@ -386,6 +263,7 @@ def register(sub: Any) -> None:
     )
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
+    remember.add_argument("--json", action="store_true", help=ALWAYS_JSON)
     remember.set_defaults(handler=cmd_remember)
 
     recall = sub.add_parser("recall", help="an NPC's memories by meaning")
@@ -407,13 +285,17 @@ def register(sub: Any) -> None:
     ):
         parser = sub.add_parser(verb, help=text)
         parser.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
+        parser.add_argument("--json", action="store_true", help=ALWAYS_JSON)
         parser.set_defaults(handler=_job(method))
 
-    sub.add_parser("stats", help="memories in D1, vectors, counters").set_defaults(handler=cmd_stats)
+    stats = sub.add_parser("stats", help="memories in D1, vectors, counters")
+    stats.add_argument("--json", action="store_true", help=ALWAYS_JSON)
+    stats.set_defaults(handler=cmd_stats)
     rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)",
                              description="With --model M the index is recreated for M (a known name or a "
                              "sentence-transformers folder) and later opens of the folder use it.")
     rebuild.add_argument("--recreate", action="store_true", help="drop and recreate the index first")
+    rebuild.add_argument("--json", action="store_true", help=ALWAYS_JSON)
     rebuild.set_defaults(handler=cmd_reembed)
     run = sub.add_parser("run", help="run the memory jobs on the wall clock (APScheduler)")
     run.add_argument("--scale", type=arguments.number("scale", 0.0, above_low=True), default=1.0,
@@ -423,4 +305,5 @@ def register(sub: Any) -> None:
         type=arguments.number("for_seconds", 0.0),
         help="stop after this long (default: until Ctrl-C or SIGTERM)",
     )
+    run.add_argument("--json", action="store_true", help="print where the world stopped as JSON (the log stays text)")
     run.set_defaults(handler=cmd_run)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_sim.cli.folder import owning_folder
+from memory_sim.cli.output import json_flag, progress, say
 from memory_sim.errors import ConfigError
 
 
@@ -35,15 +36,22 @@ def _export(args: argparse.Namespace) -> int:
         raise ConfigError("nothing to export: give --vectorize-ndjson FILE and/or --d1-sql FILE")
     account, database = _local(args)
     try:
+        written: dict[str, Any] = {}
+        lines = []
         if args.vectorize_ndjson:
             n = export_vectors(account.index(args.index), args.vectorize_ndjson)
-            print(f"wrote {n} vectors to {args.vectorize_ndjson} (wrangler vectorize insert {args.index} --file ...)")
+            written["vectors"] = {"file": str(args.vectorize_ndjson), "count": n}
+            lines.append(f"wrote {n} vectors to {args.vectorize_ndjson} "
+                         f"(wrangler vectorize insert {args.index} --file ...)")
         if args.d1_sql:
             n = export_sql(database, args.d1_sql)
-            print(f"wrote the schema and {n} rows to {args.d1_sql} (wrangler d1 execute <db> --remote --file ...)")
+            written["d1"] = {"file": str(args.d1_sql), "rows": n}
+            lines.append(f"wrote the schema and {n} rows to {args.d1_sql} "
+                         "(wrangler d1 execute <db> --remote --file ...)")
     finally:
         database.close()
         account.close()
+    say(args, "\n".join(lines), written)
     return 0
 
 
@@ -68,24 +76,25 @@ def _remote(args: argparse.Namespace, *, create: bool) -> tuple[Any, Any, Any]:
 def _pull(args: argparse.Namespace) -> int:
     from memory_sim.transfer import pull
 
-    progress = Path(args.progress or Path(args.data) / "pull-progress.json")
+    record = Path(args.progress or Path(args.data) / "pull-progress.json")
     remote, remote_db, client = _remote(args, create=False)  # nothing is created on the account
     try:
         if args.index not in {d.name for d in remote.list_indexes()}:
             raise ConfigError(f"the account has no Vectorize index {args.index!r}; name it with --index")
-        _refuse_a_folder_of_its_own(args, progress)
+        _refuse_a_folder_of_its_own(args, record)
         account, database = _local(args, create=True)
     except BaseException:
         client.close()
         raise
     try:
-        report = pull(remote, remote_db, account, database, args.index, progress,
-                      on_batch=lambda n: print(f"  {n} vectors received", flush=True))
+        report = pull(remote, remote_db, account, database, args.index, record,
+                      on_batch=lambda n: progress(args, f"  {n} vectors received"))
     finally:
         database.close()
         account.close()
         client.close()
-    print(f"pulled {report.vectors} vectors and {report.rows} rows into {args.data} (progress in {progress})")
+    say(args, f"pulled {report.vectors} vectors and {report.rows} rows into {args.data} (progress in {record})",
+        {"vectors": report.vectors, "rows": report.rows, "data": args.data, "progress": str(record)})
     return 0
 
 
@@ -108,15 +117,16 @@ def _push(args: argparse.Namespace) -> int:
 
     target_vectorize, target_db, client = _remote(args, create=True)
     account, database = _local(args)
-    progress = Path(args.progress or Path(args.data) / "push-progress.json")
+    record = Path(args.progress or Path(args.data) / "push-progress.json")
     try:
-        report = push(account, database, target_vectorize, target_db, args.index, progress,
-                      on_batch=lambda n: print(f"  {n} vectors sent", flush=True))
+        report = push(account, database, target_vectorize, target_db, args.index, record,
+                      on_batch=lambda n: progress(args, f"  {n} vectors sent"))
     finally:
         database.close()
         account.close()
         client.close()
-    print(f"pushed {report.vectors} vectors and {report.rows} rows (progress in {progress}; delete it to push again)")
+    say(args, f"pushed {report.vectors} vectors and {report.rows} rows (progress in {record}; delete it to push again)",
+        {"vectors": report.vectors, "rows": report.rows, "progress": str(record)})
     return 0
 
 
@@ -145,10 +155,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--d1-sql", metavar="FILE", type=arguments.output_file, help="SQL for `wrangler d1 execute --file`"
     )
     _common(export)
+    json_flag(export)
     export.set_defaults(handler=owning_folder(_export))
 
     push = subparsers.add_parser("push", help="send the local index and database to a Cloudflare account (resumable)")
     _account_options(push, "target")
+    json_flag(push)
     push.add_argument("--progress", metavar="FILE", type=arguments.output_file,
                       help="progress record (default <data>/push-progress.json)")
     push.set_defaults(handler=owning_folder(_push))
@@ -156,6 +168,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     pull = subparsers.add_parser("pull", help="bring a Cloudflare account's index and database into a local folder "
                                  "(resumable)")
     _account_options(pull, "source")
+    json_flag(pull)
     pull.add_argument("--progress", metavar="FILE", type=arguments.output_file,
                       help="progress record (default <data>/pull-progress.json)")
     pull.set_defaults(handler=owning_folder(_pull))

@@ -10,6 +10,7 @@ from typing import Any
 
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.errors import D1Error, NotFound
+from memory_sim.memory.counts import counts_by_npc
 from memory_sim.memory.models import WorldTime
 
 # How a memory is drawn: its kind and index state as one of the inspector's five states (or "short-term": in D1
@@ -70,10 +71,11 @@ class NpcRow:
     id: str
     name: str
     role: str
-    memories: int = 0
+    memories: int = 0  # remembered and not forgotten: the counts are memory/counts.py's, as `memory-sim stats`'s
     vectors: int = 0  # memories D1 records as in the vector index
     pending: int = 0  # memories waiting to be embedded (D1 says pending; a failed attempt also has an outbox row)
     summaries: int = 0
+    forgotten: int = 0
     last_day: int | None = None
     per_day: dict[int, int] = field(default_factory=dict)
 
@@ -88,16 +90,12 @@ def village(db: D1Database, query: str = "") -> tuple[WorldTime, list[NpcRow]]:
     if "npc_state" in have:
         for r in rows(db, "SELECT npc_id, name, role FROM npc_state"):
             npcs[r["npc_id"]] = NpcRow(r["npc_id"], r["name"] or r["npc_id"], r["role"] or "")
-    counts = rows(db, "SELECT npc_id, index_state, kind, COUNT(*) AS n, MAX(day) AS last_day FROM short_term_memories"
-                      " GROUP BY npc_id, index_state, kind")
-    for r in counts:
-        npc = npcs.setdefault(r["npc_id"], NpcRow(r["npc_id"], r["npc_id"], ""))
-        n = int(r["n"])
-        npc.memories += n
-        npc.vectors += n if r["index_state"] == "indexed" else 0
-        npc.pending += n if r["index_state"] == "pending" else 0
-        npc.summaries += n if r["kind"] == "summary" else 0
-        npc.last_day = max(int(r["last_day"]), npc.last_day if npc.last_day is not None else -1)
+    for npc_id, counts in counts_by_npc(db).items():
+        npc = npcs.setdefault(npc_id, NpcRow(npc_id, npc_id, ""))
+        npc.memories, npc.forgotten, npc.summaries = counts["memories"], counts["forgotten"], counts["summaries"]
+        npc.vectors, npc.pending = counts["indexed"], counts["pending"]
+    for r in rows(db, "SELECT npc_id, MAX(day) AS last_day FROM short_term_memories GROUP BY npc_id"):
+        npcs[r["npc_id"]].last_day = int(r["last_day"])
     for r in rows(db, "SELECT npc_id, day, COUNT(*) AS n FROM short_term_memories GROUP BY npc_id, day"):
         npcs[r["npc_id"]].per_day[int(r["day"])] = int(r["n"])
     wanted = query.strip().casefold()

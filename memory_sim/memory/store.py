@@ -638,12 +638,14 @@ def set_meta(db: D1Database, key: str, value: str) -> None:
 
 
 def world_seconds(db: D1Database) -> float:
-    """The world time the folder has reached: the later of the time saved by the last process that stopped
-    cleanly (`meta.world_seconds`) and the last time a scheduled job ran (`job_runs.ran_at`, written with every
-    job run), so a killed `run` or demo resumes from its last job instead of the last clean stop."""
+    """The world time the folder has reached: the latest of the time saved by the last process that stopped
+    cleanly (`meta.world_seconds`), the last time a scheduled job ran (`job_runs.ran_at`, written with every
+    job run), so a killed `run` or demo resumes from its last job instead of the last clean stop, and the latest
+    memory's time (a memory remembered at day 3 means the world has reached day 3, whoever wrote it)."""
     saved = get_meta(db, "world_seconds")
     last_job = db.prepare("SELECT MAX(ran_at) AS t FROM job_runs").first("t")
-    return max(float(saved) if saved else 0.0, float(last_job) if last_job is not None else 0.0)
+    last_memory = db.prepare("SELECT MAX(day * 86400 + hour * 3600) AS t FROM short_term_memories").first("t")
+    return max(float(t) for t in (saved or 0.0, last_job or 0.0, last_memory or 0.0))
 
 
 def last_period(db: D1Database, job: str) -> int | None:

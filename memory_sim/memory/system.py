@@ -678,15 +678,10 @@ class MemorySystem:
             forgotten), `vectors` (the index's own count; -1 when it cannot be asked), and the jobs' running counters
             (e.g. `consolidations`, `prunes`, `retries`, `fallbacks`).
         """
+        from memory_sim.memory.counts import memory_counts
+
         db = self.env.DB
-        forgotten = "index_state IN ('forgetting', 'forgotten')"
-        out = {
-            "memories": store.count_memories(db, f"NOT ({forgotten})"),
-            "forgotten": store.count_memories(db, forgotten),
-            "indexed": store.count_memories(db, "index_state = 'indexed'"),
-            "pending": store.pending_size(db),
-            "summaries": store.count_memories(db, f"kind = 'summary' AND NOT ({forgotten})"),
-        }
+        out = memory_counts(db)  # the one definition of each count (memory/counts.py)
         try:
             out["vectors"] = self.env.VECTORIZE.describe().vector_count
         except VectorizeError:

@@ -21,12 +21,14 @@ from memory_sim.local.ai.local_ai import LocalAi, load_sentence_transformer
 from memory_sim.local.ai.models import MINILM
 
 
+HANG_S = 600.0  # a client's timeout in these tests: a bound for a hang, never a speed claim
+
+
 @pytest.fixture(autouse=True)
 def no_bge_on_this_machine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """An empty HF cache and no configured BGE, whatever the machine has; the fallback warning re-armed."""
+    """An empty HF cache and no configured BGE, whatever the machine has."""
     monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "empty-hub"))
     monkeypatch.delenv(models.BGE_PATH_ENV, raising=False)
-    monkeypatch.setattr(models, "_warned_fallback", False)
 
 
 @pytest.fixture(scope="module")
@@ -42,9 +44,10 @@ def local_ai(request: pytest.FixtureRequest, shared_local_ai: LocalAi, tmp_path_
     from memory_sim.cloudflare.workers_ai import WorkersAi
     from memory_sim.testing import TEST_TOKEN, ServerForTests
 
+    shared_local_ai.load(MINILM)  # the first load (an ONNX export, seconds to a minute) is not raced against a request
     server = ServerForTests(tmp_path_factory.mktemp("ai-server"), ai=shared_local_ai).start()
     request.addfinalizer(server.stop)
-    return WorkersAi("parity", TEST_TOKEN, base_url=server.base_url)
+    return WorkersAi("parity", TEST_TOKEN, base_url=server.base_url, timeout_s=HANG_S)
 
 
 def test_run_answers_in_workers_ai_shape(local_ai: LocalAi) -> None:
@@ -105,13 +108,14 @@ def test_long_inputs_are_truncated_not_refused(local_ai: LocalAi) -> None:
 
 
 def test_default_falls_back_to_minilm_and_says_so_once(local_ai: LocalAi, caplog: pytest.LogCaptureFixture) -> None:
+    """Loading the default says nothing: the fallback is said when a folder is created with it, and by
+    `memory-sim models` (tests/embedding/test_first_run.py)."""
     with caplog.at_level(logging.WARNING, logger="memory_sim.local.ai.models"):
         first = load_embedder("default", ai=local_ai)
         load_embedder("default", ai=local_ai)
     assert first.model == MINILM and first.dimensions == 384
     assert getattr(first, "pooling") == "mean"
-    warnings = [r for r in caplog.records if "bundled offline model" in r.getMessage()]
-    assert len(warnings) == 1
+    assert [r for r in caplog.records if "bundled offline model" in r.getMessage()] == []
 
 
 def test_bge_shaped_model_loads_with_cls_pooling(bge_folder: Path) -> None:

@@ -18,6 +18,8 @@ from memory_sim.retry import Backoff, Retrier
 from memory_sim.errors import AiError, EmbeddingUnavailable
 from memory_sim.providers.openai_ai import OpenAiAi, split_requests
 
+HANG_S = 600.0  # the clients' timeout against the fake servers: a bound for a hang, not a speed claim
+
 
 @pytest.fixture
 def api() -> Iterator[tuple[FakeApi, str]]:
@@ -39,7 +41,7 @@ def retrier(slept: list[float]) -> Retrier:
 
 
 def workers_ai(url: str, retrier: Retrier) -> WorkersAi:
-    return WorkersAi("acc-1", "tok-secret", base_url=f"{url}/client/v4", retrier=retrier, timeout_s=5)
+    return WorkersAi("acc-1", "tok-secret", base_url=f"{url}/client/v4", retrier=retrier, timeout_s=HANG_S)
 
 
 def test_workers_ai_posts_to_the_run_endpoint_with_cls(api: tuple[FakeApi, str], retrier: Retrier) -> None:
@@ -103,7 +105,7 @@ def test_load_embedder_over_remote_ai_uses_bge_with_cls(api: tuple[FakeApi, str]
 
 
 def openai_ai(url: str, retrier: Retrier, dimensions: int | None = None) -> OpenAiAi:
-    return OpenAiAi("sk-test", base_url=f"{url}/v1", dimensions=dimensions, retrier=retrier, timeout_s=5)
+    return OpenAiAi("sk-test", base_url=f"{url}/v1", dimensions=dimensions, retrier=retrier, timeout_s=HANG_S)
 
 
 def test_openai_embeds_in_index_order_with_dimensions(api: tuple[FakeApi, str], retrier: Retrier) -> None:

@@ -59,16 +59,17 @@ def test_chat_summariser_speaks_openai_chat_on_loopback() -> None:
 
 @pytest.mark.parametrize("behaviour", ["error", "slow", "bad-json", "no-choices", "unauthorized", "down"])
 def test_chat_summariser_falls_back_to_the_extractive_summary(behaviour: str) -> None:
-    with FakeChatServer(fever_day, api_key="key", delay_s=1.0) as server:
+    with FakeChatServer(fever_day, api_key="key", delay_s=60.0) as server:
         server.behaviour = behaviour
         url = server.base_url
         key = "wrong" if behaviour == "unauthorized" else "key"
         if behaviour == "down":
             server.__exit__()
-        summariser = ChatSummariser(url, "tiny", key, timeout_s=0.2)
+        summariser = ChatSummariser(url, "tiny", key, timeout_s=2.0)
         started = time.perf_counter()
         assert summariser.summarise(DAY) == ExtractiveSummariser().summarise(DAY)
-        assert summariser.fallbacks == 1 and time.perf_counter() - started < 1.0  # the timeout held
+        # the timeout held: "slow" answers after 60 s; the bound leaves any load room, not a speed claim
+        assert summariser.fallbacks == 1 and time.perf_counter() - started < 40.0
 
 
 @pytest.mark.parametrize(("behaviour", "error"), [("error", EmbeddingUnavailable), ("bad-json", AiError)])

@@ -58,7 +58,7 @@ def holders() -> Iterator[list[subprocess.Popen[str]]]:
     for process in started:
         if process.poll() is None:
             process.kill()
-        process.wait(timeout=20)
+        process.wait(timeout=120)
 
 
 def files_of(folder: Path) -> dict[str, int]:
@@ -102,7 +102,7 @@ def test_two_serve_on_one_folder_the_second_exits_2_naming_the_first(tmp_path: P
         assert httpx.get(url, headers={"Authorization": "Bearer secret"}).status_code == 200  # the owner serves on
     finally:
         first.terminate()
-        first.wait(timeout=20)
+        first.wait(timeout=120)
     assert read_owner(tmp_path) is None  # a clean stop removes the owner record
 
 
@@ -119,7 +119,7 @@ def test_demo_refuses_a_folder_another_process_holds_and_deletes_nothing(
     assert done.returncode == 2
     one_line_refusal(done.stderr, folder, holder.pid, "python -c")
     holder.kill()
-    holder.wait(timeout=20)
+    holder.wait(timeout=120)
     assert files_of(folder).keys() == before.keys()
     with Env.local(folder, embedder=HashingEmbedder(16)) as env:  # the holder's data is still there
         assert env.DB.prepare("SELECT text FROM notes").all().results == [{"text": "kept"}]
@@ -145,7 +145,7 @@ def test_demo_never_deletes_data_it_did_not_make(tmp_path: Path) -> None:
 def test_a_sigkilled_holder_leaves_the_folder_openable(tmp_path: Path) -> None:
     holder = start_holder(tmp_path)
     os.kill(holder.pid, signal.SIGKILL)
-    holder.wait(timeout=20)
+    holder.wait(timeout=120)
     assert read_owner(tmp_path).pid == holder.pid  # type: ignore[union-attr]  # its record outlives it ...
     with Env.local(tmp_path, embedder=HashingEmbedder(16)) as env:  # ... and blocks nobody: the OS dropped the lock
         assert read_owner(tmp_path).pid == os.getpid()  # type: ignore[union-attr]

@@ -377,7 +377,7 @@ def test_the_owners_own_vectorize_calls_wait_for_the_served_accounts_lock() -> N
         by_account.start()
         by_account.join(timeout=0.2)
         assert by_account.is_alive()  # ... also through the account's indexes
-    own.join(timeout=10)
-    by_account.join(timeout=10)
+    own.join(timeout=120)
+    by_account.join(timeout=120)
     assert not own.is_alive() and not by_account.is_alive()
     env.close()

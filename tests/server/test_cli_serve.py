@@ -34,7 +34,7 @@ def test_serve_runs_on_loopback_with_a_token(tmp_path: Path) -> None:
         assert httpx.get(url, headers={"Authorization": "Bearer secret"}).json()["result"] == []
     finally:
         process.terminate()
-        output = process.communicate(timeout=20)[0].decode()
+        output = process.communicate(timeout=120)[0].decode()
     assert "http://127.0.0.1:%d/client/v4" % port in output
     assert "1 token for every account id" in output  # a bare token opens every account, and start-up says so
 

@@ -88,7 +88,7 @@ def test_paths_written_oddly_still_name_the_account_the_router_serves(tmp_path: 
     import http.client
 
     with LoopbackServer(build_server_app(tmp_path, "tok-a:A,tok-b:B", d1_engine="sqlite")) as running:
-        connection = http.client.HTTPConnection(running.host, running.port, timeout=10)  # sends the path as written
+        connection = http.client.HTTPConnection(running.host, running.port, timeout=600)  # sends the path as written
         connection.request("POST" if path.endswith("query") else "GET", "/client/v4" + path, body=b"{}",
                            headers={"Authorization": f"Bearer {token}"})
         reply = connection.getresponse()

@@ -158,24 +158,21 @@ def locate(
     return None
 
 
-_warned_fallback = False
-
-
 def resolve_default(model_dirs: Mapping[str, Path] | None = None, environ: Mapping[str, str] | None = None) -> str:
-    """BGE base where its weights are here, else MiniLM; the fallback is logged once per process."""
-    global _warned_fallback
-    if bge_dir(model_dirs, environ) is not None:
-        return BGE_BASE
-    if not _warned_fallback:
-        _warned_fallback = True
-        log.warning(
-            "embedding model 'default': %s weights not found here; using the bundled offline model %s (384-d). "
-            "Set $%s to use BGE.",
-            BGE_BASE,
-            MINILM,
-            BGE_PATH_ENV,
-        )
-    return MINILM
+    """BGE base where its weights are here, else MiniLM. Quietly: the fallback is said where it is news (a folder
+    created with it, `memory-sim models`: `fallback_note`), not on every open."""
+    return BGE_BASE if bge_dir(model_dirs, environ) is not None else MINILM
+
+
+def fallback_note() -> str:
+    """One line: `default` means the bundled MiniLM here, and how to have BGE instead."""
+    return (f"embedding model 'default': {BGE_BASE} weights not found here; using the bundled offline model {MINILM} "
+            f"(384-d). Set ${BGE_PATH_ENV} to use BGE.")
+
+
+def note_fallback() -> None:
+    """Logs `fallback_note` (a folder is being created with the fallback model)."""
+    log.warning("%s", fallback_note())
 
 
 def model_statuses(

@@ -1,14 +1,15 @@
 """Where the ONNX export of a local model lives, and whether it is current: pure file logic, no torch, no onnxruntime.
 
-    <root>/<model>-<hash of the model folder's path>/v<EXPORT_VERSION>/
+    <root>/<model>-<hash of the model's file names and sizes>/v<EXPORT_VERSION>/
         model.onnx      the model's transformer: input_ids, attention_mask[, token_type_ids] -> last_hidden_state
         tokenizer.json  the model's own tokenizer, set to truncate at its window and pad to the longest text
         manifest.json   written last, so an export cut short has none: what was exported from which files
 
-`<root>` is $MEMORY_SIM_ONNX_CACHE, else $XDG_CACHE_HOME/memory_sim/onnx, else ~/.cache/memory_sim/onnx. An export
-is current while the model folder's files keep the sizes and mtimes the manifest records; when they change, it
-is current again if their content still has the recorded sha256 (a reinstall of the same weights), else it is
-re-exported.
+`<root>` is $MEMORY_SIM_ONNX_CACHE, else $XDG_CACHE_HOME/memory_sim/onnx, else ~/.cache/memory_sim/onnx: one per
+user, shared by every checkout and venv. The folder is keyed by the model's files, not by where they are
+installed, so a second venv with the same weights finds the first one's export. An export is current while the
+model folder's files keep the sizes and mtimes the manifest records; when they change (another install of the
+same files), it is current again if their content still has the recorded sha256, else it is re-exported.
 """
 
 from __future__ import annotations
@@ -51,9 +52,11 @@ def cache_root(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def export_dir(root: Path, model: str, folder: Path) -> Path:
-    """One folder per model folder and export version; the model's name keeps it readable."""
+    """One folder per model (its files' names and sizes: a stat each, no read) and export version; the model's
+    name keeps it readable. The content check is the manifest's sha256 (inspect_export)."""
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-.")[-48:] or "model"
-    digest = hashlib.sha256(str(folder.resolve()).encode()).hexdigest()[:12]
+    files = sorted((name, size) for name, (size, _) in fingerprint(folder).items())
+    digest = hashlib.sha256(json.dumps([model, files]).encode()).hexdigest()[:12]
     return root / f"{slug}-{digest}" / f"v{EXPORT_VERSION}"
 
 
