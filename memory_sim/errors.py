@@ -130,8 +130,14 @@ class D1Unsupported(D1Error):
     """A SQLite construct that DuckDB cannot run with SQLite's meaning; the message names the alternative. Worded
     as D1 words errors (`D1_ERROR: <message>: SQLITE_ERROR`), so code matching on SQLite's form still parses it."""
 
+    ALTERNATIVE = "or use the sqlite engine (MEMORY_SIM_D1_ENGINE=sqlite), which runs it as D1 does"
+    _NOWHERE = ("not available in D1", "not available in SQLite", "empty statement")  # no engine runs these
+
     def __init__(self, cause: str) -> None:
-        super().__init__(cause if cause.endswith(": SQLITE_ERROR") else f"{cause}: SQLITE_ERROR")
+        cause = cause.removesuffix(": SQLITE_ERROR")
+        if not any(words in cause for words in ("sqlite engine", *self._NOWHERE)):
+            cause = f"{cause}; {self.ALTERNATIVE}"  # what SQLite answers and DuckDB cannot: the engine that can
+        super().__init__(f"{cause}: SQLITE_ERROR")
 
 
 class D1TimeLimit(D1Error):

@@ -5,6 +5,7 @@ error. It runs under SQLite's authorizer (sqlite_sandbox); replaying the DDL led
 
 from __future__ import annotations
 
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -18,6 +19,9 @@ from memory_sim.local.d1.duckdb_sandbox import replayable
 from memory_sim.local.d1.duckdb_schema import check_constraints, schema_of
 from memory_sim.local.d1.sqlite_engine import sqlite_error
 from memory_sim.local.d1.sqlite_sandbox import CHECK, READ, SCHEMA, Sandbox
+
+# An EXPLAIN of the user's own: the statement it explains is what SQLite compiles (the engine then refuses EXPLAIN).
+_EXPLAINED = re.compile(r"^\s*EXPLAIN(\s+QUERY\s+PLAN)?\s+", re.IGNORECASE)
 
 _COMPILED_KEPT = 4096
 
@@ -50,7 +54,7 @@ class Mirror:
         self._sandbox.use(CHECK)
         self.conn.text_factory = bytes  # the program listing holds literals as they are, UTF-8 or not
         try:
-            self.conn.execute("EXPLAIN " + sql, dummy_values(sql)).fetchall()
+            self.conn.execute("EXPLAIN " + _EXPLAINED.sub("", sql, count=1), dummy_values(sql)).fetchall()
         except sqlite3.Error as exc:
             raise sqlite_error(exc) from exc
         finally:

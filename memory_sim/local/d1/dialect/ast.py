@@ -14,6 +14,7 @@ class Node:
 class Lit(Node):
     kind: str  # int, real, text, blob, null; bigint: an integer literal beyond 64 bits (SQLite reads a REAL)
     value: object
+    zero_token: bool = False  # an integer token worth 0 (`0`, `0x0`): SQLite's parser folds `0 AND x` on it
 
 
 @dataclass(slots=True)

@@ -81,6 +81,9 @@ def _aggregate(ex: Expressions, node: Call, over: str) -> Typed:
         sep = ex.text(args[1]).sql if len(args) > 1 else "','"
         return Typed(f"string_agg({distinct}{ex.text(x).sql}, coalesce({sep}, '')){where}{over}", "text")
     if x.t in ("text", "blob", "any", "dyn") and name in ("avg", "total"):
+        if node.distinct:  # SQLite drops repeats of the values ('3' and '3.0' are two), then reads them as numbers
+            raise D1Unsupported(f"{name}(DISTINCT ...) over values that are not all numbers on the DuckDB engine: "
+                                "CAST the argument AS REAL or AS INTEGER")
         x = _to_real(ex, x)  # SQLite reads each value as a number (text by its numeric prefix), summed as REALs
     if x.t in ("text", "blob", "any", "dyn") and name == "sum":
         raise D1Unsupported(

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import values as sv
 from memory_sim.local.d1.dialect.ast import InList, InSelect, Like
-from memory_sim.local.d1.dialect.operands import FLIP, IR, RANK, TWO63, Typed, boolean, literal
+from memory_sim.local.d1.dialect.operands import FLIP, IR, RANK, TWO63, Typed, boolean, literal, null_beside
 
 if TYPE_CHECKING:
     from memory_sim.local.d1.dialect.typed import Expressions
@@ -91,9 +91,9 @@ def _int_view(e: Typed) -> Typed:
 
 
 def _with_null(op: str, a: Typed, b: Typed) -> Typed:
-    if op not in ("IS", "IS NOT"):
-        return boolean(None)
     other = b if a.t == "null" else a
+    if op not in ("IS", "IS NOT"):
+        return null_beside(other, "bool")
     return Typed(f"({other.sql} IS {'' if op == 'IS' else 'NOT '}NULL)", "bool")
 
 

@@ -81,3 +81,13 @@ def literal(value: Any) -> Typed:
 
 def boolean(value: bool | None) -> Typed:
     return Typed("CAST(NULL AS BOOLEAN)" if value is None else ("true" if value else "false"), "bool")
+
+
+def null_beside(other: Typed, t: str = "null") -> Typed:
+    """NULL, the value of an operator with a NULL operand, keeping the `other` operand in the query: an aggregate
+    there (`NULL * count(*)`, `NULL = max(a)`) keeps the query an aggregate, which answers one row where no row
+    matches. A known `other` is dropped: it holds no aggregate."""
+    if other.known:
+        return boolean(None) if t == "bool" else literal(None)
+    return Typed(f"CAST((CASE WHEN {other.sql} IS NULL THEN NULL END) AS BOOLEAN)", "bool") if t == "bool" else Typed(
+        f"(CASE WHEN {other.sql} IS NULL THEN NULL END)", "null")

@@ -377,11 +377,13 @@ def number(text: str) -> Lit:
         if len(digits.lstrip("0")) > 16:
             raise D1Unsupported(f"hex literal too big: {text}")  # SQLite's own words, at parse time
         value = int(digits, 16)
-        return Lit("int", value - 2**64 if value > INT64_MAX else value)
+        return Lit("int", value - 2**64 if value > INT64_MAX else value, zero_token=value == 0)
     if any(c in text for c in ".eE"):
         return Lit("real", float(text))
     value = int(text)
-    return Lit("int", value) if value <= INT64_MAX else Lit("bigint", value)  # a REAL, unless negated
+    if value > INT64_MAX:
+        return Lit("bigint", value)  # a REAL, unless negated
+    return Lit("int", value, zero_token=value == 0)
 
 
 def negative(lit: Lit) -> Lit:

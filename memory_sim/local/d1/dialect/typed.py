@@ -39,7 +39,16 @@ from memory_sim.local.d1.dialect.ast import (
 from memory_sim.local.d1.dialect.calls import call, cast
 from memory_sim.local.d1.dialect.compare import compare, in_list, in_select, like
 from memory_sim.local.d1.dialect.functions import NOW_TEXT
-from memory_sim.local.d1.dialect.operands import DUCK_TYPES, FLIP, NOT_UTF8, Context, Typed, boolean, literal
+from memory_sim.local.d1.dialect.operands import (
+    DUCK_TYPES,
+    FLIP,
+    NOT_UTF8,
+    Context,
+    Typed,
+    boolean,
+    literal,
+    null_beside,
+)
 from memory_sim.local.d1.dialect.udfs import MAX_EVAL_ARGS, SqliteFailure, evaluate
 
 
@@ -213,6 +222,10 @@ class Expressions:
 
     def _binary(self, node: Binary) -> Typed:
         op = node.op
+        if op == "AND" and (_is_literal_false(node.left) or _is_literal_false(node.right)):
+            # SQLite folds `0 AND x` (an integer token 0 on either side) to 0 as it parses, dropping x unread:
+            # an aggregate in x no longer makes the query an aggregate, and an error in x is never raised.
+            return literal(0)
         if op in ("AND", "OR"):
             a, b = self.truth(self.emit(node.left)), self.truth(self.emit(node.right))
             return Typed(f"({a.sql} {op} {b.sql})", "bool")
@@ -240,7 +253,7 @@ class Expressions:
         if "null" in (x.t, y.t):
             if a.may_fail or b.may_fail:  # SQLite still evaluates the other operand, and its error
                 return self.delegate(f"SELECT ?1 {op} ?2", [a, b])
-            return literal(None)
+            return null_beside(y if x.t == "null" else x)
         kinds = {x.t, y.t}
         t = "int" if kinds == {"int"} else ("real" if "real" in kinds and "num" not in kinds else "num")
         if op in ("&", "|") and t != "int":
@@ -294,3 +307,9 @@ class Expressions:
     def _cast(self, node: Cast) -> Typed:
 
         return cast(self, self.emit(node.operand), node.type_name)
+
+
+def _is_literal_false(node: Node) -> bool:
+    """An integer token worth 0, as SQLite's parser marks it (EP_IsFalse) when it builds AND: not `-0`, not FALSE
+    (marked later, at name resolution), not an expression worth 0."""
+    return isinstance(node, Lit) and node.zero_token
