@@ -195,7 +195,12 @@ def d1_result(accounts: Any, account_id: str, database: str, call: BindingCall) 
     by one and stops at the first failure, answering the error in that statement's place, as `exec` reads it."""
     account = accounts.get(account_id)
     found = database_id(account, database)
-    db, history = account.database(found), account.history(found)
+    history = account.history(found)
+    with history.serving():  # a Time Travel restore swaps the database only between two requests
+        return _d1_served(account.database(found), history, call)
+
+
+def _d1_served(db: Any, history: Any, call: BindingCall) -> tuple[Any, str | None]:
     history.catch_up(db)  # Time Travel: a change pending for over its interval is kept before this runs
     batched = call.body.lstrip().startswith(b"[")
     wanted = statements(call.body)

@@ -62,7 +62,8 @@ def import_sql(request: Request, account_id: str, database_id: str, body: Json =
         secret = request.app.state.transfers.expect_upload(account_id, database_id, filename)
         return ok({"success": True, "type": "import", "filename": filename, "upload_url": url_for(request, secret)})
     if action == "ingest":
-        return ok(_ingest(request, account, account_id, database_id, name, body))
+        with account.history(database_id).serving():  # a Time Travel restore waits for the import, or refuses it
+            return ok(_ingest(request, account, account_id, database_id, name, body))
     if action == "poll":
         done = request.app.state.imports.get((account_id, database_id))
         if done is None or done.get("at_bookmark") != body.get("current_bookmark"):
@@ -122,9 +123,10 @@ def export_sql(request: Request, account_id: str, database_id: str, body: Json =
         raise _bad("invalid request: `dump_options.tables` must be an array of table names")
     if options.get("no_schema") and options.get("no_data"):
         raise _bad("You cannot specify both no_schema and no_data")
-    database = account.database(database_id)
-    bookmark = account.history(database_id).current(database).bookmark
-    text = dump(database, tables, schema=not options.get("no_schema"), data=not options.get("no_data"))
+    with account.history(database_id).serving():  # the state a restore would swap out stays whole while read
+        database = account.database(database_id)
+        bookmark = account.history(database_id).current(database).bookmark
+        text = dump(database, tables, schema=not options.get("no_schema"), data=not options.get("no_data"))
     filename = f"{name}-{bookmark.split('-')[0]}.sql"
     secret = request.app.state.transfers.offer_download(account_id, database_id, filename, text)
     return ok({"success": True, "type": "export", "at_bookmark": bookmark, "status": "complete",

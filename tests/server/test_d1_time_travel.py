@@ -317,3 +317,23 @@ def test_kept_states_are_bounded_by_their_total_size(tmp_path: Path) -> None:
         assert on_disk == sorted(b.number for b in kept if b.number)  # dropped states leave no file behind
         db.restore(bookmark=kept[0].bookmark)  # the oldest state left
         assert len(db.run("SELECT n FROM log")) == kept[0].counts["log"] == 14 - len(kept)
+
+
+def test_imports_exports_and_worker_bindings_wait_for_a_swap_too(sdk: cloudflare.Cloudflare,
+                                                                   tt_server: ServerForTests) -> None:
+    """Every route that runs statements on the database, not only /query, is refused a retryable 503 during a
+    restore's swap: an import's ingest, an export, a Worker binding's D1 call."""
+    db = Db(sdk, tt_server)
+    db.run("CREATE TABLE log (n INTEGER PRIMARY KEY)")
+    auth = {"Authorization": f"Bearer {TEST_TOKEN}"}
+    base = f"{tt_server.base_url}/accounts/{db.account}/d1/database/{db.id}"
+    binding = tt_server.base_url.removesuffix("/client/v4") + f"/remote-proxy/{db.account}/d1/{db.id}"
+    with db.history.restoring():
+        answers = [
+            httpx.post(f"{base}/import", json={"action": "ingest", "filename": "x.sql", "etag": "0" * 32}, headers=auth),
+            httpx.post(f"{base}/export", json={"output_format": "polling"}, headers=auth),
+            httpx.post(binding, content=b'{"sql": "INSERT INTO log (n) VALUES (1)", "params": []}',
+                       headers={**auth, "MF-URL": "http://d1/query?resultsFormat=ROWS_AND_COLUMNS"}),
+        ]
+    assert [a.status_code for a in answers] == [503, 503, 503], [a.text[:200] for a in answers]
+    assert db.run("SELECT count(*) AS n FROM log") == [{"n": 0}]
