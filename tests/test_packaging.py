@@ -10,6 +10,7 @@ import email
 import importlib.metadata
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -204,7 +205,9 @@ def test_every_server_verb_and_a_visitor_work_from_the_plain_install(installed: 
         port = _free_port()
         with _started([*cli, "--data", "village", "inspect", "--port", str(port)], tmp_path, "the inspector of") as ui:
             _listening(port, ui)
-            page = _get(f"http://127.0.0.1:{port}/ui/")
+            token = re.search(r"/ui/\?token=([\w-]+)", ui.ready_line)  # the URL it prints, as a person opens it
+            assert token is not None, ui.ready_line
+            page = _get(f"http://127.0.0.1:{port}/ui/", token=token.group(1))
             assert "margaret" in page
 
     port = _free_port()
@@ -252,6 +255,7 @@ def _started(argv: list[str], cwd: Path, ready: str) -> Iterator[subprocess.Pope
         for line in process.stdout:  # a hang is caught by the test's timeout; an exit ends the loop
             seen.append(line)
             if ready in line:
+                process.ready_line = line  # type: ignore[attr-defined]
                 break
         assert process.poll() is None, "".join(seen)[-3000:]
         yield process

@@ -136,6 +136,19 @@ def matches(values: list[str], record: Record) -> bool:
 Runner = Callable[[str], list[list[Any]]]
 
 
+def _statements(sql: str) -> list[str]:
+    """The record's statements: pieces between semicolons, joined until SQLite calls them complete (a trigger's
+    body holds semicolons of its own)."""
+    out: list[str] = []
+    pending = ""
+    for piece in split_statements(sql):
+        pending = f"{pending};{piece}" if pending else piece
+        if sqlite3.complete_statement(pending + ";"):
+            out.append(pending)
+            pending = ""
+    return [*out, pending] if pending else out
+
+
 def raw_sqlite() -> tuple[Runner, Callable[[], None]]:
     """SQLite itself, as its harness runs it: the control."""
     connection = sqlite3.connect(":memory:", isolation_level=None)
@@ -184,7 +197,7 @@ def run_record(run: Runner, record: Record) -> tuple[str, str]:
     """(outcome, why) of one record on one setup. A record of several statements runs them in turn, as the
     harness's sqlite3_exec does; the last one's rows are the answer."""
     try:
-        for sql in split_statements(record.sql):
+        for sql in _statements(record.sql):
             rows = run(sql)
     except D1Unsupported as exc:
         return ("passed" if record.expect_error else "refused"), str(exc)

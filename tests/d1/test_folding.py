@@ -27,6 +27,8 @@ QUERIES = [
     "SELECT 0x0 AND count(a) FROM t",
     "SELECT 0 AND abs(-9223372036854775808)",
     "SELECT 0.0 AND count(*) FROM t",
+    "SELECT avg(DISTINCT + CAST(NULL AS INTEGER)) / CAST(-77 AS INTEGER) + -47 FROM t",
+    "SELECT max(NULL) = 3, min(NULL) || 'x' FROM t WHERE 0",
 ]
 
 

@@ -35,6 +35,7 @@ def run_load(systems: list[Any], seconds: float, seed: int = 0, clock: Callable[
 
     def work(worker: int, system: Any) -> None:
         rng, npc, n = random.Random(seed * 100 + worker), f"npc-{worker}", 0
+        system.register_npc(npc, npc)  # a recall before its first memory asks after a known NPC, not an unknown one
         while clock() < deadline:
             n += 1
             try:

@@ -31,6 +31,8 @@ words = st.sampled_from(["forge", "bread", "oven", "church", "margaret", "tom", 
 def test_an_npc_never_recalls_another_npcs_memory(writes: list[Any], query: list[str], mode: str) -> None:
     clock = SimClock()
     system = MemorySystem(build_env(clock), clock=clock)
+    for npc in NPCS:  # known NPCs, also those the draw gives no memory
+        system.register_npc(npc, npc)
     chunks = [writes[i::3] for i in range(3)]
 
     def write(chunk: list[Any]) -> None:  # concurrent writers on one system

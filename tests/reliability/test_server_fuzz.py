@@ -94,6 +94,9 @@ def test_every_openapi_route_answers_4xx_in_the_envelope_never_5xx(fuzz_server: 
     schema = schemathesis.openapi.from_url(server.base_url.replace("/client/v4", "") + "/openapi.json")
     fixed = {"account_id": "openapi", "name": INDEX, "database_id": database.rsplit("/", 1)[1]}
     operations = sorted((result.ok() for result in schema.get_all_operations()), key=lambda op: op.method.upper() == "DELETE")
+    # A Worker binding's endpoints answer in that binding module's own shapes (`{code, error}`, bare results), not
+    # in the REST envelope: tests/server/test_worker_routes.py and tests/worker hold them to those.
+    operations = [op for op in operations if not op.path.startswith("/remote-proxy/")]
     failures: list[str] = []
     served: dict[str, int] = {"requests": 0, "rejected": 0}
     paths: set[str] = set()

@@ -2,7 +2,9 @@
 D1 table's rows and the recall answers of three NPCs. `python tests/sim/village_digest.py OUT.json` writes it for
 the code on PYTHONPATH (tests/sim/data/village_6x5.json was written so by the code before D1 writes were
 batched, and written again when a query naming an NPC's role began to reach memories naming the NPC: that changed
-the diaries' "brought back" lines and the answers to "the baker"; without it the digest was unchanged)."""
+the diaries' "brought back" lines and the answers to "the baker"; without it the digest was unchanged; and again
+when weighted recall began to record each memory's last access, `recalled_hour`: only schema_version and
+short_term_memories changed, every answer stayed the same)."""
 
 from __future__ import annotations
 

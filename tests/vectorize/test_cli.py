@@ -19,37 +19,38 @@ def run(capsys: pytest.CaptureFixture[str], data: Path, *argv: str) -> tuple[int
 
 
 def test_wrangler_like_session(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # An index of one's own ("memories" is the memory system's, whose declared metadata indexes cannot be deleted)
     data = tmp_path / "data"
-    assert run(capsys, data, "create", "memories", "--dimensions", "3", "--metric", "cosine", "--description", "minilm")[0] == 0
-    assert run(capsys, data, "create-metadata-index", "memories", "--property-name", "npcId", "--type", "string")[0] == 0
+    assert run(capsys, data, "create", "notes", "--dimensions", "3", "--metric", "cosine", "--description", "minilm")[0] == 0
+    assert run(capsys, data, "create-metadata-index", "notes", "--property-name", "npcId", "--type", "string")[0] == 0
     rows = [{"id": f"m{i}", "values": [1.0, float(i), 0.5], "metadata": {"npcId": "margaret" if i % 2 else "tom"}} for i in range(6)]
     ndjson = tmp_path / "v.ndjson"
     ndjson.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
-    code, out, _ = run(capsys, data, "upsert", "memories", "--file", str(ndjson), "--json")
-    assert code == 0 and json.loads(out) == {"index": "memories", "count": 6}
-    code, out, _ = run(capsys, data, "query", "memories", "--vector", "1", "1", "0.5", "--top-k", "2",
+    code, out, _ = run(capsys, data, "upsert", "notes", "--file", str(ndjson), "--json")
+    assert code == 0 and json.loads(out) == {"index": "notes", "count": 6}
+    code, out, _ = run(capsys, data, "query", "notes", "--vector", "1", "1", "0.5", "--top-k", "2",
                        "--filter", '{"npcId": "margaret"}', "--return-metadata", "all", "--json")
     result = json.loads(out)
     assert code == 0 and result["count"] == 2 and result["matches"][0]["id"] == "m1"
     assert result["matches"][0]["metadata"] == {"npcId": "margaret"}
-    code, out, _ = run(capsys, data, "query", "memories", "--vector-id", "m4", "--top-k", "1", "--json")
+    code, out, _ = run(capsys, data, "query", "notes", "--vector-id", "m4", "--top-k", "1", "--json")
     assert json.loads(out)["matches"][0]["id"] == "m4"
-    code, out, _ = run(capsys, data, "info", "memories", "--json")
+    code, out, _ = run(capsys, data, "info", "notes", "--json")
     assert json.loads(out)["vectorCount"] == 6 and json.loads(out)["dimensions"] == 3
-    assert run(capsys, data, "delete-vectors", "memories", "--ids", "m0", "m1")[0] == 0
-    code, out, _ = run(capsys, data, "list-vectors", "memories", "--count", "2", "--json")
+    assert run(capsys, data, "delete-vectors", "notes", "--ids", "m0", "m1")[0] == 0
+    code, out, _ = run(capsys, data, "list-vectors", "notes", "--count", "2", "--json")
     page = json.loads(out)
     assert page["totalCount"] == 4 and page["isTruncated"] and [v["id"] for v in page["vectors"]] == ["m2", "m3"]
-    code, out, _ = run(capsys, data, "get-vectors", "memories", "--ids", "m2", "--json")
+    code, out, _ = run(capsys, data, "get-vectors", "notes", "--ids", "m2", "--json")
     assert json.loads(out)[0]["values"] == [1.0, 2.0, 0.5]
-    code, out, _ = run(capsys, data, "list-metadata-index", "memories", "--json")
+    code, out, _ = run(capsys, data, "list-metadata-index", "notes", "--json")
     assert json.loads(out) == {"metadataIndexes": [{"propertyName": "npcId", "indexType": "string"}]}
-    assert run(capsys, data, "delete-metadata-index", "memories", "--property-name", "npcId")[0] == 0
-    code, out, _ = run(capsys, data, "get", "memories", "--json")
+    assert run(capsys, data, "delete-metadata-index", "notes", "--property-name", "npcId")[0] == 0
+    code, out, _ = run(capsys, data, "get", "notes", "--json")
     assert json.loads(out)["description"] == "minilm" and json.loads(out)["config"]["metric"] == "cosine"
-    assert "memories" in run(capsys, data, "list")[1]
+    assert "notes" in run(capsys, data, "list")[1]
     assert (data / "vectorize").is_dir()
-    assert run(capsys, data, "delete", "memories")[0] == 0
+    assert run(capsys, data, "delete", "notes")[0] == 0
     assert run(capsys, data, "list")[1].strip() == "No indexes."
 
 

@@ -93,7 +93,7 @@ def _int_view(e: Typed) -> Typed:
 def _with_null(op: str, a: Typed, b: Typed) -> Typed:
     other = b if a.t == "null" else a
     if op not in ("IS", "IS NOT"):
-        return null_beside(other, "bool")
+        return null_beside((a, b), "bool")
     return Typed(f"({other.sql} IS {'' if op == 'IS' else 'NOT '}NULL)", "bool")
 
 

@@ -4,6 +4,7 @@ and its value where translation already knows it; and SQLite's order of storage 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -83,11 +84,12 @@ def boolean(value: bool | None) -> Typed:
     return Typed("CAST(NULL AS BOOLEAN)" if value is None else ("true" if value else "false"), "bool")
 
 
-def null_beside(other: Typed, t: str = "null") -> Typed:
-    """NULL, the value of an operator with a NULL operand, keeping the `other` operand in the query: an aggregate
-    there (`NULL * count(*)`, `NULL = max(a)`) keeps the query an aggregate, which answers one row where no row
-    matches. A known `other` is dropped: it holds no aggregate."""
-    if other.known:
+def null_beside(operands: Sequence[Typed], t: str = "null") -> Typed:
+    """NULL, the value of an operator with a NULL operand, keeping every operand that is not a known constant in
+    the query: an aggregate in any of them (`NULL * count(*)`, `avg(NULL) / 2`, `NULL = max(a)`) keeps the query
+    an aggregate, which answers one row where no row matches. Known operands hold no aggregate: dropped."""
+    kept = [o.sql for o in operands if not o.known]
+    if not kept:
         return boolean(None) if t == "bool" else literal(None)
-    return Typed(f"CAST((CASE WHEN {other.sql} IS NULL THEN NULL END) AS BOOLEAN)", "bool") if t == "bool" else Typed(
-        f"(CASE WHEN {other.sql} IS NULL THEN NULL END)", "null")
+    sql = f"(CASE WHEN {' OR '.join(f'{k} IS NULL' for k in kept)} THEN NULL END)"
+    return Typed(f"CAST({sql} AS BOOLEAN)", "bool") if t == "bool" else Typed(sql, "null")

@@ -253,7 +253,7 @@ class Expressions:
         if "null" in (x.t, y.t):
             if a.may_fail or b.may_fail:  # SQLite still evaluates the other operand, and its error
                 return self.delegate(f"SELECT ?1 {op} ?2", [a, b])
-            return null_beside(y if x.t == "null" else x)
+            return null_beside((x, y))
         kinds = {x.t, y.t}
         t = "int" if kinds == {"int"} else ("real" if "real" in kinds and "num" not in kinds else "num")
         if op in ("&", "|") and t != "int":
