@@ -71,3 +71,10 @@ def test_a_column_named_indexed_is_not_a_hint() -> None:
         engine.prepare("INSERT INTO f (indexed) VALUES (0), (1)").run()
         assert engine.prepare("SELECT id FROM f WHERE NOT indexed").raw() == [[1]]
         engine.close()
+
+
+def test_a_column_assigned_twice_takes_the_rightmost_value() -> None:
+    statements = ["UPDATE t1 SET b = 0, b = 7, c = 'z' WHERE a = 1", 'UPDATE t1 SET c = c || \'!\', "C" = upper(c)',
+                  "SELECT a, b, c FROM t1 ORDER BY b, c"]
+    answers = [_answers(engine, statements) for engine in (SqliteDatabase(), DuckDBDatabase())]
+    assert answers[0][-1] != [] and answers[1] == answers[0]

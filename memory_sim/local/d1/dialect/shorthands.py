@@ -4,7 +4,8 @@ Both run only after the schema mirror compiled the statement with SQLite (duckdb
 (an index that does not exist or cannot serve the query, a table of more than one column after IN) has already
 failed with SQLite's own error; what is left is what SQLite answers:
 - `x IN t` (a table or view name) is `x IN (SELECT * FROM t)`;
-- `FROM t INDEXED BY i` and `FROM t NOT INDEXED` are planner hints that never change an answer: dropped.
+- `FROM t INDEXED BY i` and `FROM t NOT INDEXED` are planner hints that never change an answer: dropped;
+- `UPDATE t SET x = 1, x = 2` assigns the rightmost value (DuckDB refuses a column assigned twice): the others go.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ def spell_out(toks: list[Token], words: set[str]) -> list[Token]:
         toks = _without_index_hints(toks)
     if "IN" in words:
         toks = _table_in_lists(toks)
+    if toks and toks[0].is_word("UPDATE"):
+        toks = _last_assignments(toks)
     return toks
 
 
@@ -61,3 +64,39 @@ def _table_in_lists(toks: list[Token]) -> list[Token]:
                                       Token("ws", " "), Token("word", "FROM"), Token("ws", " "), toks[name_at],
                                       Token("op", ")")]
     return out
+
+
+_SET_ENDS = frozenset({"FROM", "WHERE", "RETURNING", "ORDER", "LIMIT"})
+
+
+def _last_assignments(toks: list[Token]) -> list[Token]:
+    """Of `SET a = ..., a = ...`, only the rightmost assignment of each column stays."""
+    start = next((i for i, t in enumerate(toks) if t.is_word("SET")), None)
+    if start is None:
+        return toks
+    parts: list[tuple[int, int]] = []  # [begin, end) of each assignment, commas excluded
+    depth, begin, end = 0, start + 1, len(toks)
+    for i in range(start + 1, len(toks)):
+        tok = toks[i]
+        if tok.kind == "op" and tok.text in ("(", ")"):
+            depth += 1 if tok.text == "(" else -1
+        elif depth == 0 and tok.kind == "op" and tok.text == ",":
+            parts.append((begin, i))
+            begin = i + 1
+        elif depth == 0 and tok.kind == "word" and tok.upper in _SET_ENDS:
+            end = i
+            break
+    parts.append((begin, end))
+    columns = [next((t.name.casefold() for t in toks[b:e] if not t.trivia and t.kind in _NAMES), None)
+               for b, e in parts]
+    later = {name: n for n, name in enumerate(columns)}
+    dropped = [n for n, name in enumerate(columns) if name is not None and later[name] != n]
+    if not dropped:
+        return toks
+    keep = [n for n in range(len(parts)) if n not in dropped]
+    out = list(toks[: start + 1])
+    for k, n in enumerate(keep):
+        if k:
+            out.append(Token("op", ","))
+        out.extend(toks[parts[n][0] : parts[n][1]])
+    return out + list(toks[end:])
