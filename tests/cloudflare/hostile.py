@@ -50,7 +50,7 @@ class HostileServer:
 
     def _serve(self, conn: socket.socket) -> None:
         with conn:
-            conn.settimeout(2)
+            conn.settimeout(60)  # a bound for a hang; these servers answer at once or by design never
             try:
                 self.requests.append(read_request(conn))
                 self.behaviour(conn, self)
@@ -100,7 +100,8 @@ def huge_length(conn: socket.socket, server: HostileServer) -> None:
 
 def not_json(conn: socket.socket, server: HostileServer) -> None:
     body = b"<html>502 Bad Gateway, but said with a 200</html>"
-    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s"
+    # Connection: close: this server answers one request a connection, so a client must not send the next on it
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\nContent-Length: %d\r\n\r\n%s"
                  % (len(body), body))
 
 
