@@ -417,10 +417,14 @@ def outbox_attempts(db: D1Database, ids: Sequence[str]) -> dict[str, int]:
 
 
 def dequeue(db: D1Database, ids: Iterable[str]) -> list[D1PreparedStatement]:
+    return _per_chunk(db, "DELETE FROM embedding_outbox WHERE memory_id IN ({marks})", ids)
+
+
+def _per_chunk(db: D1Database, sql: str, ids: Iterable[str]) -> list[D1PreparedStatement]:
+    """`sql` (its `{marks}` a list of placeholders) once per chunk of the distinct ids, in order."""
     statements = []
     for chunk in _chunks(sorted(set(ids))):
-        marks = ", ".join("?" for _ in chunk)
-        statements.append(db.prepare(f"DELETE FROM embedding_outbox WHERE memory_id IN ({marks})").bind(*chunk))
+        statements.append(db.prepare(sql.format(marks=", ".join("?" for _ in chunk))).bind(*chunk))
     return statements
 
 
@@ -504,11 +508,7 @@ def recorded_forgets(db: D1Database, ids: Sequence[str]) -> set[str]:
 
 def erase_content(db: D1Database, ids: Sequence[str]) -> list[D1PreparedStatement]:
     """Forgotten (or hidden, to be re-derived) rows keep no text: an export or push of D1 must not carry it."""
-    statements = []
-    for chunk in _chunks(sorted(set(ids))):
-        marks = ", ".join("?" for _ in chunk)
-        statements.append(db.prepare(f"UPDATE short_term_memories SET content = '' WHERE id IN ({marks})").bind(*chunk))
-    return statements
+    return _per_chunk(db, "UPDATE short_term_memories SET content = '' WHERE id IN ({marks})", ids)
 
 
 def rewrite_memory(db: D1Database, memory: StoredMemory) -> D1PreparedStatement:
