@@ -137,7 +137,10 @@ def backup_soon(scheduler: Any, system: MemorySystem, dest: str | Path) -> Futur
     manifest."""
     from memory_sim.scheduling import run_soon
 
-    return run_soon(scheduler, lambda: backup(system.env, dest))
+    env = system.env
+    if not isinstance(env, Env):  # the memory system needs only the bindings; a backup needs the data folder too
+        raise BackupError("this memory system was not opened through Env, so it has no data folder to back up")
+    return run_soon(scheduler, lambda: backup(env, dest))
 
 
 def outside_data_folder(data_dir: str | Path, dest: str | Path) -> None:

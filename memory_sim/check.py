@@ -9,7 +9,7 @@ under way or its process died), unless their outbox row has used up its attempts
     report = check(env)            # DriftReport; report.clean is True when the two agree
     repair(env, report)            # RepairReport: upserts from D1, deletes what D1 disowns, re-queues strays
 
-The index's metadata indexes are compared too: each the memory system declares (memory/provision.py) must be
+The index's metadata indexes are compared too: each the memory system declares (memory/writing/provision.py) must be
 there with its type, and filled: a few vectors D1 marks indexed are looked up by their own value (a re-created
 index leaves the vectors written before it unfilterable, as on Cloudflare). `repair` re-creates what is missing
 and re-upserts every vector as it is (no embedding) so that the index covers them again.
@@ -95,8 +95,8 @@ def ledger_states(env: Env) -> dict[str, str]:
 
 def stranded_ids(env: Env, max_attempts: int | None) -> set[str]:
     """Pending memories no retry takes any more (their outbox row is out of attempts)."""
-    from memory_sim.memory import store
     from memory_sim.memory.config import MemoryConfig
+    from memory_sim.memory.ledger import store
 
     return store.exhausted(env.DB, MemoryConfig().retry_max_attempts if max_attempts is None else max_attempts)
 
@@ -118,8 +118,8 @@ def _batches(ids: Sequence[str], size: int = VECTORIZE_MAX_BATCH_BINDING) -> lis
 
 
 def metadata_drift(env: Env, ids: Sequence[str]) -> list[MetadataDrift]:
-    from memory_sim.memory import store
-    from memory_sim.memory.indexing import vector_metadata
+    from memory_sim.memory.ledger import store
+    from memory_sim.memory.writing.indexing import vector_metadata
 
     found: list[MetadataDrift] = []
     for chunk in _batches(sorted(ids)):
@@ -151,7 +151,7 @@ PROBES = 4  # vectors looked up by their own value per metadata index: a re-crea
 def metadata_index_drift(index: VectorizeIndex, due_ids: Sequence[str]) -> list[str]:
     """The declared metadata indexes that are missing, of another type, or do not cover vectors D1 marks indexed
     (probed: up to PROBES of them, spread over the ledger, each queried by its own id filtered on its own value)."""
-    from memory_sim.memory.provision import MEMORY_METADATA_INDEXES
+    from memory_sim.memory.writing.provision import MEMORY_METADATA_INDEXES
 
     present = {m.property_name: m.index_type for m in index.list_metadata_indexes()}
     step = max(1, len(due_ids) // PROBES)
@@ -226,7 +226,8 @@ def repair(env: Env, report: DriftReport, *, now: float = 0.0) -> RepairReport:
     """Makes the index what D1 says: deletes vectors D1 disowns or does not know, rewrites duplicated ones and
     those with wrong metadata, embeds missing ones, and gives stranded pending rows their attempts back (their
     outbox rows go: the retry job takes a pending row with none at once). `now` is kept for callers; unused."""
-    from memory_sim.memory import indexing, store
+    from memory_sim.memory.ledger import store
+    from memory_sim.memory.writing import indexing
 
     reindexed = _repair_metadata_indexes(env.VECTORIZE) if report.metadata_indexes else 0
     drop = sorted(set(report.unknown) | set(report.disowned) | set(report.duplicated))
@@ -251,7 +252,7 @@ def _repair_metadata_indexes(index: VectorizeIndex) -> int:
     """Creates each declared metadata index that is missing or of another type, then re-upserts every vector as
     it is (its values and metadata, read back: nothing is embedded), so that the indexes cover vectors written
     before them. Returns how many vectors were re-upserted."""
-    from memory_sim.memory.provision import MEMORY_METADATA_INDEXES
+    from memory_sim.memory.writing.provision import MEMORY_METADATA_INDEXES
 
     present = {m.property_name: m.index_type for m in index.list_metadata_indexes()}
     wrong = [(prop, kind) for prop, kind in MEMORY_METADATA_INDEXES if present.get(prop) != kind]

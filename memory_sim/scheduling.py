@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import JobReport
 
 if TYPE_CHECKING:
@@ -151,8 +151,8 @@ def _guarded(system: MemorySystem, job: JobSpec, guard: threading.Lock) -> None:
 
 
 def day_counts(system: MemorySystem) -> dict[str, int]:
-    """The world's day and hour, and the folder's counts as `memory-sim stats` has them (memory/counts.py)."""
-    from memory_sim.memory.counts import memory_counts
+    """The world's day and hour, and the folder's counts as `memory-sim stats` has them (memory/ledger/counts.py)."""
+    from memory_sim.memory.ledger.counts import memory_counts
     from memory_sim.memory.models import WorldTime
 
     when = WorldTime.from_seconds(system.clock())

@@ -33,9 +33,8 @@ sys.path.insert(0, str(ROOT / "tests" / "embedding"))  # build_bge_shaped_model 
 from memory_sim.bench.embed import cache_check, import_times, sentences, throughput  # noqa: E402
 from memory_sim.bindings.ai import BGE_BASE  # noqa: E402
 from memory_sim.local.ai.local_ai import LocalAi  # noqa: E402
-from memory_sim.local.ai.torch_encoder import Encoder  # noqa: E402
 from memory_sim.local.ai.models import MINILM  # noqa: E402
-
+from memory_sim.local.ai.torch_encoder import Encoder  # noqa: E402
 
 BATCHES = (1, 2, 8, 32)
 LONG = "the miller counted sacks of grain by the river before the storm came " * 40  # past MiniLM's window

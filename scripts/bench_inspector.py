@@ -28,7 +28,7 @@ WORDS = "bread forge mill harvest rain market church pub river cow gossip letter
 def make(folder: Path) -> None:
     from memory_sim.env import Env
     from memory_sim.memory import npcs as registry
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
     from memory_sim.memory.models import ShortTermMemory, WorldTime
     from memory_sim.memory.system import MemorySystem
     from memory_sim.sim.driver import history_rows, relationship_rows

@@ -1,6 +1,6 @@
 """Keyword-search libraries side by side for one NPC's memories: the hand-written BM25 the project had, bm25s,
 tantivy and SQLite FTS5 (Python's own sqlite3, an in-memory side database). Every engine is fed the project's
-tokens (memory_sim.memory.keyword.tokenize, joined by spaces), so only the engine differs.
+tokens (memory_sim.memory.recalling.keyword.tokenize, joined by spaces), so only the engine differs.
 
 Per engine and size (1k / 10k / 100k memories, LoCoMo's vocabulary): bulk build, one memory added and
 searchable, one memory deleted and no longer found, query p50 returning every matching memory's score (what
@@ -27,8 +27,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -207,7 +208,7 @@ def top10(found: dict[int, float]) -> list[int]:
 
 def run_one(engine_name: str, n: int, seed: int, adds: int) -> dict[str, Any]:
     """One engine at one size, in this process."""
-    from memory_sim.memory.keyword import tokenize
+    from memory_sim.memory.recalling.keyword import tokenize
 
     rng = random.Random(seed)
     docs = [tokenize(t) for t in texts(n + adds, words(), rng)]
@@ -251,7 +252,7 @@ def run_one(engine_name: str, n: int, seed: int, adds: int) -> dict[str, Any]:
 def after_deletes(engine_name: str, seed: int, n: int = 1000, deletes: int = 100) -> float:
     """Largest difference of max-normalised scores against exact BM25 over the memories left, after deleting
     every tenth: an engine that keeps deleted documents in its statistics drifts from a fresh build."""
-    from memory_sim.memory.keyword import tokenize
+    from memory_sim.memory.recalling.keyword import tokenize
 
     docs = [tokenize(t) for t in texts(n, words(), random.Random(seed))]
     engine = MAKERS[engine_name]()
@@ -295,7 +296,7 @@ def locomo_recall(engine_name: str, tokenizer: Callable[[str], Tokens]) -> float
 def snowball_tokens(text: str) -> Tokens:
     import Stemmer
 
-    from memory_sim.memory.keyword import tokenize
+    from memory_sim.memory.recalling.keyword import tokenize
 
     return Stemmer.Stemmer("english").stemWords(tokenize(text, stemming=False))
 
@@ -329,7 +330,7 @@ def markdown(
 
 
 WHY = (
-    "Chosen: tantivy (memory/keyword.py). Memories arrive one at a time and a recall must see them: tantivy adds"
+    "Chosen: tantivy (memory/recalling/keyword.py). Memories arrive one at a time and a recall must see them: tantivy adds"
     " one in milliseconds at any size and answers a 100k-memory query in 0.7-2 ms. bm25s scores"
     " fastest but cannot add or delete without rebuilding (seconds at 100k). SQLite FTS5 adds instantly but its"
     " query at 100k is 6-16x slower than tantivy's, and its idf differs from Lucene's (recall@5 0.516 against 0.521)."
@@ -360,7 +361,7 @@ def main() -> None:
                                  check=True, capture_output=True, text=True).stdout
             results.append(json.loads(out.strip().splitlines()[-1]))
             print(json.dumps(results[-1]), flush=True)
-    from memory_sim.memory.keyword import tokenize
+    from memory_sim.memory.recalling.keyword import tokenize
 
     drift = {name: after_deletes(name, args.seed) for name in args.engines}
     print(json.dumps(drift))

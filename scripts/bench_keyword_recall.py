@@ -1,7 +1,7 @@
 """Keyword recall for one NPC with many memories, side by side in one run on the same data (sqlite3 or DuckDB D1,
 the hashing embedder; the vector index plays no part in keyword mode):
 - per call: `recall.keyword_candidates` without the cache, an index built from D1 for each call (the fallback);
-- cached: the same through the MemorySystem's per-NPC keyword view (memory/recall_cache.py), proved current
+- cached: the same through the MemorySystem's per-NPC keyword view (memory/recalling/recall_cache.py), proved current
   against D1 with one read;
 - recall: `MemorySystem.recall(mode="keyword")`, the whole call on the cached view.
 Queries alternate between the paths, so a change in the machine's load hits both alike; an untimed cached recall
@@ -27,7 +27,7 @@ from bench_memory_scale import QUERIES, fill, make_system, ms, timed, words  # n
 
 
 def bench(engine: str, n: int, queries: int, seed: int) -> dict[str, Any]:
-    from memory_sim.memory import recall
+    from memory_sim.memory.recalling import recall
 
     rng = random.Random(seed)
     now = [1e9]

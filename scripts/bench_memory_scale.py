@@ -3,9 +3,9 @@ index a local data folder uses (Chroma, queried through its numpy arrays; in mem
 (`--index oracle`), and the hashing embedder with the query embedding cached.
 
 Side by side in one run, on the same data and index:
-- new: `MemorySystem.recall` (per-NPC cache, tantivy BM25, array fusion: memory/recall_cache.py);
+- new: `MemorySystem.recall` (per-NPC cache, tantivy BM25, array fusion: memory/recalling/recall_cache.py);
 - old: what the cache did before, the same steps with BM25 in Python (scripts/bm25_reference.py) and the dict
-  fusion of memory/hybrid.py;
+  fusion of memory/recalling/hybrid.py;
 - uncached: every recall reads the NPC's rows from D1 and indexes them (`recall.gather` without the cache).
 Medians of the new path's parts are given too. Writes benchmarks/memory_scale.{json,md}.
 
@@ -27,8 +27,9 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -71,8 +72,8 @@ def texts(n: int, vocab: list[str], rng: random.Random) -> list[str]:
 def make_system(engine: str, clock: Callable[[], float], index: str = "numpy") -> Any:
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.env import Env
-    from memory_sim.memory.provision import ensure_index
     from memory_sim.memory.system import MemorySystem
+    from memory_sim.memory.writing.provision import ensure_index
 
     if engine == "sqlite":
         from memory_sim.local.d1.sqlite_engine import SqliteDatabase as Db
@@ -128,7 +129,7 @@ class OldPath:
     def __init__(self, system: Any) -> None:
         from bm25_reference import ReferenceBM25
 
-        from memory_sim.memory.hybrid import Timeline
+        from memory_sim.memory.recalling.hybrid import Timeline
 
         self.system = system
         view = system._recall_cache.view("ann")
@@ -142,8 +143,9 @@ class OldPath:
         self.positions = self.timeline.positions()
 
     def recall(self, query: str, k: int = 5) -> list[Any]:
-        from memory_sim.memory import recall, store
-        from memory_sim.memory.hybrid import HybridParams, hybrid_rank
+        from memory_sim.memory.ledger import store
+        from memory_sim.memory.recalling import recall
+        from memory_sim.memory.recalling.hybrid import HybridParams, hybrid_rank
         from memory_sim.memory.scoring import rank_by_score
 
         env, params = self.system.env, HybridParams()
@@ -159,8 +161,8 @@ class OldPath:
 
 def parts(system: Any, queries: list[str]) -> dict[str, float]:
     """Medians of the new cached path's parts: D1 proof, vector query, BM25 (tantivy), fusion + neighbours."""
-    from memory_sim.memory import recall
-    from memory_sim.memory.hybrid import HybridParams
+    from memory_sim.memory.recalling import recall
+    from memory_sim.memory.recalling.hybrid import HybridParams
 
     env, cache, out = system.env, system._recall_cache, {"d1_proof": [], "vector": [], "keyword": [], "fusion": []}
     for q in queries:
@@ -180,8 +182,8 @@ def parts(system: Any, queries: list[str]) -> dict[str, float]:
 
 
 def bench(engine: str, n: int, args: argparse.Namespace, vocab: list[str]) -> dict[str, Any]:
-    from memory_sim.memory import recall
     from memory_sim.memory.models import MemoryConfig
+    from memory_sim.memory.recalling import recall
 
     rng = random.Random(args.seed)
     now = [1e9]

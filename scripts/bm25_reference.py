@@ -1,5 +1,5 @@
 """Okapi BM25 written out in plain Python (Lucene's idf): the oracle that tests and benchmarks compare the
-project's index (memory_sim.memory.keyword, on tantivy) against, and the k1 = 1.5 baseline of
+project's index (memory_sim.memory.recalling.keyword, on tantivy) against, and the k1 = 1.5 baseline of
 locomo_research.py. Not used by the memory system.
 """
 
@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from memory_sim.memory.keyword import tokenize
+from memory_sim.memory.recalling.keyword import tokenize
 
 
 @dataclass

@@ -27,9 +27,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DIMENSIONS = 64
@@ -77,8 +78,8 @@ class AckLog:
 
 
 def run_child(data: Path, log_path: Path, hours: int, seed: int, npcs: int) -> None:
-    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.env import Env
     from memory_sim.memory.models import WorldTime
     from memory_sim.memory.system import MemorySystem
     from memory_sim.scheduling import SimScheduler
@@ -143,9 +144,9 @@ class Verdict:
 
 def verify(data: Path, log_path: Path, kill: int) -> Verdict:
     from memory_sim.check import check, repair
-    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.memory import store
+    from memory_sim.env import Env
+    from memory_sim.memory.ledger import store
     from memory_sim.memory.system import MemorySystem
 
     started = time.perf_counter()

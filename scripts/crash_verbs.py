@@ -25,9 +25,10 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DIMENSIONS = 64
@@ -67,7 +68,7 @@ def prepare_folder(data: Path, days: int, npcs: int, seed: int) -> None:
     its diaries are left for `consolidate` (and `run`) to condense. The world time is saved, as the demo does."""
     from memory_sim.embedding.fake import HashingEmbedder
     from memory_sim.env import Env
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
     from memory_sim.memory.models import HOURS_PER_DAY, WorldTime
     from memory_sim.memory.system import MemorySystem
     from memory_sim.scheduling import SimScheduler, memory_jobs
@@ -100,7 +101,7 @@ def inspect(data: Path) -> dict[str, Any]:
     """What a user would find: the memories in D1, those still waiting for the index, drift, the world time."""
     from memory_sim.check import check
     from memory_sim.env import Env
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
 
     if not (data / "d1").exists():
         return {"ids": [], "pending": 0, "drift": {}, "world_seconds": None, "last_job_at": None}

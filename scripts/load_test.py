@@ -20,9 +20,9 @@ def in_process(seconds: float, folder: Path) -> dict[str, object]:
     from load import run_load
 
     from memory_sim.check import check
-    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.memory import store
+    from memory_sim.env import Env
+    from memory_sim.memory.ledger import store
     from memory_sim.memory.system import MemorySystem
     from memory_sim.sim.clock import SimClock
 
@@ -39,7 +39,7 @@ def in_process(seconds: float, folder: Path) -> dict[str, object]:
 def over_server(seconds: float, folder: Path) -> dict[str, object]:
     from load import run_load, server_clients
 
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
     from memory_sim.testing import ServerForTests
 
     with ServerForTests(folder, d1_engine="duckdb") as server:

@@ -3,7 +3,7 @@
 Each question of categories 1-4 (with a well-formed evidence id) is ranked against the turns of its own
 conversation, turn text `Speaker: text`, the question as the query. recall@k = share of a question's gold
 evidence turns in the top k, averaged over questions; hit@k = share of questions with any gold turn in the top k.
-Global parameters (memory_sim.memory.hybrid.HybridParams) were tuned on the development conversations only;
+Global parameters (memory_sim.memory.recalling.hybrid.HybridParams) were tuned on the development conversations only;
 figures are given overall, on the development split and held out on the other eight.
 
     .venv/bin/python scripts/locomo_research.py [--data PATH] [--cache /tmp/memory_sim_locomo] [--out benchmarks]
@@ -30,8 +30,10 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bm25_reference import ReferenceBM25  # noqa: E402
+
 from memory_sim.locomo import CATEGORY_NAMES, Conversation, load_locomo  # noqa: E402
-from memory_sim.memory.hybrid import (  # noqa: E402
+from memory_sim.memory.recalling.hybrid import (  # noqa: E402
     HybridParams,
     Timeline,
     hybrid_rank,
@@ -41,8 +43,7 @@ from memory_sim.memory.hybrid import (  # noqa: E402
     top_ids,
     weighted_fusion,
 )
-from memory_sim.memory.keyword import BM25Index  # noqa: E402
-from bm25_reference import ReferenceBM25  # noqa: E402
+from memory_sim.memory.recalling.keyword import BM25Index  # noqa: E402
 
 DEV_SPLIT = frozenset({"conv-26", "conv-30"})
 KS = (1, 5, 10)

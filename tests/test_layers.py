@@ -1,6 +1,6 @@
 """The layers are import contracts (pyproject.toml's [tool.importlinter]), checked by `lint-imports` before the
 tests in .ci/run. Here: the contracts hold, an import made inside a function counts as much as one at the top,
-an import for annotations only (`if TYPE_CHECKING:`) does not, and CI runs the README's command exactly."""
+the memory layer names only the Env's shape, and CI runs the README's command exactly."""
 
 from __future__ import annotations
 
@@ -57,14 +57,19 @@ def test_a_backend_imported_inside_a_function_of_a_face_breaks_the_contracts(pac
     assert "memory_sim.cli.ai -> memory_sim.local.d1.core" in result.stdout
 
 
-def test_the_memory_layer_may_name_env_only_in_annotations(package_copy: Path) -> None:
-    recall = package_copy / "memory_sim" / "memory" / "recall.py"
-    add_function(recall, "def _annotated(env: Env) -> None:\n    return None\n")  # Env under TYPE_CHECKING
-    assert lint_imports(package_copy, "layers").returncode == 0
+def test_the_memory_layer_names_the_envs_shape_never_env_py() -> None:
+    """memory/ sees the bindings through `bindings.worker_env.WorkerEnv`; not even an annotation names env.py."""
+    naming = [str(p.relative_to(ROOT)) for p in (ROOT / "memory_sim" / "memory").rglob("*.py")
+              if re.search(r"\bmemory_sim\.env\b|from memory_sim import Env", p.read_text())]
+    assert naming == []
+
+
+def test_an_import_of_env_py_from_the_memory_layer_breaks_the_layers(package_copy: Path) -> None:
+    recall = package_copy / "memory_sim" / "memory" / "recalling" / "recall.py"
     add_function(recall, "def _opened() -> object:\n    from memory_sim.env import Env\n\n    return Env\n")
     result = lint_imports(package_copy, "layers")
     assert result.returncode != 0
-    assert "memory_sim.memory.recall -> memory_sim.env" in result.stdout
+    assert "memory_sim.memory.recalling.recall -> memory_sim.env" in result.stdout
 
 
 def test_ci_runs_the_readme_test_command_exactly() -> None:

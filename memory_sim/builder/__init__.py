@@ -34,7 +34,7 @@ from memory_sim.builder.embedding import model_to_open as model_to_open  # re-ex
 from memory_sim.env import Env
 from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.folder_lock import FolderLock
-from memory_sim.memory.provision import ensure_index, recreate_index
+from memory_sim.memory.writing.provision import ensure_index, recreate_index
 from memory_sim.settings import HASHING_MODEL, Settings
 
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def build_env(
     instead of refusing a different model (the caller then re-embeds from D1: `memory.rebuild.reembed`), after
     `before_rebuild(db)` (`rebuild.queue_for_reindex`: a crash mid-way leaves the work queued in D1).
     `new_index`: the embedder of the settings' model, not the index's, and the index opened unchecked, for
-    re-embedding D1 into a staged index that replaces it when complete (memory/staged_reembed.py)."""
+    re-embedding D1 into a staged index that replaces it when complete (memory/jobs/staged_reembed.py)."""
     if settings.backend == "local":
         return build_local_env(settings, embedder=embedder, rebuild_index=rebuild_index, before_rebuild=before_rebuild,
                                new_index=new_index)
@@ -376,7 +376,7 @@ def _embedder_for_index(
 
 
 def _warn_unfinished_reembed(db: D1Database) -> None:
-    from memory_sim.memory.staged_reembed import unfinished_model
+    from memory_sim.memory.jobs.staged_reembed import unfinished_model
 
     model = unfinished_model(db)
     if model is not None:

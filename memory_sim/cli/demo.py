@@ -104,7 +104,7 @@ def _print_timings(system: MemorySystem, elapsed: float, opened: float) -> None:
     time during which a D1 call was in progress, from either thread (the main one or the background indexer)."""
     import sys
 
-    from memory_sim.memory.counts import memory_counts
+    from memory_sim.memory.ledger.counts import memory_counts
 
     db, spent = system.env.DB, getattr(system.env.AI, "seconds", {})
     timings = {

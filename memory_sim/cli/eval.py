@@ -149,7 +149,7 @@ def cmd_village(args: argparse.Namespace) -> int:
 
 def _scorings(value: str) -> list[str]:
     from memory_sim.errors import ConfigError
-    from memory_sim.memory.presets import SCORINGS
+    from memory_sim.memory.recalling.presets import SCORINGS
 
     scorings = list(dict.fromkeys(s.strip() for s in value.split(",") if s.strip()))
     if not scorings or set(scorings) - set(SCORINGS):

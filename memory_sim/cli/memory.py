@@ -31,7 +31,7 @@ def _open(
     reads: bool = False,
 ) -> tuple[Env, MemorySystem]:
     from memory_sim.env import Env
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
     from memory_sim.memory.system import MemorySystem
 
     if reads and env is None:
@@ -63,7 +63,7 @@ def _refuse_missing_folder(settings: Any) -> None:
 def _known_npc(system: MemorySystem, npc_id: str) -> None:
     """Recall of an NPC with no memories at all is a mistake (a typo, a capital), not an empty answer."""
     from memory_sim.errors import InvalidInput
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
 
     db = system.env.DB
     if db.prepare("SELECT 1 AS x FROM short_term_memories WHERE npc_id = ? LIMIT 1").bind(npc_id).first("x"):
@@ -166,13 +166,13 @@ def cmd_stats(args: argparse.Namespace) -> int:
 
 def cmd_reembed(args: argparse.Namespace) -> int:
     """With --model M alone, D1 is re-embedded with M into a staging index that replaces the live one when
-    complete (memory/staged_reembed.py: any backend, resumed by running the same command again). With --recreate
+    complete (memory/jobs/staged_reembed.py: any backend, resumed by running the same command again). With --recreate
     the index is dropped and recreated first, then D1 is re-embedded into it; the index's description records the
     model, and later plain opens use it. Damaged index files are moved aside first and the index is rebuilt from
     D1 (memory_sim/damage.py)."""
     from memory_sim.damage import run_with_index_rebuilt
     from memory_sim.env import Env
-    from memory_sim.memory.rebuild import queue_for_reindex, reembed
+    from memory_sim.memory.jobs.rebuild import queue_for_reindex, reembed
 
     def work(env: Env) -> dict[str, Any]:
         _, system = _open(args, env=env)
@@ -190,7 +190,7 @@ def cmd_reembed(args: argparse.Namespace) -> int:
 def _reembed_staged(args: argparse.Namespace) -> int:
     from memory_sim.damage import run_with_index_rebuilt
     from memory_sim.env import Env
-    from memory_sim.memory.staged_reembed import ReembedReport, reembed_staged
+    from memory_sim.memory.jobs.staged_reembed import ReembedReport, reembed_staged
 
     def work(env: Env) -> ReembedReport:
         if env.vectorize_account is None:
@@ -209,7 +209,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     import logging
 
     from memory_sim.cli.output import progress, say
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
     from memory_sim.memory.models import WorldTime
     from memory_sim.scheduling import WorldClock, day_counts, day_summary, start_service, stop_on_signals
 

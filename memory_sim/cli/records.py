@@ -124,7 +124,7 @@ def cmd_relationship(args: argparse.Namespace) -> int:
 def cmd_diary(args: argparse.Namespace) -> int:
     """The stored diary of that day; --write writes it first (as the village does at the day's end)."""
     from memory_sim.errors import NotFound
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
 
     env, system = _open(args)
     with env:
@@ -142,7 +142,7 @@ def cmd_diary(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     from memory_sim.cli import arguments
-    from memory_sim.memory import forgetting
+    from memory_sim.memory.writing import forgetting
 
     def verb(name: str, help: str, handler: Any) -> Any:
         parser = sub.add_parser(name, help=help)

@@ -151,7 +151,7 @@ def _list_md(account: Any, args: argparse.Namespace) -> int:
 
 
 def _delete_md(account: Any, args: argparse.Namespace) -> int:
-    from memory_sim.memory.provision import refuse_deleting_declared
+    from memory_sim.memory.writing.provision import refuse_deleting_declared
 
     if args.name == args.settings.index_name:  # the folder's memory index: what recall filters by stays
         refuse_deleting_declared(args.name, args.property_name)

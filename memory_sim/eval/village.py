@@ -28,7 +28,7 @@ from typing import Any
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.eval.metrics import latency_summary, mean_scores
 from memory_sim.eval.quality import NpcTexts, lineage, npc_texts, summary_redundancy
-from memory_sim.memory import access
+from memory_sim.memory.recalling import access
 from memory_sim.memory.system import MemorySystem
 
 METHODS: tuple[str, ...] = ("vector", "keyword", "hybrid", "weighted", "like-scan")
@@ -87,7 +87,7 @@ def expected_ids(db: D1Database, question: VillageQuestion) -> set[str]:
 
 
 def scan_words(query: str) -> list[str]:
-    from memory_sim.memory.keyword import STOPWORDS
+    from memory_sim.memory.recalling.keyword import STOPWORDS
 
     return list(dict.fromkeys(w for w in _WORD.findall(query.lower()) if len(w) > 2 and w not in STOPWORDS))
 

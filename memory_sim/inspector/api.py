@@ -82,8 +82,8 @@ def memory_data(folder: Folder, memory_id: str) -> dict[str, Any]:
 
 def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted: bool = False,
                 day: int | None = None, top_k: int = 5) -> dict[str, Any]:
-    from memory_sim.memory.explain import explain
-    from memory_sim.memory.store import world_seconds
+    from memory_sim.memory.ledger.store import world_seconds
+    from memory_sim.memory.recalling.explain import explain
 
     if mode not in RECALL_MODES:
         raise InvalidInput(f"mode must be one of {', '.join(RECALL_MODES)}, got {mode!r}")

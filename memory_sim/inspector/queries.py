@@ -10,7 +10,7 @@ from typing import Any
 
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.errors import D1Error, NotFound
-from memory_sim.memory.counts import counts_by_npc
+from memory_sim.memory.ledger.counts import counts_by_npc
 from memory_sim.memory.models import WorldTime
 
 # How a memory is drawn: its kind and index state as one of the inspector's five states (or "short-term": in D1
@@ -44,7 +44,7 @@ def world_time(db: D1Database, have: set[str]) -> WorldTime:
     """The moment the folder's world has reached: the world's clock as every entry point reads it
     (`store.world_seconds`: the saved time, or the last job run), or the latest moment a memory or a forget
     recorded, if later."""
-    from memory_sim.memory.store import world_seconds
+    from memory_sim.memory.ledger.store import world_seconds
 
     seconds = world_seconds(db) if {"meta", "job_runs"} <= have else 0.0
     if "forgotten" in have:
@@ -71,7 +71,7 @@ class NpcRow:
     id: str
     name: str
     role: str
-    memories: int = 0  # remembered and not forgotten: the counts are memory/counts.py's, as `memory-sim stats`'s
+    memories: int = 0  # remembered and not forgotten: the counts are memory/ledger/counts.py's, as `memory-sim stats`'s
     vectors: int = 0  # memories D1 records as in the vector index
     pending: int = 0  # memories waiting to be embedded (D1 says pending; a failed attempt also has an outbox row)
     summaries: int = 0

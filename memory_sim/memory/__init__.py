@@ -1,1 +1,11 @@
-"""The NPC memory system over an `Env`: remember, recall, weighted recall, contexts, jobs."""
+"""The NPC memory system over a Worker's bindings (`bindings.worker_env.WorkerEnv`): remember, recall, jobs.
+
+    system.py         MemorySystem, the API; models.py, config.py, rules.py the values it takes and gives
+    npcs.py           who an id is (name, role, aliases), for recall's name expansion
+    scoring.py        pure scoring, decay and pruning
+    ledger/           D1, the source of truth: the schema, every statement, the counts
+    writing/          into the vector index and out again: indexing, the outbox, forgetting, correcting, re-deriving
+    recalling/        candidates, keyword and hybrid ranking, presets, recent D1-only memories, explanations
+    consolidation/    condensing a day into a summary: the plan (pure) and the summarisers
+    jobs/             the scheduled jobs (consolidate, decay and prune, retry), diaries, re-embedding
+"""

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 MemoryType = Literal["event", "relationship", "opinion", "place"]
 MemoryKind = Literal["observation", "summary"]  # a summary is a consolidated diary day
-Source = Literal["vectorize", "short_term", "d1"]  # "d1": a recent memory kept in D1 only (memory/recent.py)
+Source = Literal["vectorize", "short_term", "d1"]  # "d1": a recent memory kept in D1 only (memory/recalling/recent.py)
 RecallMode = Literal["vector", "keyword", "hybrid"]  # candidate generation; weighting is weighted_recall's
 # hybrid won on LoCoMo through the API (recall@5 0.63 vs vector 0.37, keyword 0.52; docs/evaluation.md)
 DEFAULT_RECALL_MODE: RecallMode = "hybrid"
@@ -188,7 +188,7 @@ class Recollection:
             divided by the best match's (0..1). hybrid: a fused relevance from 0 to 1.8 (`HybridParams.max_score`),
             0.3 x the vector score scaled over the index's top 100 + 0.7 x the keyword score + 0.5 and 0.3 of the
             best neighbour's fused score at distance 1 and 2, so a score above 1 is a memory whose neighbours
-            answer too. "d1" results: keyword share x recency, 0..1 (memory/recent.py). Equal scores rank by
+            answer too. "d1" results: keyword share x recency, 0..1 (memory/recalling/recent.py). Equal scores rank by
             `id`, ascending.
         source: "vectorize" (found through the index), "short_term" (D1, when the index failed or has not
             caught up yet) or "d1" (a recent memory kept in D1 only, asked for with `include_recent`).

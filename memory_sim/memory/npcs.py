@@ -15,7 +15,8 @@ from typing import Any
 
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.errors import InvalidInput, NotFound
-from memory_sim.memory import rules, store
+from memory_sim.memory import rules
+from memory_sim.memory.ledger import store
 
 MAX_NAME_BYTES = 200  # a name, role, alias or trait: short labels, not prose
 

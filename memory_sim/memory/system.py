@@ -16,16 +16,17 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, TypeVar
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
+from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import D1Error, InvalidInput, VectorizeError
-from memory_sim.memory import access, forgetting, indexer, rules, store
 from memory_sim.memory import npcs as npc_registry
-from memory_sim.memory import recall as recall_sources
-from memory_sim.memory.background import Background
+from memory_sim.memory import rules
 from memory_sim.memory.config import MemoryConfig
-from memory_sim.memory.forgetting import MemoryPage
+from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Summariser
+from memory_sim.memory.ledger import store
+from memory_sim.memory.ledger.schema import migrate
 from memory_sim.memory.models import (
     DEFAULT_RECALL_MODE,
     RECALL_MODES,
@@ -38,14 +39,14 @@ from memory_sim.memory.models import (
     WorldTime,
 )
 from memory_sim.memory.npcs import Npc
-from memory_sim.memory.presets import DEFAULT_SCORING, Scoring, check_scoring
-from memory_sim.memory.recall_cache import RecallCache
-from memory_sim.memory.schema import migrate
+from memory_sim.memory.recalling import access
+from memory_sim.memory.recalling import recall as recall_sources
+from memory_sim.memory.recalling.presets import DEFAULT_SCORING, Scoring, check_scoring
+from memory_sim.memory.recalling.recall_cache import RecallCache
 from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted
-from memory_sim.memory.summarise import ExtractiveSummariser, Summariser
-
-if TYPE_CHECKING:
-    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
+from memory_sim.memory.writing import forgetting, indexer
+from memory_sim.memory.writing.background import Background
+from memory_sim.memory.writing.forgetting import MemoryPage
 
 Clock = Callable[[], float]
 Ranking = Callable[[list[Recollection], int], list[Recollection]]
@@ -103,7 +104,7 @@ class MemorySystem:
 
     def __init__(
         self,
-        env: Env,
+        env: WorkerEnv,
         *,
         clock: Clock,
         config: MemoryConfig | None = None,
@@ -260,7 +261,7 @@ class MemorySystem:
             mode: "hybrid" (vector + BM25 over D1 + neighbouring memories, the default), "vector" (cosine
                 similarity in the index) or "keyword" (BM25 over D1).
             include_recent: also search the NPC's recent memories kept in D1 only (importance at or below
-                0.7, never embedded) by keyword and recency, with no embedding (memory/recent.py); they come
+                0.7, never embedded) by keyword and recency, with no embedding (memory/recalling/recent.py); they come
                 back with `source="d1"`.
 
         Returns:
@@ -295,7 +296,7 @@ class MemorySystem:
             top_k: how many to return (1-100).
             mode: how candidates are found, as for `recall`.
             scoring: "design" (the formula above), "generative-agents-paper" or "generative-agents-code"
-                (memory/presets.py). Every call records the game hour it returned each memory (its last
+                (memory/recalling/presets.py). Every call records the game hour it returned each memory (its last
                 access, which "generative-agents-code" ranks by).
             include_recent: also search recent memories kept in D1 only, as for `recall`.
 
@@ -347,8 +348,8 @@ class MemorySystem:
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
 
     def _recent(self, npc_id: str, query: str) -> list[Recollection]:
-        """Recent D1-only memories by keyword and recency (memory/recent.py); no embedding."""
-        from memory_sim.memory import recent
+        """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""
+        from memory_sim.memory.recalling import recent
 
         expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB)) if (
             self.config.expand_npc_names) else query
@@ -459,7 +460,7 @@ class MemorySystem:
         )
         return npc_registry.register(self.env.DB, new)
 
-    # --- listing, fixing and forgetting memories (memory/forgetting.py) -------------------------------------
+    # --- listing, fixing and forgetting memories (memory/writing/forgetting.py) -------------------------------------
 
     @_settled
     def memories(
@@ -514,7 +515,7 @@ class MemorySystem:
     def forget(self, ids: str | Sequence[str], reason: str = forgetting.DEFAULT_REASON) -> list[str]:
         """Forgets memories: they leave the index and every recall and listing, their text is erased from D1,
         and D1 keeps a record with `reason` (so `memory-sim check` knows it was deliberate). What was made from
-        them follows (memory/rederive.py): each summary that drew on them is made again from the sources it has
+        them follows (memory/writing/rederive.py): each summary that drew on them is made again from the sources it has
         left (or forgotten too, when none is left), and diaries that quote them lose the quote. Re-running it,
         or any `retry_pending`, finishes a forget a crash cut short.
 
@@ -533,7 +534,7 @@ class MemorySystem:
     @_settled
     def update_memory(self, id: str, *, content: str) -> StoredMemory:
         """Corrects a memory's text: D1 holds the new text, the index's copy is embedded again, each summary made
-        from it is made again (memory/rederive.py, as `forget` does) and diaries quoting it quote the new text.
+        from it is made again (memory/writing/rederive.py, as `forget` does) and diaries quoting it quote the new text.
 
         Returns:
             The memory as D1 holds it now.
@@ -541,7 +542,7 @@ class MemorySystem:
         Raises:
             NotFound: no memory has this id. InvalidInput: it is forgotten, or the text is empty or too long.
         """
-        from memory_sim.memory import correcting
+        from memory_sim.memory.writing import correcting
 
         self._nothing_to_retry = False
         hidden = correcting.correct(self.env, id, content, self.clock())
@@ -552,8 +553,8 @@ class MemorySystem:
         return self.memory(id)
 
     def _remake_summaries(self) -> bool:
-        """Summaries a forget or correction hid, made again from their remaining sources (memory/rederive.py)."""
-        from memory_sim.memory import rederive
+        """Summaries a forget or correction hid, made again from their remaining sources (writing/rederive.py)."""
+        from memory_sim.memory.writing import rederive
 
         def summarise(sentences: list[tuple[str, float]]) -> str:
             return self.summariser.summarise(sentences, self.config.summary_sentences)
@@ -586,11 +587,11 @@ class MemorySystem:
     @_settled
     def write_diaries(self, npc_ids: Sequence[str], day: int, max_entries: int = 6) -> dict[str, str]:
         """`write_diary` for several NPCs in a few D1 statements; NPCs with no diary that day are left out."""
-        from memory_sim.memory.diary import write_diaries
+        from memory_sim.memory.jobs.diary import write_diaries
 
         return write_diaries(self, npc_ids, day, max_entries)
 
-    # --- jobs (memory/jobs.py) ------------------------------------------------------------------------------
+    # --- jobs (memory/jobs/scheduled.py) ------------------------------------------------------------------------------
 
     def consolidate(self, now: float | None = None, *, wait: bool = True) -> JobReport:
         """Condenses each diary day at least `config.consolidate_after_days` (1) sim days old into a summary
@@ -608,7 +609,7 @@ class MemorySystem:
             A `JobReport`: `consolidated` summaries made (their ids in `details`), `linked` days, and `failed`
             diaries with why in `errors` (by NPC).
         """
-        from memory_sim.memory.jobs import consolidate
+        from memory_sim.memory.jobs.scheduled import consolidate
 
         if wait:
             self.settle()
@@ -631,7 +632,7 @@ class MemorySystem:
         Returns:
             A `JobReport`: `decayed`, `reembedded`, `unindexed`, and `failed` re-embeddings (queued for retry).
         """
-        from memory_sim.memory.jobs import decay_and_prune
+        from memory_sim.memory.jobs.scheduled import decay_and_prune
 
         clear, self._nothing_to_retry = self._nothing_to_retry, False
         report = decay_and_prune(self, self.clock() if now is None else now)
@@ -649,7 +650,7 @@ class MemorySystem:
         Returns:
             A `JobReport`: `embedded` now, `failed` again (backing off further), with why in `errors`.
         """
-        from memory_sim.memory.jobs import retry_pending
+        from memory_sim.memory.jobs.scheduled import retry_pending
 
         self._nothing_to_retry = self._left_behind = False
         half_done = [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])]
@@ -678,10 +679,10 @@ class MemorySystem:
             forgotten), `vectors` (the index's own count; -1 when it cannot be asked), and the jobs' running counters
             (e.g. `consolidations`, `prunes`, `retries`, `fallbacks`).
         """
-        from memory_sim.memory.counts import memory_counts
+        from memory_sim.memory.ledger.counts import memory_counts
 
         db = self.env.DB
-        out = memory_counts(db)  # the one definition of each count (memory/counts.py)
+        out = memory_counts(db)  # the one definition of each count (memory/ledger/counts.py)
         try:
             out["vectors"] = self.env.VECTORIZE.describe().vector_count
         except VectorizeError:

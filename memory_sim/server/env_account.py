@@ -41,7 +41,7 @@ class _ServedIndex:
         return getattr(self._index, name)
 
     def delete_metadata_index(self, property_name: str) -> Any:
-        from memory_sim.memory.provision import refuse_deleting_declared
+        from memory_sim.memory.writing.provision import refuse_deleting_declared
 
         refuse_deleting_declared(self._name, property_name)
         return self._index.delete_metadata_index(property_name)

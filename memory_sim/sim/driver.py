@@ -8,7 +8,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import JobReport, WorldTime
 from memory_sim.memory.rules import HOURS_PER_DAY
 from memory_sim.memory.system import MemorySystem

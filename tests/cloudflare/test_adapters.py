@@ -15,10 +15,10 @@ from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeInd
 from memory_sim.cloudflare.client import CloudflareClient
 from memory_sim.cloudflare.d1 import CloudflareD1Database
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-from memory_sim.retry import Backoff
 from memory_sim.env import Env, Settings, build_env
 from memory_sim.errors import ConfigError, D1Error, D1ExecError, VectorizeInputError, VectorizeUnavailable
 from memory_sim.local.vectorize.oracle import OracleAccount
+from memory_sim.retry import Backoff
 from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 

@@ -5,8 +5,8 @@ one-line refusal of an index whose model cannot run, and `reembed --model` resum
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -17,13 +17,12 @@ from memory_sim.builder.models import find_local_model
 from memory_sim.cli import main
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.errors import ConfigError
-from memory_sim.memory import store
+from memory_sim.memory.jobs.staged_reembed import pending_job, reembed_staged
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
-from memory_sim.memory.staged_reembed import pending_job, reembed_staged
 from memory_sim.settings import Settings
 from memory_sim.sim.clock import SimClock
 from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder
-
 from tests.cloudflare.move_helpers import ProductionCatalogue, vectors_of
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
@@ -14,8 +15,8 @@ from fastapi.responses import JSONResponse
 from memory_sim.bindings.vectorize import Vector
 from memory_sim.cloudflare.client import CloudflareClient
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-from memory_sim.retry import Backoff
 from memory_sim.errors import VectorizeInputError, VectorizeUnavailable
+from memory_sim.retry import Backoff
 from memory_sim.server.loopback import free_port
 from memory_sim.testing import ServerForTests
 

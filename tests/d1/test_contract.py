@@ -6,8 +6,8 @@ import threading
 
 import pytest
 
-from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings import limits
+from memory_sim.bindings.d1 import D1Database
 from memory_sim.errors import D1ColumnNotFound, D1Error, D1ExecError, D1TypeError
 from memory_sim.local.d1.core import D1CoreDatabase
 

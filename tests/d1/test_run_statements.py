@@ -3,13 +3,12 @@ the failing statement's index on the error; on both engines (the REST server's `
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from memory_sim.bindings.d1 import D1Result
-from memory_sim.errors import D1Error
-from memory_sim.errors import D1StatementError
+from memory_sim.errors import D1Error, D1StatementError
 from memory_sim.local.d1.core import D1CoreDatabase, RawResult
 from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase

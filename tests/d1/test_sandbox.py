@@ -7,8 +7,9 @@ from __future__ import annotations
 import sqlite3
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import duckdb
 import pytest
@@ -19,8 +20,8 @@ from sandbox_attacks import make_bystanders, quote, replayed_ddl, snapshot, stat
 from memory_sim.errors import D1Error
 from memory_sim.local.d1.account import D1Account
 from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
-from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text
+from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 ENGINES = ["duckdb", "sqlite"]
 CLI = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())"]

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import random
-from typing import Iterator
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 from http_fakes import FakeApi, Scripted, serve
 
 from memory_sim.bindings.ai import BGE_BASE
-from memory_sim.cloudflare.workers_ai import WorkersAi
 from memory_sim.builder.models import load_embedder
+from memory_sim.cloudflare.workers_ai import WorkersAi
 from memory_sim.embedding.embedder import AiEmbedder
 from memory_sim.embedding.fake import HashingEmbedder
-from memory_sim.retry import Backoff, Retrier
 from memory_sim.errors import AiError, EmbeddingUnavailable
 from memory_sim.providers.openai_ai import OpenAiAi, split_requests
+from memory_sim.retry import Backoff, Retrier
 
 HANG_S = 600.0  # the clients' timeout against the fake servers: a bound for a hang, not a speed claim
 
@@ -97,7 +97,7 @@ def test_unreachable_server_is_unavailable(retrier: Retrier) -> None:
 def test_load_embedder_over_remote_ai_uses_bge_with_cls(api: tuple[FakeApi, str], retrier: Retrier) -> None:
     fake, url = api
     embedder = load_embedder("default", ai=workers_ai(url, retrier))
-    assert embedder.model == BGE_BASE and getattr(embedder, "pooling") == "cls"
+    assert embedder.model == BGE_BASE and embedder.pooling == "cls"
     embedder.embed(["hello"])
     embedder.embed(["hello"])
     assert embedder.dimensions == 8  # learnt from the answer, no probe

@@ -6,8 +6,8 @@ import random
 
 import pytest
 
-from memory_sim.retry import Backoff, Retrier, parse_retry_after, unavailable
 from memory_sim.errors import AiError, EmbeddingUnavailable
+from memory_sim.retry import Backoff, Retrier, parse_retry_after, unavailable
 
 
 def flaky(failures: int, error: Exception) -> tuple[list[int], object]:

@@ -8,13 +8,18 @@ from pathlib import Path
 import pytest
 
 from memory_sim.eval.locomo import (
-    evaluate, remember_conversation, session_memories, speaker_npc, turn_id_of, turn_memory_id,
+    evaluate,
+    remember_conversation,
+    session_memories,
+    speaker_npc,
+    turn_id_of,
+    turn_memory_id,
 )
 from memory_sim.eval.metrics import percentile, question_scores
 from memory_sim.locomo import Conversation, Question, Session, Turn, load_locomo
-from memory_sim.memory.recall import natural_key, remembered_in_order
-from memory_sim.memory.system import MemorySystem
 from memory_sim.memory.models import WorldTime
+from memory_sim.memory.recalling.recall import natural_key, remembered_in_order
+from memory_sim.memory.system import MemorySystem
 
 LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo10.json"
 

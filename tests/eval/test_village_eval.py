@@ -20,7 +20,7 @@ from memory_sim.eval.village import (
     question_scores,
     scan_words,
 )
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.world import Village

@@ -110,7 +110,7 @@ def test_an_opener_waits_for_the_inspectors_one_request_but_not_for_a_real_owner
     from memory_sim.env import Env
     from memory_sim.errors import DataInUseError
     from memory_sim.inspector import Folder
-    from memory_sim.memory import store
+    from memory_sim.memory.ledger import store
     from memory_sim.settings import Settings
 
     folder = tmp_path / "copy"

@@ -14,7 +14,7 @@ from inspector_helpers import QUESTION, Inspector, inspector
 from memory_sim.check import check
 from memory_sim.errors import ConfigError
 from memory_sim.inspector import Folder
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig
 from memory_sim.memory.system import MemorySystem
 from memory_sim.settings import Settings

@@ -19,7 +19,7 @@ from inspector_helpers import CLI, QUESTION, Inspector, inspector, seed_village
 
 from memory_sim.folder_lock import read_owner
 from memory_sim.inspector.access import cookie_name
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.system import MemorySystem
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 import random
 
-from memory_sim.memory.explain import timeline_of
-from memory_sim.memory.hybrid import HybridParams, Timeline, hybrid_parts, hybrid_scores
 from memory_sim.memory.models import StoredMemory
+from memory_sim.memory.recalling.explain import timeline_of
+from memory_sim.memory.recalling.hybrid import HybridParams, Timeline, hybrid_parts, hybrid_scores
 
 
 def test_hybrid_parts_add_up_to_the_hybrid_score_for_random_inputs() -> None:

@@ -3,16 +3,16 @@ the contracts. `memory_faults.py` wraps them to inject failures."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
+from memory_env import DIMENSIONS, build_env
 
 from memory_sim.env import Env
 from memory_sim.memory.models import MemoryConfig
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from memory_env import DIMENSIONS, METADATA_INDEXES, build_env
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from memory_sim.env import Env
-from memory_sim.memory.provision import MEMORY_METADATA_INDEXES as METADATA_INDEXES  # what the product creates
+from memory_sim.memory.writing.provision import MEMORY_METADATA_INDEXES as METADATA_INDEXES  # what the product creates
 
 DIMENSIONS = 64
 __all__ = ["DIMENSIONS", "METADATA_INDEXES", "build_env"]

@@ -3,7 +3,8 @@ every call that is not failed goes to the real backend."""
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 

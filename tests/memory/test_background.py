@@ -4,19 +4,19 @@ of the system waits for that work, so what it reads is what it would be in line.
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pytest
+from memory_faults import FlakyEmbedder
 
 from memory_sim.env import Env
 from memory_sim.errors import D1Error
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from memory_faults import FlakyEmbedder
 
 WAIT_S = 10.0  # far above any real wait here; a hang fails the test instead of the run
 

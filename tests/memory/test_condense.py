@@ -1,17 +1,17 @@
-"""Planning one day's consolidation (memory/condense.py): pure functions over D1 rows."""
+"""Planning one day's consolidation (memory/consolidation/condense.py): pure functions over D1 rows."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory_sim.memory.condense import (
+from memory_sim.memory.consolidation.condense import (
     diary_entries,
     dominant_type,
     plan_day,
     quoted_sources,
 )
+from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Sentence
 from memory_sim.memory.models import StoredMemory
-from memory_sim.memory.summarise import ExtractiveSummariser, Sentence
 
 
 def row(i: str, text: str, importance: float, hour: int = 9, type: str = "event", about: tuple[str, ...] = (),

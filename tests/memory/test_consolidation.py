@@ -19,7 +19,7 @@ from three_npcs import (
 )
 
 from memory_sim.env import Env
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import (
     Recollection,
     ShortTermMemory,
@@ -150,7 +150,7 @@ def test_a_summary_beside_its_own_source_is_collapsed(system: MemorySystem, env:
 
 def test_an_older_database_gains_lineage_and_keeps_its_summaries(env: Env, clock: SimClock, monkeypatch: pytest.MonkeyPatch) -> None:
     """A data folder from before lineage (schema 3): it migrates, its summaries recall without sources."""
-    from memory_sim.memory import schema
+    from memory_sim.memory.ledger import schema
 
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
     old = MemorySystem(env, clock=clock)

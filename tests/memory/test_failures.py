@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from memory_env import build_env
+from memory_faults import FlakyEmbedder, FlakyIndex
 
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from memory_env import build_env
-from memory_faults import FlakyEmbedder, FlakyIndex
 
 HOUR = 3600.0
 

@@ -16,7 +16,7 @@ import pytest
 from memory_sim.cli import main
 from memory_sim.env import Env
 from memory_sim.folder_lock import read_owner
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder

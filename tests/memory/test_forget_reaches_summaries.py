@@ -11,9 +11,9 @@ import pytest
 
 from memory_sim.check import check
 from memory_sim.errors import AiError, InvalidInput
-from memory_sim.memory import store
+from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Sentence
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
-from memory_sim.memory.summarise import ExtractiveSummariser, Sentence
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from memory_sim.transfer import export_sql

@@ -1,26 +1,26 @@
 """Every caller that indexes (remember, index_memory, retry_pending, consolidate's summaries, decay's re-embed,
-reembed) goes through memory/indexer.py, so each follows the same postpone rule and the same index-full rule.
+reembed) goes through memory/writing/indexer.py, so each follows the same postpone rule and the same index-full rule.
 The tables below run each rule over every caller, on the real in-memory bindings with faults injected."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import pytest
+from memory_faults import FlakyEmbedder, FlakyIndex
 
 from memory_sim.check import check
 from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
-from memory_sim.memory import store
-from memory_sim.memory.indexing import vector_metadata
+from memory_sim.memory.jobs.rebuild import reembed
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime, summary_id
-from memory_sim.memory.rebuild import reembed
 from memory_sim.memory.scoring import retry_delay_s
 from memory_sim.memory.system import MemorySystem
+from memory_sim.memory.writing.indexing import vector_metadata
 from memory_sim.sim.clock import SimClock
-
-from memory_faults import FlakyEmbedder, FlakyIndex
 
 HOUR = 3600.0
 CONFIG = MemoryConfig()  # believes the index holds 20M vectors: the full tables' index holds 3

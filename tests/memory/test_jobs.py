@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory_sim.env import Env
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.scheduling import JobSpec, SimScheduler, run_if_due
@@ -86,7 +86,7 @@ def test_run_if_due_runs_once_per_period_and_survives_restart(env: Env, clock: S
 
 
 def test_schema_migrations_are_versioned_and_rerunnable(env: Env, clock: SimClock) -> None:
-    from memory_sim.memory.schema import SCHEMA_VERSION, migrate
+    from memory_sim.memory.ledger.schema import SCHEMA_VERSION, migrate
 
     MemorySystem(env, clock=clock)
     assert migrate(env.DB) == SCHEMA_VERSION

@@ -7,16 +7,16 @@ from __future__ import annotations
 import random
 
 import pytest
+from memory_env import build_env
 
 from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase
-from memory_sim.memory import recall, store
-from memory_sim.memory.keyword import BM25Index
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig, Recollection, ShortTermMemory, WorldTime
+from memory_sim.memory.recalling import recall
+from memory_sim.memory.recalling.keyword import BM25Index
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from memory_env import build_env
 
 ENGINES = {"sqlite": SqliteDatabase, "duckdb": DuckDBDatabase}
 WORDS = "bread oven forge horse smith church pub market quarrel storm harvest fair ale fire anvil flour rain".split()

@@ -4,20 +4,21 @@ CLI; and one NPC's failure in a job never stops the job for the others."""
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import pytest
-from hypothesis import given, settings, strategies as st
-
-from memory_sim.errors import InvalidInput
-from memory_sim.memory import store
-from memory_sim.memory.models import ShortTermMemory, WorldTime, memory_id, summary_id
-from memory_sim.memory.summarise import ExtractiveSummariser, Sentence
-from memory_sim.memory.system import MemorySystem
-from memory_sim.sim.clock import SimClock
-
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from memory_env import build_env
 from memory_faults import FlakyEmbedder
+
+from memory_sim.errors import InvalidInput
+from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Sentence
+from memory_sim.memory.ledger import store
+from memory_sim.memory.models import ShortTermMemory, WorldTime, memory_id, summary_id
+from memory_sim.memory.system import MemorySystem
+from memory_sim.sim.clock import SimClock
 
 EMOJI_NPC = "abcdefghijklmnopqrstuvwx" + "🙂" * 8  # 24 ASCII + 8 emoji: 56 bytes, a valid NPC id
 DAY = 86400.0

@@ -10,9 +10,9 @@ import pytest
 
 from memory_sim.check import check
 from memory_sim.errors import InvalidInput, NotFound
-from memory_sim.memory import forgetting
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
+from memory_sim.memory.writing import forgetting
 from memory_sim.sim.clock import SimClock
 from tests.memory.memory_env import build_env
 from tests.memory.memory_faults import FlakyIndex
@@ -51,7 +51,8 @@ def test_bad_npc_ids_are_refused_at_registration(system: MemorySystem, bad: str)
 
 def test_an_npc_registered_by_the_user_gets_name_expansion(system: MemorySystem) -> None:
     """A memory naming only the role is found by a query naming only the NPC, once the NPC is registered."""
-    from memory_sim.memory import recall, store
+    from memory_sim.memory.ledger import store
+    from memory_sim.memory.recalling import recall
 
     system.register_npc("tom", "Tom", "the blacksmith", aliases=("Old Tom",), traits=("smith at the forge",))
     expanded = recall.expand_query("What about Old Tom?", store.npc_profiles(system.env.DB))

@@ -11,7 +11,7 @@ import pytest
 from memory_sim import Env, MemorySystem
 from memory_sim.cli import main
 from memory_sim.inspector.queries import village
-from memory_sim.memory.counts import memory_counts
+from memory_sim.memory.ledger.counts import memory_counts
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.scheduling import day_summary
 from memory_sim.settings import HASHING_MODEL

@@ -1,4 +1,4 @@
-"""Weighted recall's scoring presets (memory/presets.py): each formula pinned on constructed candidates whose
+"""Weighted recall's scoring presets (memory/recalling/presets.py): each formula pinned on constructed candidates whose
 orders and values were worked out by hand, and the presets through `MemorySystem.weighted_recall`."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import pytest
 from memory_sim.cli import main
 from memory_sim.env import Env
 from memory_sim.errors import InvalidInput
-from memory_sim.memory import access
 from memory_sim.memory.models import Recollection, ShortTermMemory, WorldTime
-from memory_sim.memory.presets import SCORINGS, Moment, check_scoring, preset_scores
+from memory_sim.memory.recalling import access
+from memory_sim.memory.recalling.presets import SCORINGS, Moment, check_scoring, preset_scores
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 

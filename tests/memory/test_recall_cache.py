@@ -6,14 +6,14 @@ from __future__ import annotations
 import random
 
 import pytest
+from memory_env import build_env
 
-from memory_sim.memory import recall, store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime
+from memory_sim.memory.recalling import recall
 from memory_sim.memory.scoring import rank_by_score
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from memory_env import build_env
 
 WORDS = ("bread oven forge horse smith church pub market quarrel storm harvest fair money owed kind tom margaret"
          " baker mill fields school green sunday sermon gossip ale fire anvil flour wheat rain").split()

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from memory_sim.bindings.ai import DEFAULT_MODEL
+from memory_sim.builder import build_local_env, model_to_open
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.embedding.index_model import describe_model, parse_description
-from memory_sim.settings import Settings
 from memory_sim.errors import ConfigError
-from memory_sim.builder import build_local_env, model_to_open
-from memory_sim.memory import store
+from memory_sim.memory.jobs.rebuild import reembed
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime
-from memory_sim.memory.rebuild import reembed
 from memory_sim.memory.system import MemorySystem
+from memory_sim.settings import Settings
 from memory_sim.sim.clock import SimClock
 
 pytestmark = pytest.mark.timeout(120)

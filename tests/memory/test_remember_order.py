@@ -6,16 +6,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from memory_env import build_env
 
 from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
+from memory_sim.memory.ledger.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from memory_sim.memory.models import MemoryConfig, ShortTermMemory, WorldTime
-from memory_sim.memory.schema import MIGRATIONS, SCHEMA_VERSION, migrate
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from memory_env import build_env
 
 ENGINES = {"sqlite": SqliteDatabase, "duckdb": DuckDBDatabase}
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from memory_sim.memory.hybrid import HybridParams
 from memory_sim.memory.models import ShortTermMemory, WorldTime
+from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from tests.memory.memory_env import build_env

@@ -3,19 +3,20 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_sim.memory.models import MemoryConfig, Recollection, StoredMemory
 from memory_sim.memory.scoring import (
     capped_by_sources,
     distinct,
-    text_key,
     generative_agents_scores,
     grow_decay,
     plan_cap_prune,
     plan_decay,
     rank_weighted,
     retry_delay_s,
+    text_key,
     weighted_score,
 )
 

@@ -8,9 +8,9 @@ import pytest
 from memory_sim import Env, MemorySystem
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.embedding.index_model import parse_description
-from memory_sim.memory import store
+from memory_sim.memory.jobs.staged_reembed import pending_job, reembed_staged
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
-from memory_sim.memory.staged_reembed import pending_job, reembed_staged
 from memory_sim.sim.clock import SimClock
 
 TEXTS = ["The blacksmith mended my oven door.", "Rain flooded the mill race.", "Tom sang at the pub.",

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from memory_sim.memory.keyword import BM25Index
 from memory_sim.memory.models import ShortTermMemory, WorldTime
+from memory_sim.memory.recalling.keyword import BM25Index
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from tests.memory.memory_env import build_env

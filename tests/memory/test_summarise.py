@@ -11,13 +11,13 @@ from fake_chat_server import FakeChatServer
 
 from memory_sim.env import Env
 from memory_sim.errors import AiError, EmbeddingUnavailable
-from memory_sim.memory import store
-from memory_sim.memory.models import ShortTermMemory, WorldTime
-from memory_sim.memory.summarise import (
+from memory_sim.memory.consolidation.summarise import (
     ChatSummariser,
     ExtractiveSummariser,
     split_sentences,
 )
+from memory_sim.memory.ledger import store
+from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 

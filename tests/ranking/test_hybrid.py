@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_sim.memory.hybrid import (
+from memory_sim.memory.recalling.hybrid import (
     HybridParams,
     Timeline,
     hybrid_rank,

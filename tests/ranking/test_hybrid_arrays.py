@@ -6,9 +6,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_sim.memory import hybrid, hybrid_arrays
-from memory_sim.memory.hybrid import HybridParams, Timeline
-from memory_sim.memory.hybrid_arrays import Hits, TimelineArrays
+from memory_sim.memory.recalling import hybrid, hybrid_arrays
+from memory_sim.memory.recalling.hybrid import HybridParams, Timeline
+from memory_sim.memory.recalling.hybrid_arrays import Hits, TimelineArrays
 
 SCORES = st.one_of(st.floats(0.0, 10.0), st.sampled_from([0.0, 0.5, 1.0, 2.0]))  # ties are common
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memory_sim.memory.keyword import BM25Index, stem, tokenize
+from memory_sim.memory.recalling.keyword import BM25Index, stem, tokenize
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 from bm25_reference import ReferenceBM25  # noqa: E402

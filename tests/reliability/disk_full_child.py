@@ -12,8 +12,8 @@ from pathlib import Path
 
 
 def main(data: Path) -> None:
-    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.env import Env
     from memory_sim.memory.models import ShortTermMemory, WorldTime
     from memory_sim.memory.system import MemorySystem
 

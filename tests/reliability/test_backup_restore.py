@@ -13,17 +13,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from damage_helpers import damage, make_folder, memory, open_folder
 
 from memory_sim.backup import MANIFEST, Manifest, backup, restore, verify_copy
 from memory_sim.check import check
 from memory_sim.cli import main
 from memory_sim.embedding.cache import EmbeddingCache
 from memory_sim.errors import BackupError, DataInUseError
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from damage_helpers import damage, make_folder, memory, open_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -11,13 +11,6 @@ import signal
 from pathlib import Path
 
 import pytest
-
-from memory_sim.check import check, repair
-from memory_sim.memory import store
-from memory_sim.memory.models import ShortTermMemory, WorldTime
-from memory_sim.memory.system import MemorySystem
-from memory_sim.sim.clock import SimClock
-
 from crash_verbs import (
     FAST_RUN_SCALE,
     inspect_in_child,
@@ -27,6 +20,12 @@ from crash_verbs import (
     stop_run,
     wait_for,
 )
+
+from memory_sim.check import check, repair
+from memory_sim.memory.ledger import store
+from memory_sim.memory.models import ShortTermMemory, WorldTime
+from memory_sim.memory.system import MemorySystem
+from memory_sim.sim.clock import SimClock
 
 SUMMARY = re.compile(r"stopped at day (\d+) hour (\d+): (\d+) memories, (\d+) indexed, (\d+) pending")
 

@@ -12,20 +12,19 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from damage_helpers import DAMAGES, DIMENSIONS, damage, make_folder, memory, open_folder, set_aside
 
 from memory_sim.check import check, repair
-from memory_sim.env import Env
 from memory_sim.cli import main
+from memory_sim.damage import run_with_index_rebuilt
 from memory_sim.embedding.cache import EmbeddingCache
 from memory_sim.embedding.fake import HashingEmbedder
+from memory_sim.env import Env
 from memory_sim.errors import D1Damaged, D1Error, DamagedDataError, IndexDamaged, VectorizeUnavailable
 from memory_sim.local.d1.account import D1Account
-from memory_sim.damage import run_with_index_rebuilt
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from damage_helpers import DAMAGES, DIMENSIONS, damage, make_folder, memory, open_folder, set_aside
 
 
 def one_line(text: str) -> str:

@@ -18,9 +18,9 @@ ROOT = HERE.parents[1]
 @pytest.mark.slow
 def test_disk_full_for_d1_loses_nothing_and_says_why(tmp_path: Path) -> None:
     from memory_sim.check import check
-    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.memory import store
+    from memory_sim.env import Env
+    from memory_sim.memory.ledger import store
     from memory_sim.memory.models import ShortTermMemory, WorldTime
     from memory_sim.memory.system import MemorySystem
 

@@ -8,16 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from memory_env import build_env
 
 from memory_sim.bindings.vectorize import Vector, VectorIdPage
 from memory_sim.check import DriftReport, check, compare_metadata, repair
 from memory_sim.env import Env
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
-
-from memory_env import build_env
 
 
 def mem(i: int, npc: str = "margaret", importance: float = 0.9) -> ShortTermMemory:

@@ -10,14 +10,14 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
 
-from memory_sim.env import Env
 from memory_sim.embedding.fake import HashingEmbedder
+from memory_sim.env import Env
 from memory_sim.errors import DataInUseError
 from memory_sim.folder_lock import read_owner
 from memory_sim.server.loopback import free_port

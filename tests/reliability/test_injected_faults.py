@@ -4,21 +4,21 @@ short-term memories and recovers by itself, and the errors say what happened."""
 from __future__ import annotations
 
 import random
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from memory_env import build_env
+from memory_faults import FlakyIndex
+from reliability_faults import ChaosEmbedder, FaultPlan, ServerFaults
 
 from memory_sim.check import check
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import MemoryConfig, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from memory_sim.sim.driver import run_village
 from memory_sim.sim.world import Village
-
-from memory_env import build_env
-from memory_faults import FlakyIndex
-from reliability_faults import ChaosEmbedder, FaultPlan, ServerFaults
 
 
 def observations_in_d1(system: MemorySystem) -> int:
@@ -83,13 +83,13 @@ def faulty_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[An
 
 def cloudflare_env(server: Any, clock: SimClock, timeout_s: float) -> Any:
     """Env over the Cloudflare adapters against the faulty server; retries sleep on nothing (injected)."""
+    from memory_env import DIMENSIONS
+
     from memory_sim.builder import build_cloudflare_env
     from memory_sim.embedding.fake import HashingEmbedder
-    from memory_sim.retry import Backoff
     from memory_sim.local.vectorize.oracle import OracleAccount
+    from memory_sim.retry import Backoff
     from memory_sim.settings import Settings
-
-    from memory_env import DIMENSIONS
 
     client = server.client(timeout_s=timeout_s, sleep=lambda s: None,
                            backoff=Backoff(attempts=6, base_s=0.01, cap_s=0.05, deadline_s=60.0))

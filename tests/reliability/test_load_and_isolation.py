@@ -2,23 +2,23 @@
 
 from __future__ import annotations
 
-import random
 import threading
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
-
-from memory_sim.memory import store
-from memory_sim.memory.models import ShortTermMemory, WorldTime
-from memory_sim.memory.system import MemorySystem
-from memory_sim.testing import TEST_TOKEN, ServerForTests
-from memory_sim.sim.clock import SimClock
-
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from load import run_load, server_clients
 from memory_env import build_env
+
+from memory_sim.memory.ledger import store
+from memory_sim.memory.models import ShortTermMemory, WorldTime
+from memory_sim.memory.system import MemorySystem
+from memory_sim.sim.clock import SimClock
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 NPCS = ["margaret", "tom", "eleanor", "npc-3"]
 words = st.sampled_from(["forge", "bread", "oven", "church", "margaret", "tom", "npcId", "$eq", "' OR 1=1"])
@@ -100,8 +100,8 @@ def test_no_route_answers_without_a_valid_token(server: ServerForTests) -> None:
 @pytest.mark.slow
 def test_eight_threads_in_one_process_mixed_load(tmp_path: Path) -> None:
     from memory_sim.check import check
-    from memory_sim.env import Env
     from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.env import Env
 
     clock = SimClock()
     with Env.local(tmp_path, embedder=HashingEmbedder(64)) as env:  # Chroma + DuckDB

@@ -13,16 +13,17 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from memory_sim.env import Env
 from memory_sim.errors import DataInUseError
 from memory_sim.folder_lock import TOKEN_FILE, database_id_for, read_owner
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.owner import LOCAL_ACCOUNT

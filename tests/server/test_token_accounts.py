@@ -16,9 +16,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from server_helpers import api_routes, route_request
 
+from memory_sim.builder.server import build_server_app
 from memory_sim.cli import main
 from memory_sim.errors import ConfigError
-from memory_sim.builder.server import build_server_app
 from memory_sim.server.auth import parse_tokens
 from memory_sim.server.fast_query import QueryAnswerer, QueryRoute
 from memory_sim.server.loopback import LoopbackServer, free_port

@@ -6,16 +6,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from memory_faults import FlakyEmbedder
+from village_digest import digest, run
+
 from memory_sim.bench.d1_count import CountingD1
 from memory_sim.env import Env
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.system import MemorySystem
 from memory_sim.scheduling import SimScheduler
 from memory_sim.sim.clock import SimClock
-
-from memory_faults import FlakyEmbedder
-from village_digest import digest, run
 
 HOUR = 3600.0
 

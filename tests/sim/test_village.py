@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import collections
 
+from memory_env import build_env
+
 from memory_sim.bindings.d1 import D1Database
+from memory_sim.memory.ledger.schema import TABLES
 from memory_sim.memory.models import WorldTime
-from memory_sim.memory.schema import TABLES
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from memory_sim.sim.driver import run_village
 from memory_sim.sim.world import Village
-
-from memory_env import build_env
 
 QUESTION = "What does Margaret think of Tom?"
 

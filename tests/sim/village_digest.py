@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from memory_sim.env import Env
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from memory_sim.sim.driver import run_village

@@ -24,9 +24,9 @@ from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeIndex
 from memory_sim.embedding.index_model import describe_model
 from memory_sim.errors import VectorizeUnavailable
-from memory_sim.memory import store
-from memory_sim.memory.indexing import vector_metadata
-from memory_sim.memory.provision import MEMORY_METADATA_INDEXES, create_index
+from memory_sim.memory.ledger import store
+from memory_sim.memory.writing.indexing import vector_metadata
+from memory_sim.memory.writing.provision import MEMORY_METADATA_INDEXES, create_index
 
 JOB_KEY = "reembed_job"
 STAGING_SUFFIX = "-reembed"
@@ -62,7 +62,7 @@ def staging_name(live: str) -> str:
 
 
 def pending_job(db: D1Database) -> Job | None:
-    from memory_sim.memory.schema import migrate
+    from memory_sim.memory.ledger.schema import migrate
 
     migrate(db, applied_at=0.0)
     text = store.get_meta(db, JOB_KEY)

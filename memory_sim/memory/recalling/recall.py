@@ -21,14 +21,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from memory_sim.bindings.vectorize_codes import UNINDEXED
+from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import EmbeddingUnavailable, VectorizeError, VectorizeUnavailable
-from memory_sim.memory import store
+from memory_sim.memory.ledger import store
+from memory_sim.memory.ledger.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, RecallMode, Recollection, Source, StoredMemory
-from memory_sim.memory.recall_cache import NpcView, RecallCache
-from memory_sim.memory.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
+from memory_sim.memory.recalling.recall_cache import NpcView, RecallCache
 
 if TYPE_CHECKING:
-    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
     from memory_sim.memory.config import MemoryConfig
 
 _WORD = re.compile(r"[a-z0-9']+")
@@ -56,7 +56,7 @@ def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recol
     )
 
 
-def with_sources(env: Env, recollections: Sequence[Recollection]) -> list[Recollection]:
+def with_sources(env: WorkerEnv, recollections: Sequence[Recollection]) -> list[Recollection]:
     """Summaries carry the ids of the memories they were made from (D1's `memory_sources`); one read, and none
     when no summary was recalled."""
     summaries = [r.id for r in recollections if r.kind == "summary"]
@@ -96,12 +96,12 @@ def _names(words: str, name: str) -> bool:
     return bool(wanted) and f" {wanted} " in f" {words} "
 
 
-def vector_matches(env: Env, npc_id: str, query_vector: np.ndarray, k: int) -> list[tuple[str, float]]:
+def vector_matches(env: WorkerEnv, npc_id: str, query_vector: np.ndarray, k: int) -> list[tuple[str, float]]:
     result = env.VECTORIZE.query([float(x) for x in query_vector], top_k=k, filter={"npcId": npc_id})
     return [(m.id, m.score) for m in result.matches]
 
 
-def from_index(env: Env, npc_id: str, matches: Sequence[tuple[str, float]]) -> list[Recollection]:
+def from_index(env: WorkerEnv, npc_id: str, matches: Sequence[tuple[str, float]]) -> list[Recollection]:
     return from_rows(npc_id, matches, store.memories_by_ids(env.DB, [i for i, _ in matches]))
 
 
@@ -116,7 +116,7 @@ def from_rows(npc_id: str, matches: Sequence[tuple[str, float]], rows: dict[str,
     return out
 
 
-def best_sentence_caps(env: Env, query_vector: np.ndarray, summary_ids: Sequence[str]) -> dict[str, float]:
+def best_sentence_caps(env: WorkerEnv, query_vector: np.ndarray, summary_ids: Sequence[str]) -> dict[str, float]:
     """Each summary's best sentence's similarity to the query: the most relevant memory it was made from (cosine
     on unit vectors; the sources' embeddings come from the embedder's cache). Summaries without lineage are
     left out."""
@@ -135,7 +135,7 @@ def best_sentence_caps(env: Env, query_vector: np.ndarray, summary_ids: Sequence
     }
 
 
-def by_best_sentence(env: Env, query_vector: np.ndarray, found: list[Recollection]) -> list[Recollection]:
+def by_best_sentence(env: WorkerEnv, query_vector: np.ndarray, found: list[Recollection]) -> list[Recollection]:
     """Vector scores of summaries capped at their best sentence's: one vector for a day's unrelated sentences
     ("a fire at the forge" + "Agnes struts about") can match a query none of them answers, and would push out the
     memories that do. A summary is no more relevant than the most relevant memory it was made from."""
@@ -144,7 +144,7 @@ def by_best_sentence(env: Env, query_vector: np.ndarray, found: list[Recollectio
 
 
 def not_yet_visible(
-    env: Env, npc_id: str, query_vector: np.ndarray, now: float, config: MemoryConfig, seen: set[str]
+    env: WorkerEnv, npc_id: str, query_vector: np.ndarray, now: float, config: MemoryConfig, seen: set[str]
 ) -> list[Recollection]:
     rows = [
         m
@@ -158,7 +158,7 @@ def not_yet_visible(
     return [to_recollection(m, float(s), "short_term") for m, s in zip(rows, scores, strict=True)]
 
 
-def short_term_fallback(env: Env, npc_id: str, query: str, config: MemoryConfig) -> list[Recollection]:
+def short_term_fallback(env: WorkerEnv, npc_id: str, query: str, config: MemoryConfig) -> list[Recollection]:
     rows = store.recent_short_term(env.DB, npc_id, config.fallback_limit)
     return [to_recollection(m, overlap_score(query, m.content), "short_term") for m in rows]
 
@@ -168,9 +168,9 @@ def short_term_fallback_rows(rows: Sequence[StoredMemory], query: str) -> list[R
 
 
 def keyword_candidates(
-    env: Env, npc_id: str, query: str, k: int, cache: RecallCache | None = None, proof: store.Proof | None = None
+    env: WorkerEnv, npc_id: str, query: str, k: int, cache: RecallCache | None = None, proof: store.Proof | None = None
 ) -> list[Recollection]:
-    """BM25 over the NPC's memories in D1 (memory/keyword.py); scores divided by the best, so 1.0 tops; ties in
+    """BM25 over the NPC's memories in D1 (keyword.py); scores divided by the best, so 1.0 tops; ties in
     `store.memories_of` order. With a `cache` (the MemorySystem's), the NPC's keyword view is reused while D1
     proves it current (`proof`: the cache's proof when the caller read it already); else one is built for this
     call. Results are the same."""
@@ -180,21 +180,21 @@ def keyword_candidates(
     return [to_recollection(m, score / best, "short_term") for m, score in found]
 
 
-def remembered_in_order(env: Env, npc_id: str) -> list[StoredMemory]:
+def remembered_in_order(env: WorkerEnv, npc_id: str) -> list[StoredMemory]:
     """The NPC's memories in remember order: `short_term_memories.seq`, numbered at remember time from a
     counter in D1 (schema migration 3; rows from before it numbered by day, hour and natural id order)."""
     return store.remembered_in_order(env.DB, npc_id)
 
 
 def hybrid_candidates(
-    env: Env, npc_id: str, query: str, query_vector: np.ndarray, k: int, cache: RecallCache | None = None,
+    env: WorkerEnv, npc_id: str, query: str, query_vector: np.ndarray, k: int, cache: RecallCache | None = None,
     proof: store.Proof | None = None,
 ) -> Candidates:
-    """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/hybrid.py, computed
-    over arrays by memory/hybrid_arrays.py); episodes are sim days. Raises VectorizeUnavailable like the vector
+    """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/recalling/hybrid.py, computed
+    over arrays by hybrid_arrays.py); episodes are sim days. Raises VectorizeUnavailable like the vector
     path. With a `cache` (the MemorySystem's), the NPC's rows, keyword index and timeline are reused while D1
     proves them current (`proof`: the cache's proof when the caller read it already); results are the same."""
-    from memory_sim.memory.hybrid import HybridParams
+    from memory_sim.memory.recalling.hybrid import HybridParams
 
     params = HybridParams()
     # D1 first: a D1 read right after the index's matrix product waits for BLAS threads still spinning (DuckDB:
@@ -211,7 +211,7 @@ def hybrid_candidates(
 
 
 def gather(
-    env: Env,
+    env: WorkerEnv,
     npc_id: str,
     query: str,
     k: int,

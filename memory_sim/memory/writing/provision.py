@@ -22,7 +22,7 @@ def ensure_index(
     account: VectorizeAccount, name: str, embedder: Embedder, *, check_model: bool = True
 ) -> VectorizeIndex:
     """The index `name`, created for `embedder` when missing; an existing one must match the embedder's model
-    (unless `check_model` is False: re-embedding fills a staged index for it, memory/staged_reembed.py)."""
+    (unless `check_model` is False: re-embedding fills a staged index for it, memory/jobs/staged_reembed.py)."""
     existing = {d.name: d for d in account.list_indexes()}
     if name in existing:
         if check_model:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memory_sim.memory.consolidation.summarise import Sentence
 from memory_sim.memory.models import (
     ShortTermMemory,
     StoredMemory,
@@ -20,7 +21,6 @@ from memory_sim.memory.models import (
     summary_id,
 )
 from memory_sim.memory.scoring import text_key
-from memory_sim.memory.summarise import Sentence
 
 DIARY_ENTRIES = 6  # a diary's (and so a summary's) share of a busy day: its most important memories
 SUMMARY_HOUR = 23

@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from memory_sim.bindings.d1 import D1Database
-from memory_sim.memory import indexer, store
+from memory_sim.memory.ledger import store
+from memory_sim.memory.writing import indexer
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
 def queue_for_reindex(db: D1Database) -> int:
     """Marks every memory the index should hold (indexed or pending) `pending` and queues it, in one D1 batch.
     Returns how many."""
-    from memory_sim.memory.schema import migrate
+    from memory_sim.memory.ledger.schema import migrate
 
     migrate(db, applied_at=0.0)
     ids = [m.id for m in store.memories_in_state(db, ["indexed", "pending"])]
@@ -32,7 +33,7 @@ def queue_for_reindex(db: D1Database) -> int:
 
 def recreate_index(system: MemorySystem) -> None:
     """Drops and recreates the index for the current embedder (dimensions and model in its description)."""
-    from memory_sim.memory.provision import recreate_index as recreate
+    from memory_sim.memory.writing.provision import recreate_index as recreate
 
     env = system.env
     account = env.vectorize_account
@@ -43,7 +44,7 @@ def recreate_index(system: MemorySystem) -> None:
 
 def reembed(system: MemorySystem, recreate: bool = False, batch: int = 256) -> int:
     """Embeds every memory D1 says belongs in the index (indexed or pending) and upserts it, `batch` at a time,
-    through memory/indexer.py: written ones leave the outbox; a row that fails is postponed there (the retry job
+    through memory/writing/indexer.py: written ones leave the outbox; a row that fails is postponed there (the retry job
     finishes it). An outage stops the rebuild: the batch it hit is postponed, the rest stay as they were (still
     queued after `queue_for_reindex`), and the outage is raised. Returns how many were written."""
     db = system.env.DB

@@ -13,8 +13,8 @@ from typing import Any, NamedTuple
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement, D1Result
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
 from memory_sim.errors import D1Error
+from memory_sim.memory.ledger.schema import MEMORY_SEQUENCE
 from memory_sim.memory.models import ShortTermMemory, StoredMemory
-from memory_sim.memory.schema import MEMORY_SEQUENCE
 
 _COLUMNS = (
     "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day, about"

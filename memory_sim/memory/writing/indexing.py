@@ -7,14 +7,11 @@ The full text stays in D1; the index holds only what recall filters and ranks by
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING, VECTORIZE_MAX_ID_BYTES
 from memory_sim.bindings.vectorize import Metadata, Vector
+from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.memory.models import TEXT_PREVIEW_CHARS, StoredMemory
-
-if TYPE_CHECKING:
-    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
 
 def vector_metadata(memory: StoredMemory, decay_factor: float | None = None) -> Metadata:
@@ -28,7 +25,9 @@ def vector_metadata(memory: StoredMemory, decay_factor: float | None = None) -> 
     }
 
 
-def vectors_for(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> list[Vector]:
+def vectors_for(
+    env: WorkerEnv, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None
+) -> list[Vector]:
     """The memories' vectors, embedded in one call (none for no memories)."""
     if not memories:
         return []
@@ -40,18 +39,18 @@ def vectors_for(env: Env, memories: Sequence[StoredMemory], decay: dict[str, flo
     ]
 
 
-def upsert(env: Env, vectors: Sequence[Vector]) -> None:
+def upsert(env: WorkerEnv, vectors: Sequence[Vector]) -> None:
     for start in range(0, len(vectors), VECTORIZE_MAX_BATCH_BINDING):
         env.VECTORIZE.upsert(list(vectors[start : start + VECTORIZE_MAX_BATCH_BINDING]))
 
 
-def embed_and_upsert(env: Env, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> None:
+def embed_and_upsert(env: WorkerEnv, memories: Sequence[StoredMemory], decay: dict[str, float] | None = None) -> None:
     """Embeds the texts in one call and upserts in batches; raises what the bindings raise (the memory system
-    indexes through memory/indexer.py, which decides between outbox and retry)."""
+    indexes through memory/writing/indexer.py, which decides between outbox and retry)."""
     upsert(env, vectors_for(env, memories, decay))
 
 
-def delete_vectors(env: Env, ids: Sequence[str]) -> None:
+def delete_vectors(env: WorkerEnv, ids: Sequence[str]) -> None:
     for start in range(0, len(ids), VECTORIZE_MAX_BATCH_BINDING):
         env.VECTORIZE.delete_by_ids(list(ids[start : start + VECTORIZE_MAX_BATCH_BINDING]))
 

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from memory_sim.errors import VectorizeError
-from memory_sim.memory import recall as recall_sources
-from memory_sim.memory import store
-from memory_sim.memory.condense import diary_entries
+from memory_sim.memory.consolidation.condense import diary_entries
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import Recollection, StoredMemory
+from memory_sim.memory.recalling import recall as recall_sources
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem

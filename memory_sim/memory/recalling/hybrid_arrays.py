@@ -1,8 +1,8 @@
-"""Hybrid ranking (memory/hybrid.py) over numpy arrays: the same fusion and neighbour context, for recall.
+"""Hybrid ranking (memory/recalling/hybrid.py) over numpy arrays: the same fusion and neighbour context, for recall.
 
 The dict functions of hybrid.py cost a Python step per matching memory and per neighbour: ~10 ms at 10,000
 memories when a query word is common. Here every memory is a *slot* (its number in the keyword index,
-memory/keyword.py; a removed memory leaves a hole that nothing fills), and each step is a few numpy operations
+memory/recalling/keyword.py; a removed memory leaves a hole that nothing fills), and each step is a few numpy operations
 over the candidates and their neighbours only, never over all memories but for one scatter. Same inputs, same
 ranking, same float scores as `hybrid.hybrid_rank` (tests/ranking/test_hybrid_arrays.py). Pure.
 """
@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from memory_sim.memory.hybrid import HybridParams
+from memory_sim.memory.recalling.hybrid import HybridParams
 
 Hits = tuple[np.ndarray, np.ndarray]  # (slots, scores): one candidate list, slots unique
 

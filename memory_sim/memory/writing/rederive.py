@@ -23,14 +23,15 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
+from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import AiError, VectorizeError
-from memory_sim.memory import indexer, indexing, store
-from memory_sim.memory.condense import dominant_type, joint_about
+from memory_sim.memory.consolidation.condense import dominant_type, joint_about
+from memory_sim.memory.consolidation.summarise import Sentence
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import StoredMemory
-from memory_sim.memory.summarise import Sentence
+from memory_sim.memory.writing import indexer, indexing
 
 if TYPE_CHECKING:
-    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
     from memory_sim.memory.config import MemoryConfig
 
 ORPHANED = "its sources were forgotten"  # the `forgotten` reason of a summary with no source left
@@ -107,7 +108,7 @@ def _requote(diary: str, old: str, new: str) -> str:
     return re.sub(r"\s{2,}", " ", diary).strip()
 
 
-def finish(env: Env, summarise: Summarise, config: MemoryConfig, now: float) -> bool:
+def finish(env: WorkerEnv, summarise: Summarise, config: MemoryConfig, now: float) -> bool:
     """Makes every hidden, unrecorded summary again from the sources it still has (after `forgetting.finish`
     deleted its vector) and indexes it; one whose sources are all gone by now is forgotten. Returns True when
     none is left hidden (a summariser that fails leaves its summary hidden for the next run)."""
@@ -151,7 +152,7 @@ def remake(summary: StoredMemory, sources: Sequence[StoredMemory], summarise: Su
                    importance=round(sum(top) / len(top), 4), type=dominant_type(sources), about=joint_about(sources))
 
 
-def _save(env: Env, remade: Sequence[StoredMemory], orphaned: Sequence[StoredMemory], now: float) -> None:
+def _save(env: WorkerEnv, remade: Sequence[StoredMemory], orphaned: Sequence[StoredMemory], now: float) -> None:
     db = env.DB
     ids = [m.id for m in remade]
     statements = [store.rewrite_memory(db, m) for m in remade]

@@ -4,7 +4,7 @@ The default is extractive and offline: each passage (a memory's text) is scored 
 word-overlap cosine with the others, so what the day keeps coming back to wins) and its importance, and the
 best one or two are returned in their original order. `ChatSummariser` asks an OpenAI-compatible chat endpoint
 instead, falling back to the extractive summary when it fails; it is opt-in, and nothing else changes when it is
-plugged in. What is done with the result (linked or stored, lineage, type) is memory/condense.py's.
+plugged in. What is done with the result (linked or stored, lineage, type) is memory/consolidation/condense.py's.
 """
 
 from __future__ import annotations

@@ -23,11 +23,12 @@ from typing import Any, Literal
 import numpy as np
 
 from memory_sim.bindings.d1 import D1Database
-from memory_sim.memory import hybrid_arrays, store
-from memory_sim.memory.hybrid import HybridParams
-from memory_sim.memory.hybrid_arrays import TimelineArrays
-from memory_sim.memory.keyword import BM25Index, tokenize
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import StoredMemory
+from memory_sim.memory.recalling import hybrid_arrays
+from memory_sim.memory.recalling.hybrid import HybridParams
+from memory_sim.memory.recalling.hybrid_arrays import TimelineArrays
+from memory_sim.memory.recalling.keyword import BM25Index, tokenize
 
 ViewKind = Literal["hybrid", "keyword"]
 _STATES: dict[ViewKind, tuple[str, ...] | None] = {"hybrid": store.SEMANTIC_STATES, "keyword": None}  # None: all
@@ -36,7 +37,7 @@ _MAX_VIEWS = 2 * 256  # 256 NPCs in both modes; the least recently recalled view
 
 class NpcView:
     """One NPC's memories that a recall mode ranks, in remember order: `kind` "hybrid", the semantic ones
-    (indexed or pending); "keyword", every memory not forgotten. With the keyword index (memory/keyword.py) and
+    (indexed or pending); "keyword", every memory not forgotten. With the keyword index (keyword.py) and
     the timeline of episodes (sim days, in order of their first memory), both over the index's slots. `lock`
     guards it while a recall ranks or the cache updates it."""
 

@@ -7,7 +7,7 @@ find it: "Is the road to the mill passable?" misses "The mill road is flooded pa
 
     score = (share of the query's words the memory holds) / (1 + age_days * RECENCY_RATE)
 
-Words are keyword recall's (memory/keyword.py: stopwords out, lightly stemmed); the query's words are counted
+Words are keyword recall's (memory/recalling/keyword.py: stopwords out, lightly stemmed); the query's words are counted
 from the question as asked, and a word recall's name expansion adds (a registered NPC's name or role) counts as
 a match too. Scores lie in 0..1, as vector recall's do, so both rank together. Results say `source="d1"`.
 """
@@ -15,15 +15,12 @@ a match too. Scores lie in 0..1, as vector recall's do, so both rank together. R
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
-from memory_sim.memory import store
-from memory_sim.memory.keyword import tokenize
+from memory_sim.bindings.worker_env import WorkerEnv
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import Recollection, StoredMemory
-from memory_sim.memory.recall import to_recollection
-
-if TYPE_CHECKING:
-    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
+from memory_sim.memory.recalling.keyword import tokenize
+from memory_sim.memory.recalling.recall import to_recollection
 
 RECENT_DAYS = 7  # how far back short-term memory reaches, in sim days (today included)
 RECENCY_RATE = 0.1  # a day-old memory scores 1/1.1 of today's, a week-old one 1/1.7
@@ -40,7 +37,7 @@ def score(query_words: Sequence[str], extra_words: Iterable[str], text: str, age
     return share / (1.0 + max(0, age_days) * RECENCY_RATE)
 
 
-def recent_candidates(env: Env, npc_id: str, query: str, expanded: str, today: int) -> list[Recollection]:
+def recent_candidates(env: WorkerEnv, npc_id: str, query: str, expanded: str, today: int) -> list[Recollection]:
     """The NPC's recent D1-only memories that share a word with the query, scored, labelled `source="d1"`."""
     asked = tokenize(query)
     extra = set(tokenize(expanded)) - set(asked)

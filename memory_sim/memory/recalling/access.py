@@ -1,4 +1,4 @@
-"""Last access for weighted recall's presets (memory/presets.py): when each memory happened and when weighted
+"""Last access for weighted recall's presets (memory/recalling/presets.py): when each memory happened and when weighted
 recall last returned it, read from and written to D1 (`short_term_memories.recalled_hour`, game hours)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
 from memory_sim.memory.models import Recollection
-from memory_sim.memory.presets import Moment, Scoring, needs_moments, preset_scores
+from memory_sim.memory.recalling.presets import Moment, Scoring, needs_moments, preset_scores
 from memory_sim.memory.rules import HOURS_PER_DAY
 
 _CHUNK = D1_MAX_BOUND_PARAMETERS - 10  # room for the statement's other parameters

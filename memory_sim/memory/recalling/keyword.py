@@ -84,7 +84,7 @@ def _schema() -> Any:
 
 class BM25Index:
     """Documents by id, each with a *slot* (its number here, in insertion order; a removed document's slot
-    stays empty). `scores`/`search` by id; `hits` by slot, as arrays, for memory/hybrid_arrays.py."""
+    stays empty). `scores`/`search` by id; `hits` by slot, as arrays, for memory/recalling/hybrid_arrays.py."""
 
     k1, b = 1.2, 0.75  # tantivy's, Lucene's defaults
 

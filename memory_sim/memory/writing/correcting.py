@@ -8,17 +8,16 @@ from it (rederive.py): they are made again from their sources, this one as it re
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
+from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import InvalidInput
-from memory_sim.memory import rederive, rules, store
-from memory_sim.memory.forgetting import one
+from memory_sim.memory import rules
+from memory_sim.memory.ledger import store
+from memory_sim.memory.writing import rederive
+from memory_sim.memory.writing.forgetting import one
 
-if TYPE_CHECKING:
-    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
 
-
-def correct(env: Env, memory_id: str, content: str, now: float) -> list[str]:
+def correct(env: WorkerEnv, memory_id: str, content: str, now: float) -> list[str]:
     """Writes the new text; returns the ids of the summaries hidden to be made again (and of any forgotten)."""
     text = rules.text("content", content).strip()
     if not text:

@@ -31,14 +31,15 @@ from typing import TYPE_CHECKING
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.vectorize import Vector
 from memory_sim.bindings.vectorize_validation import CODE_FULL
+from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import VectorizeError, VectorizeInputError
-from memory_sim.memory import indexing, store
-from memory_sim.memory.isolation import OUTAGES, Outcome, each_npc
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import StoredMemory, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, retry_delay_s
+from memory_sim.memory.writing import indexing
+from memory_sim.memory.writing.isolation import OUTAGES, Outcome, each_npc
 
 if TYPE_CHECKING:
-    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
     from memory_sim.memory.config import MemoryConfig
 
 
@@ -58,7 +59,7 @@ WANTED = ("pending", "indexed")  # the states of memories that belong in the ind
 
 
 def index(
-    env: Env,
+    env: WorkerEnv,
     config: MemoryConfig,
     ids: Sequence[str],
     now: float,
@@ -131,7 +132,7 @@ class _Writer:
     """Writes rows' vectors for one `index` call (each_npc's action): each row embedded once, the index-full
     rule applied once; remembers which vectors were dropped to make room, so none of them is written."""
 
-    def __init__(self, env: Env, config: MemoryConfig, now: float) -> None:
+    def __init__(self, env: WorkerEnv, config: MemoryConfig, now: float) -> None:
         self.env, self.config, self.now = env, config, now
         self.vectors: dict[str, Vector] = {}
         self.dropped: set[str] = set()
@@ -167,7 +168,7 @@ class _Writer:
 
 
 def make_room(
-    env: Env, config: MemoryConfig, rows: Sequence[StoredMemory], now: float, cap: int | None = None
+    env: WorkerEnv, config: MemoryConfig, rows: Sequence[StoredMemory], now: float, cap: int | None = None
 ) -> list[str]:
     """The index's size cap: when writing `rows` would take the index past it (`cap`, else `config.index_cap`),
     the lowest-valued indexed memories are dropped first (they stay in D1), down to `cap_headroom` of the cap.
@@ -182,7 +183,7 @@ def make_room(
     return drop if unindex(env, drop, counter="cap_prunes") else []
 
 
-def unindex(env: Env, ids: Sequence[str], counter: str) -> int:
+def unindex(env: WorkerEnv, ids: Sequence[str], counter: str) -> int:
     """Deletes the vectors and marks the rows `unindexed`, out of the outbox (they stay in D1); returns how many
     (0 if the index failed)."""
     if not ids:

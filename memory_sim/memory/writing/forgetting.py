@@ -13,16 +13,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
 from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING
+from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import InvalidInput, NotFound, VectorizeError
-from memory_sim.memory import rederive, rules, store
+from memory_sim.memory import rules
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import StoredMemory
-
-if TYPE_CHECKING:
-    from memory_sim.env import Env  # the memory layer needs only its shape; env.py sits above it
+from memory_sim.memory.writing import rederive
 
 MEMORY_STATES = ("none", "pending", "indexed", "unindexed", "forgotten")
 PAGE_LIMIT = 100
@@ -47,7 +47,7 @@ def _cursor(value: Any) -> int:
 
 
 def list_memories(
-    env: Env,
+    env: WorkerEnv,
     npc_id: str,
     *,
     since_day: int | None = None,
@@ -95,7 +95,7 @@ def _limit(value: Any) -> int:
         raise InvalidInput(f"limit must be in 1..{PAGE_LIMIT}, got {rules.shown(value)}") from None
 
 
-def one(env: Env, memory_id: str) -> StoredMemory:
+def one(env: WorkerEnv, memory_id: str) -> StoredMemory:
     rules.text("memory_id", memory_id)
     found = store.memories_by_ids(env.DB, [memory_id], forgotten=True)
     if memory_id not in found:
@@ -106,7 +106,7 @@ def one(env: Env, memory_id: str) -> StoredMemory:
 DEFAULT_REASON = "forgotten on request"
 
 
-def forget(env: Env, ids: Sequence[str], reason: str, now: float) -> list[str]:
+def forget(env: WorkerEnv, ids: Sequence[str], reason: str, now: float) -> list[str]:
     """Forgets the memories (unknown ids refused first, already-forgotten ones skipped); returns the ids. What was
     made from them is reached in the same batch (rederive.py): the summaries drawing on them are hidden (made
     again by `rederive.finish`, or forgotten when no source is left) and the diaries quoting them rewritten.
@@ -132,7 +132,7 @@ def forget(env: Env, ids: Sequence[str], reason: str, now: float) -> list[str]:
     return todo
 
 
-def finish(env: Env, ids: Sequence[str] | None = None) -> int:
+def finish(env: WorkerEnv, ids: Sequence[str] | None = None) -> int:
     """Deletes `forgetting` memories' vectors, then marks them `forgotten` (all such rows when `ids` is None).
     If the index is down they stay `forgetting` (invisible to readers) and the next call finishes them."""
     if ids is None:
@@ -149,7 +149,7 @@ def finish(env: Env, ids: Sequence[str] | None = None) -> int:
     return len(ids)
 
 
-def forget_npc(env: Env, npc_id: str, now: float) -> list[str]:
+def forget_npc(env: WorkerEnv, npc_id: str, now: float) -> list[str]:
     """Forgets every memory of the NPC, then its registration, diaries and relationships."""
     rules.text("npc_id", npc_id)
     ids = [m.id for m in store.memories_of(env.DB, npc_id)]
@@ -159,7 +159,7 @@ def forget_npc(env: Env, npc_id: str, now: float) -> list[str]:
     return done
 
 
-def update_importance(env: Env, memory_id: str, value: Any, now: float) -> StoredMemory:
+def update_importance(env: WorkerEnv, memory_id: str, value: Any, now: float) -> StoredMemory:
     """Sets a memory's importance in D1; an indexed memory is queued so the index's copy follows."""
     importance = rules.importance(value)
     memory = one(env, memory_id)

@@ -12,12 +12,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from memory_sim.errors import AiError
-from memory_sim.memory import indexer, store
-from memory_sim.memory.condense import DayPlan, plan_day
-from memory_sim.memory.isolation import by_npc, each_npc, note_failure
+from memory_sim.memory.consolidation.condense import DayPlan, plan_day
+from memory_sim.memory.consolidation.summarise import Sentence
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import JobReport, StoredMemory, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, plan_decay
-from memory_sim.memory.summarise import Sentence
+from memory_sim.memory.writing import indexer
+from memory_sim.memory.writing.isolation import by_npc, each_npc, note_failure
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
@@ -79,7 +80,7 @@ def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -
 
 def consolidate(system: MemorySystem, now: float, wait: bool = True) -> JobReport:
     """Condenses each diary's day at least `consolidate_after_days` old into 1-2 of its memories' sentences, a
-    summary indexed once with its lineage; a day of one memory is linked to it (memory/condense.py). An NPC whose
+    summary indexed once with its lineage; a day of one memory is linked to it (consolidation/condense.py). An NPC whose
     days cannot be condensed or saved is reported in `errors` and the others are consolidated."""
     up_to = WorldTime.from_seconds(now).day - system.config.consolidate_after_days
     diaries = by_npc(store.diaries_to_consolidate(system.env.DB, up_to), lambda row: str(row["npc_id"]))

@@ -14,10 +14,10 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
-from memory_sim.memory import recall as recall_sources
-from memory_sim.memory import store
-from memory_sim.memory.hybrid import HybridParams, HybridParts, Timeline, hybrid_parts
+from memory_sim.memory.ledger import store
 from memory_sim.memory.models import RecallMode, Recollection, StoredMemory
+from memory_sim.memory.recalling import recall as recall_sources
+from memory_sim.memory.recalling.hybrid import HybridParams, HybridParts, Timeline, hybrid_parts
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
@@ -100,7 +100,7 @@ def timeline_of(rows: Sequence[StoredMemory]) -> tuple[Timeline, dict[str, tuple
 def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, HybridParts]:
     """The terms of hybrid recall's scores, from the inputs recall.hybrid_candidates ranks (empty when it could
     not have ranked: no embedding or no index, where recall falls back to word overlap)."""
-    from memory_sim.memory.keyword import BM25Index
+    from memory_sim.memory.recalling.keyword import BM25Index
 
     env, params = system.env, HybridParams()
     if system.config.expand_npc_names:

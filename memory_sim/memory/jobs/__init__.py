@@ -1,0 +1,1 @@
+"""The scheduled jobs: consolidation, diaries, decay and pruning, retrying and re-embedding the index."""

@@ -1,0 +1,1 @@
+"""Writing memories: into the vector index, and out of it again (forgetting, correcting, re-deriving)."""
