@@ -149,14 +149,15 @@ def test_a_body_the_server_does_not_read_yet_is_not_the_clients_delay() -> None:
 def test_a_steady_body_is_read_whole() -> None:
     app = BodyReader()
     with LoopbackServer(app, http=bounded_protocol(HEAD_TIMEOUT_S, body_idle_s=2.0)) as server:
-        with socket.create_connection((server.host, server.port)) as sock:
-            sock.sendall(b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 30000\r\n\r\n")
-            for _ in range(3):
-                sock.sendall(b"x" * 10_000)
-            sock.settimeout(60)
-            answer = b""
-            while b"30000" not in answer:
-                piece = sock.recv(65536)
-                assert piece, f"closed before answering: {answer!r}"
-                answer += piece
+        sock = socket.create_connection((server.host, server.port))
+        sock.sendall(b"POST /upload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 30000\r\n\r\n")
+        for _ in range(3):
+            sock.sendall(b"x" * 10_000)
+        sock.settimeout(60)
+        answer = b""
+        while b"30000" not in answer:
+            piece = sock.recv(65536)
+            assert piece, f"closed before answering: {answer!r}"
+            answer += piece
+        sock.close()
     assert answer.startswith(b"HTTP/1.1 200") and app.ends == ["read 30000"]
