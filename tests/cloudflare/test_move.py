@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
@@ -22,7 +21,7 @@ from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.staged_reembed import pending_job, reembed_staged
 from memory_sim.settings import Settings
 from memory_sim.sim.clock import SimClock
-from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 from tests.cloudflare.move_helpers import ProductionCatalogue, vectors_of
 
@@ -41,17 +40,6 @@ def bge_here() -> bool:
         return find_local_model(BGE_BASE) is not None
     except ConfigError:
         return False
-
-
-@pytest.fixture(scope="module")
-def catalogue() -> ProductionCatalogue:
-    return ProductionCatalogue()
-
-
-@pytest.fixture(scope="module")
-def production(tmp_path_factory: pytest.TempPathFactory, catalogue: ProductionCatalogue) -> Iterator[ServerForTests]:
-    with scratch_folder(tmp_path_factory.mktemp("prod")) as folder, ServerForTests(folder, ai=catalogue) as running:
-        yield running
 
 
 def push(folder: Path, server: ServerForTests, account: str) -> None:
