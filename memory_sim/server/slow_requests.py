@@ -105,9 +105,10 @@ def bounded_protocol(
             now = asyncio.get_running_loop().time()
             if self._body_cycle is not self.cycle or self._body_pace is None:
                 self._stop_body_timer()
-                self._body_cycle = self.cycle  # the head is in; what came with it of the body counts already
-                self._body_pace = BodyPace(body_idle_s, body_min_rate, now, now)
-            self._body_pace.came(size, now)
+                self._body_cycle = self.cycle  # the head is in: the body's clock starts (what came with it is
+                self._body_pace = BodyPace(body_idle_s, body_min_rate, now, now)  # not counted: mostly head)
+            else:
+                self._body_pace.came(size, now)
             if self._body_timer is None:
                 self._arm_body_timer()
 
