@@ -24,6 +24,7 @@ from typing import Any
 
 from memory_sim.bindings import limits
 from memory_sim.bindings.d1 import D1Database
+from memory_sim.bindings.d1_sql import sql_literal
 from memory_sim.bindings.vectorize import Vector, VectorizeAccount, VectorizeIndex
 
 GET_CHUNK = limits.VECTORIZE_MAX_BATCH_BINDING  # get_by_ids per call from a local index
@@ -95,19 +96,6 @@ def export_vectors(index: VectorizeIndex, out: str | Path) -> int:
                 sink.write(json.dumps(vector.to_json(), separators=(",", ":"), ensure_ascii=False) + "\n")
                 count += 1
     return count
-
-
-def sql_literal(value: Any) -> str:
-    """A value as SQLite literal text; blobs (lists of byte values) as X'..'."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, list):
-        return "X'" + bytes(value).hex() + "'"
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def insert_sql(table: str, columns: list[str], row: list[Any], verb: str = "INSERT") -> str:

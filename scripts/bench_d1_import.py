@@ -26,7 +26,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory_sim.server.loopback import free_port  # noqa: E402
+from memory_sim.server.loopback import free_port, wait_until_serving  # noqa: E402
 
 TOKEN = "bench-token"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -73,15 +73,10 @@ def measure(engine: str, megabytes: float, folder: Path) -> dict[str, object]:
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/client/v4/accounts/bench/d1/database"
     try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("the server did not start") from None
-                time.sleep(0.1)
+        try:
+            wait_until_serving(port, server, timeout_s=120)
+        except RuntimeError as exc:
+            raise SystemExit(f"the server did not start: {exc}") from None
         database = httpx.post(base, headers=AUTH, json={"name": "db"}).json()["result"]["uuid"]
         digest = hashlib.md5(usedforsecurity=False)
         with open(sql_path, "rb") as source:

@@ -1,15 +1,17 @@
 """The D1 binding's SQL lexicon: D1 speaks SQLite, and this small SQLite tokenizer finds placeholders, keywords,
 parentheses and statement boundaries without being fooled by strings, quoted names or comments. Joining the
 tokens' text gives the input back. The local engines, `memory-sim d1 execute` and the server split and count
-with it; the DuckDB engine's SQLite dialect (local/d1/dialect/) builds on its tokens. A leaf: it imports
-only the limits and the error tree.
+with it; the DuckDB engine's SQLite dialect (local/d1/dialect/) builds on its tokens. `sql_literal` writes a
+value back as SQLite literal text (exports, dumps). A leaf: it imports only the limits and the error tree.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Any
 
 from memory_sim.bindings import limits
 from memory_sim.errors import D1Error
@@ -126,3 +128,21 @@ def first_keyword(sql: str) -> str:
 def dummy_values(sql: str) -> tuple[None, ...]:
     """NULLs for every placeholder: enough to compile a statement without running it."""
     return (None,) * placeholders(sql).count
+
+
+def sql_literal(value: Any) -> str:
+    """A value as SQLite literal text: blobs (D1 returns them as lists of byte values) as X'..', infinities as
+    numbers that overflow to them, NaN as NULL (SQLite stores NaN as NULL)."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, bool):
+        return str(int(value))
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isinf(value):
+            return "9e999" if value > 0 else "-9e999"
+        return "NULL" if math.isnan(value) else repr(value)
+    if isinstance(value, (list, bytes, bytearray)):
+        return "X'" + bytes(value).hex().upper() + "'"
+    return "'" + str(value).replace("'", "''") + "'"

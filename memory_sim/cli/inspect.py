@@ -13,6 +13,7 @@ def _inspect(args: argparse.Namespace) -> int:
     import uvicorn
 
     from memory_sim.inspector import PREFIX, Access, Folder, create_app
+    from memory_sim.server.slow_requests import uvicorn_options
 
     folder = Folder.from_settings(args.settings)
     with folder.env():  # opened once now (the libraries load: seconds), so the first page is as quick as the rest
@@ -22,7 +23,8 @@ def _inspect(args: argparse.Namespace) -> int:
     print(f"memory-sim: the inspector of {args.data} (read-only); open {access.url('127.0.0.1', args.port, PREFIX)}"
           " ; Ctrl-C stops", flush=True)
     try:
-        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level=args.log_level)
+        # bounded as `serve` is: a half-sent request head or a stalled body does not hold a connection
+        uvicorn.run(app, host="127.0.0.1", port=args.port, log_level=args.log_level, **uvicorn_options())
     finally:
         folder.close()
     return 0

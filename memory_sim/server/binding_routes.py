@@ -32,7 +32,7 @@ from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.errors import D1Error, VectorizeInputError
 from memory_sim.server.bodies import BadJson, json_value
-from memory_sim.server.d1_routes import bound_value
+from memory_sim.server.d1_routes import bound_value, served_database
 from memory_sim.server.envelope import (
     CODE_BAD_REQUEST,
     CODE_D1_NOT_FOUND,
@@ -194,14 +194,11 @@ def d1_result(accounts: Any, account_id: str, database: str, call: BindingCall) 
     `/query` runs its statements in one transaction (a batch is atomic); `/execute` (`exec`, `run`) runs them one
     by one and stops at the first failure, answering the error in that statement's place, as `exec` reads it."""
     account = accounts.get(account_id)
-    found = database_id(account, database)
-    history = account.history(found)
-    with history.serving():  # a Time Travel restore swaps the database only between two requests
-        return _d1_served(account.database(found), history, call)
+    with served_database(account, database_id(account, database)) as (db, history):
+        return _d1_served(db, history, call)
 
 
 def _d1_served(db: Any, history: Any, call: BindingCall) -> tuple[Any, str | None]:
-    history.catch_up(db)  # Time Travel: a change pending for over its interval is kept before this runs
     batched = call.body.lstrip().startswith(b"[")
     wanted = statements(call.body)
     results: list[Any] = []

@@ -10,10 +10,10 @@ does not (the DuckDB engine takes no PRAGMA assignment): tables go in creation o
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from memory_sim.bindings.d1_sql import sql_literal
 from memory_sim.errors import D1Error
 
 _SCHEMA = ("SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL"
@@ -23,23 +23,6 @@ _LATER = ("index", "view", "trigger")
 
 def quote_name(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
-
-
-def literal(value: Any) -> str:
-    """A value as SQLite literal text: blobs (D1 returns them as lists of byte values) as X'..'."""
-    if value is None:
-        return "NULL"
-    if isinstance(value, bool):
-        return str(int(value))
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        if math.isinf(value):
-            return "9e999" if value > 0 else "-9e999"
-        return "NULL" if math.isnan(value) else repr(value)
-    if isinstance(value, (list, bytes, bytearray)):
-        return "X'" + bytes(value).hex().upper() + "'"
-    return "'" + str(value).replace("'", "''") + "'"
 
 
 def dump(database: Any, tables: Sequence[str] = (), *, schema: bool = True, data: bool = True) -> str:
@@ -76,7 +59,7 @@ def _rows(database: Any, table: str) -> Iterator[str]:
         return
     head = f"INSERT INTO {quote_name(table)} ({','.join(quote_name(c) for c in rows[0])}) VALUES("
     for row in rows[1:]:
-        yield head + ",".join(literal(value) for value in row) + ");"
+        yield head + ",".join(sql_literal(value) for value in row) + ");"
 
 
 def _sequences(database: Any, tables: list[str]) -> Iterator[str]:
@@ -87,5 +70,5 @@ def _sequences(database: Any, tables: list[str]) -> Iterator[str]:
         return
     for name, seq in counters:
         if name in tables:
-            yield f"DELETE FROM sqlite_sequence WHERE name = {literal(name)};"
-            yield f"INSERT INTO sqlite_sequence (name, seq) VALUES({literal(name)},{literal(seq)});"
+            yield f"DELETE FROM sqlite_sequence WHERE name = {sql_literal(name)};"
+            yield f"INSERT INTO sqlite_sequence (name, seq) VALUES({sql_literal(name)},{sql_literal(seq)});"

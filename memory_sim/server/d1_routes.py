@@ -9,6 +9,8 @@ binding front door as `env.DB`. A failing statement's position comes back as the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import APIRouter, Depends, Request
@@ -109,14 +111,22 @@ def _query_of(item: Any, pointer: str | None) -> tuple[str, list[Any]]:
     return sql, params or []
 
 
+@contextmanager
+def served_database(account: Any, database_id: str) -> Iterator[tuple[Any, Any]]:
+    """The database one request runs on, and its Time Travel history (the caller reports a change with
+    `history.changed(database)`): a restore swaps the database only between two requests, and a change pending
+    for over its interval is kept before this request runs."""
+    history = account.history(database_id)
+    with history.serving():
+        database = account.database(database_id)
+        history.catch_up(database)
+        yield database, history
+
+
 def _run(request: Request, account_id: str, database_id: str, body: Json, *, raw: bool) -> JSONResponse:
     """Every statement of the request in one transaction (the D1 core's `run_statements`); a failing statement
     is named in `source.pointer` as `/batch/N`."""
-    account = _account(request, account_id)
-    history = account.history(database_id)
-    with history.serving():  # a Time Travel restore swaps the database only between two requests
-        database = account.database(database_id)
-        history.catch_up(database)  # Time Travel: a change pending for over its interval is kept before this runs
+    with served_database(_account(request, account_id), database_id) as (database, history):
         try:
             results = database.run_statements(statements_of(body), raw=raw)
         except D1StatementError as exc:

@@ -2,21 +2,45 @@
 
 `with LoopbackServer(app) as server: server.base_url` -> "http://127.0.0.1:PORT/client/v4". Uvicorn serves in a
 real thread of this process, so in-process state (an injected clock, an adopted account) stays reachable. It is
-configured as `memory-sim serve` is (uvicorn's standard config).
+configured as `memory-sim serve` is (uvicorn's standard config). `wait_until_serving` waits for a server started
+in a process of its own (`memory-sim serve` on `free_port()`) to answer.
 """
 
 from __future__ import annotations
 
 import socket
+import subprocess
 import threading
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
 
 
 def free_port(host: str = "127.0.0.1") -> int:
     with socket.socket() as sock:
         sock.bind((host, 0))
         return int(sock.getsockname()[1])
+
+
+def wait_until_serving(
+    port: int, process: subprocess.Popen[Any], *, timeout_s: float = 60.0, host: str = "127.0.0.1"
+) -> httpx.Response:
+    """The first answer of `GET /health` from a server starting in `process`; RuntimeError when the process exits
+    before answering, or when nothing answers within `timeout_s`."""
+    import httpx
+
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return httpx.get(f"http://{host}:{port}/health", timeout=1)
+        except httpx.TransportError:
+            if process.poll() is not None:
+                raise RuntimeError(f"the server exited ({process.returncode}) before it answered") from None
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the server did not answer on port {port} within {timeout_s:g} s") from None
+            time.sleep(0.1)  # waiting for a real process to bind its port
 
 
 class LoopbackServer:

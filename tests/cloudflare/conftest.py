@@ -8,6 +8,7 @@ from typing import Iterator
 import pytest
 
 from memory_sim.testing import ServerForTests, scratch_folder
+from tests.cloudflare.move_helpers import catalogue, production  # noqa: F401  (fixtures of the move tests)
 
 
 @pytest.fixture(scope="session")

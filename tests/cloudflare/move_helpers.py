@@ -1,15 +1,21 @@
 """What the move tests share: a Workers AI that answers as production's does (only `@cf/...` models; BGE base
-stood in by the hashing embedder, 768-d, as no BGE weights are on the test machine), folders to compare."""
+stood in by the hashing embedder, 768-d, as no BGE weights are on the test machine), a server answering with it
+(the `production` fixture, with `catalogue`: tests/cloudflare/conftest.py and the Cloudflare doc's test take
+them from here), folders to compare."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from memory_sim.bindings.ai import BGE_BASE
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.errors import AiError
+from memory_sim.testing import ServerForTests, scratch_folder
 
 CLI = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())"]
 
@@ -71,3 +77,14 @@ def folder_contents(folder: Path) -> tuple[dict[str, Any], dict[str, list[Any]],
     finally:
         db.close()
         account.close()
+
+
+@pytest.fixture(scope="module")
+def catalogue() -> ProductionCatalogue:
+    return ProductionCatalogue()
+
+
+@pytest.fixture(scope="module")
+def production(tmp_path_factory: pytest.TempPathFactory, catalogue: ProductionCatalogue) -> Iterator[ServerForTests]:
+    with scratch_folder(tmp_path_factory.mktemp("prod")) as folder, ServerForTests(folder, ai=catalogue) as running:
+        yield running

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -14,23 +14,12 @@ from memory_sim import Env, MemorySystem
 from memory_sim.cli import main
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.sim.clock import SimClock
-from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 from tests.cloudflare.move_helpers import ProductionCatalogue, folder_contents, rows_of, vectors_of
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 QUESTION = "What does Margaret think of Tom?"
-
-
-@pytest.fixture(scope="module")
-def catalogue() -> ProductionCatalogue:
-    return ProductionCatalogue()
-
-
-@pytest.fixture(scope="module")
-def production(tmp_path_factory: pytest.TempPathFactory, catalogue: ProductionCatalogue) -> Iterator[ServerForTests]:
-    with scratch_folder(tmp_path_factory.mktemp("prod")) as folder, ServerForTests(folder, ai=catalogue) as running:
-        yield running
 
 
 def account_flags(server: ServerForTests, account: str) -> list[str]:

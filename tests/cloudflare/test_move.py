@@ -5,7 +5,6 @@ one-line refusal of an index whose model cannot run, and `reembed --model` resum
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -22,7 +21,7 @@ from memory_sim.memory.ledger import store
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.settings import Settings
 from memory_sim.sim.clock import SimClock
-from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 from tests.cloudflare.move_helpers import ProductionCatalogue, vectors_of
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -40,17 +39,6 @@ def bge_here() -> bool:
         return find_local_model(BGE_BASE) is not None
     except ConfigError:
         return False
-
-
-@pytest.fixture(scope="module")
-def catalogue() -> ProductionCatalogue:
-    return ProductionCatalogue()
-
-
-@pytest.fixture(scope="module")
-def production(tmp_path_factory: pytest.TempPathFactory, catalogue: ProductionCatalogue) -> Iterator[ServerForTests]:
-    with scratch_folder(tmp_path_factory.mktemp("prod")) as folder, ServerForTests(folder, ai=catalogue) as running:
-        yield running
 
 
 def push(folder: Path, server: ServerForTests, account: str) -> None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from memory_sim.bindings.d1_sql import sql_literal
 from memory_sim.errors import D1Error, D1Unsupported
 from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase
@@ -56,18 +57,6 @@ CHILDREN = [(1, "a", 0.5), (2, "b", 1.5), (3, None, 2.5), (4, "a", None)]
 Q_ROWS = [(1, "a", 1), (3, "b", 2)]  # rows of q: several-row INSERTs with ids, conflicts and NOT NULL
 
 
-def literal(value: Any) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bytes):
-        return "X'" + value.hex() + "'"
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    if isinstance(value, float):
-        return repr(value) if math.isfinite(value) else ("1e999" if value > 0 else "-1e999")
-    return str(value)
-
-
 VALUES = st.one_of(st.sampled_from(INTS), st.sampled_from(REALS), st.sampled_from(TEXTS), st.sampled_from(BLOBS),
                    st.none())
 REST_VALUES = st.sampled_from(TEXTS + [str(i) for i in INTS] + [repr(r) for r in REALS])  # what REST sends: text
@@ -92,7 +81,7 @@ def expressions(draw: st.DrawFn, params: list[Any], depth: int = 0, columns: tup
         if kind == "column":
             return draw(st.sampled_from(columns))
         if kind == "literal":
-            return literal(draw(VALUES))
+            return sql_literal(draw(VALUES))
         params.append(draw(st.one_of(VALUES, REST_VALUES)))
         return "?"
     shape = draw(st.sampled_from([
@@ -205,7 +194,7 @@ def reads(draw: st.DrawFn) -> Statement:
     if shape == "json":  # json_each / json_tree rows beside t's: typed key, value and atom in any expression
         doc, function = draw(st.sampled_from(JSON_DOCS)), draw(st.sampled_from(["json_each", "json_tree"]))
         value = e(("j.key", "j.value", "j.atom", "j.type", "j.fullkey", "t.i", "t.s", "t.r"))
-        return Statement(f"SELECT t.id, j.id, {value} FROM t, {function}({literal(doc)}) AS j WHERE t.id < 3 "
+        return Statement(f"SELECT t.id, j.id, {value} FROM t, {function}({sql_literal(doc)}) AS j WHERE t.id < 3 "
                          "ORDER BY t.id, j.id", params)
     joined = e(("c.id", "c.k", "c.w", "p.k", "p.v"))
     return Statement(f"SELECT c.id, {joined} FROM c LEFT JOIN p ON p.k = c.k ORDER BY c.id", params)
@@ -260,11 +249,11 @@ def writes(draw: st.DrawFn) -> list[Statement]:
         elif kind == "delete":
             out.append(Statement(f"DELETE FROM t WHERE {draw(expressions(params, depth=1))}", params))
         elif kind == "replace":
-            out.append(Statement(f"INSERT OR REPLACE INTO p (k, v) VALUES ({literal(draw(st.sampled_from(['a', 'b', 'z'])))}, "
-                                 f"{draw(st.integers(-3, 3))})"))
+            key = sql_literal(draw(st.sampled_from(['a', 'b', 'z'])))
+            out.append(Statement(f"INSERT OR REPLACE INTO p (k, v) VALUES ({key}, {draw(st.integers(-3, 3))})"))
         elif kind == "upsert":
             out.append(Statement(
-                f"INSERT INTO p (k, v) VALUES ({literal(draw(st.sampled_from(['a', 'c', 'y'])))}, ?) "
+                f"INSERT INTO p (k, v) VALUES ({sql_literal(draw(st.sampled_from(['a', 'c', 'y'])))}, ?) "
                 "ON CONFLICT (k) DO UPDATE SET v = excluded.v + 1", [draw(st.one_of(VALUES, REST_VALUES))]))
         elif kind == "rows":
             out.append(_several_rows(draw, params))
@@ -284,13 +273,13 @@ def _several_rows(draw: st.DrawFn, params: list[Any]) -> Statement:
     listed = draw(st.booleans())
     rows = []
     for _ in range(draw(st.integers(2, 3))):
-        cells = [literal(draw(st.sampled_from([None, 1, 5, 20, -3, 2**63 - 1])))] if listed else []
-        cells.append(literal(draw(st.sampled_from(["a", "b", "c", None]))))
+        cells = [sql_literal(draw(st.sampled_from([None, 1, 5, 20, -3, 2**63 - 1])))] if listed else []
+        cells.append(sql_literal(draw(st.sampled_from(["a", "b", "c", None]))))
         if draw(st.booleans()):
             params.append(draw(st.one_of(VALUES, REST_VALUES)))
             cells.append("?")
         else:
-            cells.append(literal(draw(st.sampled_from([1, 2, None]))))
+            cells.append(sql_literal(draw(st.sampled_from([1, 2, None]))))
         rows.append(f"({', '.join(cells)})")
     head = draw(st.sampled_from(["INSERT", "INSERT OR IGNORE", "INSERT OR REPLACE"]))
     tails = ["", " ON CONFLICT DO NOTHING", " ON CONFLICT (u) DO UPDATE SET m = excluded.m + 1",

@@ -9,12 +9,11 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
-from memory_sim.testing import TEST_TOKEN, ServerForTests, scratch_folder
+from memory_sim.testing import TEST_TOKEN, ServerForTests
 
 from tests.cloudflare.move_helpers import CLI, ProductionCatalogue, folder_contents
 
@@ -23,17 +22,6 @@ DOC = Path(__file__).resolve().parents[2] / "docs" / "cloudflare.md"
 
 def blocks(kind: str) -> list[str]:
     return re.findall(rf"```{kind}\n(.*?)```", DOC.read_text("utf-8"), re.S)
-
-
-@pytest.fixture(scope="module")
-def catalogue() -> ProductionCatalogue:
-    return ProductionCatalogue()
-
-
-@pytest.fixture(scope="module")
-def production(tmp_path_factory: pytest.TempPathFactory, catalogue: ProductionCatalogue) -> Iterator[ServerForTests]:
-    with scratch_folder(tmp_path_factory.mktemp("prod")) as folder, ServerForTests(folder, ai=catalogue) as running:
-        yield running
 
 
 def account_env(server: ServerForTests) -> dict[str, str]:

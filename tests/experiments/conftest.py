@@ -3,35 +3,25 @@ one: the tests check results, and on a loaded disk the runs' fsyncs would take m
 
 from __future__ import annotations
 
-import shutil
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from experiment_helpers import TINY
 
-
-def fast_folder(fallback: Path) -> Iterator[Path]:
-    shm = Path("/dev/shm")
-    if not shm.is_dir():
-        yield fallback
-        return
-    folder = Path(tempfile.mkdtemp(prefix="memory_sim_experiment_", dir=shm))
-    try:
-        yield folder
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+from memory_sim.testing import scratch_folder
 
 
 @pytest.fixture
 def fast_tmp(tmp_path: Path) -> Iterator[Path]:
-    yield from fast_folder(tmp_path)
+    with scratch_folder(tmp_path) as folder:
+        yield folder
 
 
 @pytest.fixture(scope="module")
 def fast_module_tmp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield from fast_folder(tmp_path_factory.mktemp("experiments"))
+    with scratch_folder(tmp_path_factory.mktemp("experiments")) as folder:
+        yield folder
 
 
 @pytest.fixture

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 from inspector_helpers import CLI
@@ -97,3 +98,19 @@ def test_serve_has_the_inspector_at_ui_behind_its_token_or_an_api_token_for_loca
         assert httpx.get(f"{base}/client/v4/accounts/local/d1/database").status_code == 401
     finally:
         stop(process)
+
+
+def test_inspect_bounds_slow_clients_as_serve_does(village_folder: Path, tmp_path: Path, monkeypatch: Any) -> None:
+    """A half-sent request head or a stalled body does not hold the inspector's connections either
+    (tests/server/test_slow_clients.py tests the bounds themselves)."""
+    import uvicorn
+
+    from memory_sim.cli import main
+
+    folder = tmp_path / "copy"
+    shutil.copytree(village_folder, folder)
+    ran: dict[str, Any] = {}
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: ran.update(options))
+    assert main(["--data", str(folder), "inspect", "--port", str(free_port())]) == 0
+    assert ran["http"].__name__ == "BoundedHead" and ran["timeout_keep_alive"] == 5
+    assert ran["timeout_graceful_shutdown"] == 10

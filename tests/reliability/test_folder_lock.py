@@ -9,7 +9,6 @@ import re
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,7 +19,7 @@ from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.env import Env
 from memory_sim.errors import DataInUseError
 from memory_sim.folder_lock import read_owner
-from memory_sim.server.loopback import free_port
+from memory_sim.server.loopback import free_port, wait_until_serving
 
 CLI = [sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())"]
 HOLDER = """
@@ -86,14 +85,7 @@ def test_two_serve_on_one_folder_the_second_exits_2_naming_the_first(tmp_path: P
 
     first = subprocess.Popen(serve(first_port), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"http://127.0.0.1:{first_port}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert first.poll() is None and time.monotonic() < deadline, "the first server did not start"
-                time.sleep(0.1)  # waiting for a real process to bind its port
+        wait_until_serving(first_port, first)
         second = subprocess.run(serve(second_port), env=env, capture_output=True, text=True, timeout=60)
         assert second.returncode == 2
         line = one_line_refusal(second.stderr, tmp_path, first.pid, "memory-sim serve")

@@ -20,7 +20,7 @@ import httpx
 import pytest
 
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase
-from memory_sim.server.loopback import free_port
+from memory_sim.server.loopback import free_port, wait_until_serving
 from memory_sim.server.transfers import Transfers
 from memory_sim.testing import TEST_TOKEN, ServerForTests
 
@@ -127,7 +127,7 @@ def test_sigterm_in_the_middle_of_an_import_rolls_it_back_and_stops(tmp_path: Pa
     env = {**os.environ, "MEMORY_SIM_API_TOKEN": TEST_TOKEN}
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        _wait_for(port, process)
+        wait_until_serving(port, process)
         database = httpx.post(base, headers=AUTH, json={"name": "db"}).json()["result"]["uuid"]
         httpx.post(f"{base}/{database}/query", headers=AUTH, json={"sql": "CREATE TABLE t (n INTEGER, v TEXT)"})
         sql = "".join(f"INSERT INTO t VALUES ({n}, 'row {n}');\n" for n in range(400_000)).encode()  # DuckDB: minutes
@@ -161,20 +161,9 @@ def test_sigterm_in_the_middle_of_an_import_rolls_it_back_and_stops(tmp_path: Pa
     assert "rolled back" in answer.json()["errors"][0]["message"]
     again = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        _wait_for(port, again)
+        wait_until_serving(port, again)
         count = httpx.post(f"{base}/{database}/query", headers=AUTH, json={"sql": "SELECT count(*) AS c FROM t"})
         assert count.json()["result"][0]["results"] == [{"c": 0}]
     finally:
         again.terminate()
         again.communicate(timeout=30)
-
-
-def _wait_for(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-            return
-        except httpx.TransportError:
-            assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.1)  # waiting for a real process to bind its port

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
 
-from memory_sim.server.loopback import free_port
+from memory_sim.server.loopback import free_port, wait_until_serving
 
 
 def test_serve_runs_on_loopback_with_a_token(tmp_path: Path) -> None:
@@ -20,14 +19,7 @@ def test_serve_runs_on_loopback_with_a_token(tmp_path: Path) -> None:
                "--port", str(port), "--d1-engine", "sqlite", "--log-level", "warning"]
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                health = httpx.get(f"http://127.0.0.1:{port}/health", timeout=1)
-                break
-            except httpx.TransportError:
-                assert process.poll() is None and time.monotonic() < deadline, "the server did not start"
-                time.sleep(0.1)  # waiting for a real process to bind its port
+        health = wait_until_serving(port, process)
         assert health.json()["result"] == {"status": "ok"}
         url = f"http://127.0.0.1:{port}/client/v4/accounts/a/d1/database"
         assert httpx.get(url).status_code == 401

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory_sim.bindings.d1_sql import split_statements
+from memory_sim.bindings.d1_sql import split_statements, sql_literal
 from memory_sim.errors import D1Error
 from memory_sim.server.sql_stream import statements, with_parameters
 
@@ -53,21 +53,11 @@ VALUES = st.one_of(
 )
 
 
-def _literal(value: object) -> str:
-    if value is None:
-        return "NULL"
-    if isinstance(value, bytes):
-        return "X'" + value.hex() + "'"
-    if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
-    return repr(value)
-
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(VALUES, min_size=1, max_size=5))
 def test_bound_literals_store_what_the_literals_store(values: list[object]) -> None:
     columns = ", ".join(f"c{n} {kind}" for n, kind in enumerate(["", "INTEGER", "REAL", "TEXT", "BLOB"][: len(values)]))
-    literal = f"INSERT INTO t VALUES ({', '.join(_literal(v) for v in values)})"
+    literal = f"INSERT INTO t VALUES ({', '.join(sql_literal(v) for v in values)})"
     sql, params = with_parameters(literal)
     assert params, literal
     db = sqlite3.connect(":memory:")

@@ -9,7 +9,8 @@ window (512 tokens for BGE, 256 for MiniLM as trained) are truncated, not refuse
 Runtimes: "onnx" (the default) runs the model's transformer on onnxruntime from an ONNX export made once from
 the model's own weights and cached (onnx_encoder, onnx_export); "torch" runs it on torch through
 sentence-transformers (torch_encoder), also the fallback when no export can be made, and the runtime for any
-device but the CPU. A model loads on its first run.
+device but the CPU. A model loads on its first run, once per process: every LocalAi with the same model, folder,
+device, runtime, threads and export cache shares the loaded model (shared_models).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from memory_sim.bindings.ai_validation import no_such_model, output, parse_input
 from memory_sim.errors import ConfigError
 from memory_sim.local.ai.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
 from memory_sim.local.ai.onnx_cache import cache_root
+from memory_sim.local.ai.shared_models import model_key, shared_model
 from memory_sim.local.ai.torch_encoder import (
     Encoder,
     TorchEncoder,
@@ -39,7 +41,8 @@ log = logging.getLogger(__name__)
 
 
 class LocalAi:
-    """Runs local sentence-transformers models; loads each model once, on its first use.
+    """Runs local sentence-transformers models; loads each model on its first use, or reuses the one another
+    LocalAi of the process loaded with the same settings.
 
     `runtime`: "onnx" or "torch"; by default $MEMORY_SIM_EMBED_RUNTIME, else "onnx". `threads`: the threads one
     embedding uses, onnxruntime's intra-op threads or torch's (0: the runtime's own choice); by default the
@@ -102,7 +105,8 @@ class LocalAi:
         with self._lock:
             if found.name not in self._loaded:
                 started = time.perf_counter()
-                self._loaded[found.name] = self._open(found)
+                key = model_key(found, self.device, self.runtime, self.threads, self.onnx_cache)
+                self._loaded[found.name] = shared_model(key, found.path, lambda: self._open(found))
                 self.seconds["load"] += time.perf_counter() - started
             return self._loaded[found.name]
 
