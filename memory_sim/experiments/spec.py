@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.errors import ConfigError
 from memory_sim.memory.models import MemoryConfig
+from memory_sim.memory.recalling.presets import Scoring
 from memory_sim.settings import HASHING_MODEL, KNOWN_MODELS
 
 MAX_RUNS = 1000  # more needs --yes
@@ -57,6 +58,7 @@ class RunConfig(BaseModel):
     days: int = Field(default=14, ge=1, le=3650, description="sim days (village only)")
     model: str = DEFAULT_MODEL
     recall_mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
+    scoring: Scoring = Field(default="design", description="how weighted recall ranks (recalling/presets.py)")
     top_k: int = Field(default=10, ge=1, le=VECTORIZE_MAX_TOP_K)
     d1_engine: Literal["duckdb", "sqlite"] = "duckdb"
     consolidation_hours: int = Field(default=6, ge=1, description="the consolidation job's period")
@@ -113,10 +115,13 @@ class Spec:
 
 
 def run_id(variant: str, seed: int, config: RunConfig) -> str:
-    """Readable and stable: the variant's label as a slug, the seed, and a digest of the whole configuration."""
-    digest = hashlib.blake2b(
-        json.dumps({"seed": seed, "config": config.flat()}, sort_keys=True).encode(), digest_size=5
-    ).hexdigest()
+    """Readable and stable: the variant's label as a slug, the seed, and a digest of the whole configuration.
+    The default scoring preset is left out of the digest, so runs recorded before the knob existed keep their ids."""
+    flat = config.flat()
+    if flat["scoring"] == "design":
+        del flat["scoring"]
+    text = json.dumps({"seed": seed, "config": flat}, sort_keys=True)
+    digest = hashlib.blake2b(text.encode(), digest_size=5).hexdigest()
     slug = re.sub(r"[^a-z0-9.]+", "-", variant.lower()).strip("-")[:48] or "base"
     return f"{slug}-seed{seed}-{digest}"
 

@@ -78,3 +78,14 @@ def test_the_shipped_specs_are_valid() -> None:
     assert {"decay", "consolidation", "locomo-modes"} <= set(specs)
     assert len(specs["decay"].runs) == 9 and specs["decay"].varied == ("decay_rate",)
     assert specs["locomo-modes"].target.kind == "locomo"
+
+
+def test_the_scoring_knob_keeps_default_run_ids_and_changes_others() -> None:
+    from memory_sim.experiments.spec import RunConfig, run_id
+
+    assert run_id("base", 1, RunConfig()) == "base-seed1-3a2bbacb11"  # the id before the knob existed
+    spec = parse_spec({"name": "s", "grid": {"scoring": ["design", "generative-agents-code"]}})
+    assert [r.config.scoring for r in spec.runs] == ["design", "generative-agents-code"]
+    assert len({r.id for r in spec.runs}) == 2
+    with pytest.raises(ConfigError, match="scoring"):
+        parse_spec({"name": "s", "base": {"scoring": "psychic"}})
