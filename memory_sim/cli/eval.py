@@ -72,6 +72,8 @@ def register(sub: Any) -> None:
     locomo.add_argument("--scoring", default="design",
                         help="comma-separated weighted-recall presets, one `weighted` mode each: design, "
                              "generative-agents-paper, generative-agents-code (default design)")
+    locomo.add_argument("--no-query-cues", action="store_true",
+                        help="rank without query cues (MemoryConfig.query_cues=False): the ranking before them")
     locomo.add_argument("--cache", type=Path, default=_DEFAULT_CACHE,
                         help=f"embedding cache kept between runs (default {_DEFAULT_CACHE})")
     _common(locomo)
@@ -130,7 +132,11 @@ def cmd_locomo(args: argparse.Namespace) -> int:
         raise ConfigError("--conversations must be at least 1")
     conversations = load_locomo(locomo_dataset(args.locomo_path))[: args.conversations]
     _set_threads(args.threads)
-    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress, **_env_options(args))
+    from memory_sim.memory.config import MemoryConfig
+
+    config = MemoryConfig(query_cues=not args.no_query_cues)
+    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress, config=config,
+                        **_env_options(args))
     report["meta"]["machine"] = machine()
     return _emit(args, "locomo", report, markdown(report, machine()))
 

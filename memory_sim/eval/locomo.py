@@ -26,11 +26,13 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Any
 
 from memory_sim.eval.metrics import KS, latency_summary, mean_scores, question_scores, session_scores
 from memory_sim.locomo import CATEGORY_NAMES, Conversation, Session
+from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.recalling import access
 from memory_sim.memory.recalling.presets import SCORINGS, Scoring
@@ -56,19 +58,32 @@ def turn_id_of(npc_id: str, memory_id: str) -> str:
     return memory_id[len(npc_id) + 1 :]
 
 
-def session_memories(npc_id: str, session: Session) -> list[ShortTermMemory]:
-    when = WorldTime(session.day, session.started.hour)
+def day_offset(conversation: Conversation, day_zero: date | None) -> int:
+    """Sim days from `day_zero` to the conversation's first session (0 without a calendar): every conversation's
+    days then count from one date, the calendar recall resolves the dates a question names against."""
+    if day_zero is None or not conversation.sessions:
+        return 0
+    return (min(s.started for s in conversation.sessions).date() - day_zero).days
+
+
+def calendar_start(conversations: Sequence[Conversation]) -> date | None:
+    """The earliest first session's date: sim day 0 of the evaluation."""
+    return min((s.started.date() for c in conversations for s in c.sessions), default=None)
+
+
+def session_memories(npc_id: str, session: Session, offset: int = 0) -> list[ShortTermMemory]:
+    when = WorldTime(session.day + offset, session.started.hour)
     return [
         ShortTermMemory(npc_id, f"{t.speaker}: {t.text}", TURN_IMPORTANCE, when, id=turn_memory_id(npc_id, t.id))
         for t in session.turns
     ]
 
 
-def remember_conversation(system: MemorySystem, conversation: Conversation) -> tuple[str, str]:
-    """Both speakers remember every turn, in order; returns their NPC ids."""
+def remember_conversation(system: MemorySystem, conversation: Conversation, offset: int = 0) -> tuple[str, str]:
+    """Both speakers remember every turn, in order, `offset` sim days on; returns their NPC ids."""
     npcs = tuple(speaker_npc(conversation.id, s) for s in conversation.speakers)
     for npc in npcs:
-        memories = [m for session in conversation.sessions for m in session_memories(npc, session)]
+        memories = [m for session in conversation.sessions for m in session_memories(npc, session, offset)]
         system.remember_many(memories, index_all=True)
     return npcs[0], npcs[1]
 
@@ -105,7 +120,8 @@ def ask(system: MemorySystem, npc_id: str, question: str, mode: str, today: int)
 
 
 def evaluate(
-    system: MemorySystem, conversations: Sequence[Conversation], modes: Sequence[str], timer: Timer = time.perf_counter
+    system: MemorySystem, conversations: Sequence[Conversation], modes: Sequence[str], timer: Timer = time.perf_counter,
+    day_zero: date | None = None,
 ) -> dict[str, Any]:
     """Asks every question in every mode; returns per-mode metrics (overall, per category, tuning and held-out
     conversations apart) and latency. Mode by mode, the last accesses weighted recall records put back after each."""
@@ -115,7 +131,7 @@ def evaluate(
     for mode in modes:
         for conversation in conversations:
             npcs = [speaker_npc(conversation.id, s) for s in conversation.speakers]
-            today = last_day(conversation)
+            today = last_day(conversation) + day_offset(conversation, day_zero)
             for qi, question in enumerate(conversation.questions):
                 started = timer()
                 ranked = ask(system, npcs[qi % 2], question.text, mode, today)
@@ -177,9 +193,12 @@ def run_locomo(
     model: str = EVAL_MODEL,
     progress: Callable[[str], None] = lambda _: None,
     d1_engine: str = "duckdb",
+    config: MemoryConfig | None = None,
 ) -> dict[str, Any]:
     """The whole evaluation on a fresh local Env (Chroma + DuckDB + the model) in `work_dir` (a temp folder by
-    default). `cache`: an embedding cache file copied in before and back after, so reruns skip the model."""
+    default). `cache`: an embedding cache file copied in before and back after, so reruns skip the model.
+    `config`: the memory system's (its calendar is set here: sim day 0 is the earliest session's date, so recall
+    can resolve the dates questions name)."""
     from memory_sim.env import Env
     from memory_sim.sim.clock import SimClock
 
@@ -195,17 +214,20 @@ def run_locomo(
             shutil.copyfile(cache, data / "embeddings.sqlite")
         clock = SimClock()
         started = time.perf_counter()
+        day_zero = calendar_start(conversations)
+        config = (config or MemoryConfig()).replace(calendar_start=day_zero.isoformat() if day_zero else "")
         with Env.local(data, embed_model=model, d1_engine=d1_engine) as env:
-            system = MemorySystem(env, clock=clock)
+            system = MemorySystem(env, clock=clock, config=config)
             for conversation in conversations:
                 progress(f"remembering {conversation.id} ({len(conversation.turns)} turns x 2 speakers)")
-                remember_conversation(system, conversation)
+                remember_conversation(system, conversation, day_offset(conversation, day_zero))
             # past the visibility window: recall must not re-embed "recent" rows it merges from D1
-            clock.advance_to(WorldTime(max((last_day(c) for c in conversations), default=0) + 1))
+            end = max((last_day(c) + day_offset(c, day_zero) for c in conversations), default=0)
+            clock.advance_to(WorldTime(end + 1))
             warm_query_cache(system, conversations)
             ingest_s = time.perf_counter() - started
             progress(f"asking {sum(len(c.questions) for c in conversations)} questions x {len(modes)} modes")
-            results = evaluate(system, conversations, modes)
+            results = evaluate(system, conversations, modes, day_zero=day_zero)
             vectors = system.stats().get("vectors", -1)
         if cache is not None:
             save_cache(data / "embeddings.sqlite", cache)
@@ -217,6 +239,8 @@ def run_locomo(
         "model": model,
         "ingest_s": round(ingest_s, 1),
         "top_k": TOP_K,
+        "calendar_start": config.calendar_start,
+        "query_cues": config.query_cues,
     }
     return {"meta": meta, "modes": results}
 

@@ -46,6 +46,7 @@ HARD_MAX_RUNS = 100_000  # never: a spec that large is several experiments
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the bundled model: no download, the same everywhere
 MEMORY_KNOBS: tuple[str, ...] = tuple(MemoryConfig.model_fields)
+_LATER_KNOBS: dict[str, object] = {"scoring": "design", "query_cues": True, "calendar_start": ""}
 
 
 class RunConfig(BaseModel):
@@ -116,10 +117,12 @@ class Spec:
 
 def run_id(variant: str, seed: int, config: RunConfig) -> str:
     """Readable and stable: the variant's label as a slug, the seed, and a digest of the whole configuration.
-    The default scoring preset is left out of the digest, so runs recorded before the knob existed keep their ids."""
+    Knobs added later are left out of the digest at their defaults, so runs recorded before they existed keep
+    their ids."""
     flat = config.flat()
-    if flat["scoring"] == "design":
-        del flat["scoring"]
+    for knob, default in _LATER_KNOBS.items():
+        if flat[knob] == default:
+            del flat[knob]
     text = json.dumps({"seed": seed, "config": flat}, sort_keys=True)
     digest = hashlib.blake2b(text.encode(), digest_size=5).hexdigest()
     slug = re.sub(r"[^a-z0-9.]+", "-", variant.lower()).strip("-")[:48] or "base"

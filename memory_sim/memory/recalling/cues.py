@@ -1,0 +1,148 @@
+"""Query cues for hybrid recall: what a question says about the memories that answer it, read from words alone
+(no model, no gold labels). Pure functions.
+
+Three kinds of question carry a cue the fused vector + keyword score misses:
+- **whose**: a question about someone ("What did Melanie paint?") is answered by what that someone said. A
+  memory that begins `Name: ...` (an utterance, its speaker first) is that speaker's; the question's subject is
+  the first known speaker it names, unless two are joined ("Jon and Gina", a joint subject: no single focus).
+- **when**: "When did ...?", "How long ago ...?" is answered by a memory that says when (yesterday, last week, on
+  Friday, in May, 2023, three days ago).
+- **a date**: "What did Maria do in December 2023?", "... on October 13, 2023?" names days; with a calendar (the
+  date of sim day 0) they become sim days, and memories of those days (or the week after: "yesterday" is said
+  the day after) are the ones meant.
+- **a trait**: "Would Caroline enjoy ...?", "Is Melanie likely to ...?" asks for a person's tastes and aims,
+  answered by first-person statements of them ("I love...", "my favourite...", "I'm keen on...").
+
+Each cue multiplies the matching memories' scores by `1 + weight` (`CueWeights`): whose after neighbour context
+(a speaker's turn keeps the focus, not the other speaker's reply next to it), the others before it (a dated or
+trait statement lends its boost to its neighbours, as its words do). Weights were set on two LoCoMo conversations
+(conv-26, conv-30) and are measured on the eight others (docs/recall-quality.md).
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+from datetime import date
+
+_WEEKDAYS = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_MONTHS = "january|february|march|april|may|june|july|august|september|october|november|december"
+MONTH_NUMBERS = {name: number for number, name in enumerate(_MONTHS.split("|"), start=1)}
+
+_TIMED = re.compile(
+    r"\b(yesterday|today|tonight|tomorrow|recently|lately|the other (day|night|week)"
+    r"|(last|this|next|past|previous) (night|morning|evening|week|weekend|month|year|summer|winter|spring|fall"
+    rf"|autumn|{_WEEKDAYS})"
+    r"|(a|an|one|two|three|four|five|six|few|couple of|couple|several) (days?|weeks?|months?|years?) ago|ago"
+    rf"|(on|last|this) ({_WEEKDAYS})|(in|since|during|last|this) ({_MONTHS})|(19|20)\d\d|since"
+    r"|just (got|finished|started|went))\b",
+    re.IGNORECASE,
+)
+_TRAIT = re.compile(
+    r"\b(i|i'm|i am|i've|my)\b.{0,40}\b(love|loves|like|likes|enjoy|enjoys|fan of|favou?rite|passion|passionate"
+    r"|into|keen|dream|hope|want|value|believe|prefer|always|never|hate|afraid|goal)\b",
+    re.IGNORECASE,
+)
+_ASKS_TRAIT = re.compile(r"(would|could|might|is|does|do|will|what might|what would)\b", re.IGNORECASE)
+_SPEAKER = re.compile(r"([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s")
+_WORD = re.compile(r"[A-Za-z']+")
+_DATE = re.compile(
+    rf"\b(?:(\d{{1,2}})\s+)?({_MONTHS})(?:\s+(\d{{1,2}})(?:st|nd|rd|th)?)?,?\s*((?:19|20)\d\d)\b", re.IGNORECASE
+)
+_JOINS = frozenset({"and", "or", "&"})
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryCues:
+    """What a memory's own text says: `subject`, the lower-cased first name of its leading `Name:` speaker ("" when
+    it has none); `timed`, it says when; `trait`, it is a first-person statement of a taste or aim."""
+
+    subject: str
+    timed: bool
+    trait: bool
+
+
+@dataclass(frozen=True, slots=True)
+class QueryCues:
+    """What a question asks for: `subject`, the one speaker it is about (lower-cased first name, "" for none);
+    `asks_when`, a time; `asks_trait`, a person's tastes or aims; `days`, the sim days (first, last) a date in it
+    names, None without a date or a calendar."""
+
+    subject: str = ""
+    asks_when: bool = False
+    asks_trait: bool = False
+    days: tuple[int, int] | None = None
+
+    @property
+    def any(self) -> bool:
+        return bool(self.subject or self.asks_when or self.asks_trait or self.days)
+
+
+@dataclass(frozen=True, slots=True)
+class CueWeights:
+    """Each cue multiplies the matching memories' scores by 1 + its weight; a named date covers the memories of
+    `date_before_days` before its first day to `date_after_days` after its last."""
+
+    subject: float = 1.0
+    when: float = 1.0
+    date: float = 1.0
+    trait: float = 1.0
+    date_before_days: int = 1
+    date_after_days: int = 7
+
+
+def memory_cues(text: str) -> MemoryCues:
+    speaker = _SPEAKER.match(text)
+    subject = speaker.group(1).split()[0].lower() if speaker else ""
+    return MemoryCues(subject, bool(_TIMED.search(text)), bool(_TRAIT.search(text)))
+
+
+def asks_when(query: str) -> bool:
+    text = query.lower().strip()
+    return (text.startswith(("when", "how long")) or " when " in f" {text} " or "what year" in text
+            or "what month" in text)
+
+
+def asks_trait(query: str) -> bool:
+    text = query.strip()
+    return bool(_ASKS_TRAIT.match(text)) or "likely" in text.lower()
+
+
+def query_subject(query: str, subjects: Collection[str]) -> str:
+    """The one known subject the query is about: the first it names ("Melanie's" names Melanie), unless it is
+    joined to the next one named ("Jon and Gina": "")."""
+    words = [w.lower().removesuffix("'s").rstrip("'") for w in _WORD.findall(query)]
+    hits = [(i, w) for i, w in enumerate(words) if w in subjects]
+    if not hits:
+        return ""
+    first_at, first = hits[0]
+    other = next((i for i, w in hits if w != first), None)
+    if other is not None and other == first_at + 2 and words[first_at + 1] in _JOINS:
+        return ""
+    return first
+
+
+def named_dates(query: str) -> tuple[date, date] | None:
+    """The first calendar date or month with its year in the query ("October 13, 2023", "13 October 2023", "in
+    December 2023"): its first and last day; None when there is none (a month without a year is not resolved)."""
+    match = _DATE.search(query)
+    if match is None:
+        return None
+    month, year = MONTH_NUMBERS[match.group(2).lower()], int(match.group(4))
+    day = match.group(1) or match.group(3)
+    try:
+        if day:
+            one = date(year, month, int(day))
+            return one, one
+        return date(year, month, 1), date(year, month, calendar.monthrange(year, month)[1])
+    except ValueError:  # "February 30, 2023"
+        return None
+
+
+def query_cues(query: str, subjects: Collection[str], day_zero: date | None) -> QueryCues:
+    """The cues of a query against the subjects an NPC's memories have and its calendar (None: no dates)."""
+    dates = named_dates(query) if day_zero is not None else None
+    days = None if dates is None or day_zero is None else ((dates[0] - day_zero).days, (dates[1] - day_zero).days)
+    return QueryCues(query_subject(query, subjects), asks_when(query), asks_trait(query), days)
