@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from datetime import date
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memory_sim.memory.recalling import hybrid_arrays
 from memory_sim.memory.recalling.cues import (
@@ -18,6 +21,7 @@ from memory_sim.memory.recalling.cues import (
     named_dates,
     query_cues,
     query_subject,
+    states_a_trait,
 )
 from memory_sim.memory.recalling.hybrid_arrays import TimelineArrays
 from memory_sim.memory.recalling.recall_cache import CueArrays
@@ -85,3 +89,19 @@ def test_cues_reorder_the_array_ranking_and_none_keep_it() -> None:
     same = hybrid_arrays.hybrid_rank(vector, keyword, timeline, 3, ids, before=lambda s: np.ones(s.shape[0]),
                                      after=lambda s: np.ones(s.shape[0]))
     assert same == plain
+
+
+ONE_PATTERN = re.compile(  # the trait rule as one regular expression: slow, but plainly what it says
+    r"\b(i|i'm|i am|i've|my)\b.{0,40}\b(love|loves|like|likes|enjoy|enjoys|fan of|favou?rite|passion|passionate"
+    r"|into|keen|dream|hope|want|value|believe|prefer|always|never|hate|afraid|goal)\b",
+    re.IGNORECASE,
+)
+PIECES = ["I", "i'm", "I am", "I've", "my", "My", "love", "lovely", "fan of", "favorite", "into", "goal", "x" * 30,
+          "painting", "\n", " ", ",", "Caroline:", "ilove", "hoped", "always", "mine"]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(st.sampled_from(PIECES), max_size=14), st.lists(st.sampled_from([" ", "", ", ", "  "]), max_size=14))
+def test_the_trait_search_says_what_the_one_pattern_says(pieces: list[str], gaps: list[str]) -> None:
+    text = "".join(p + (gaps[i] if i < len(gaps) else " ") for i, p in enumerate(pieces))
+    assert states_a_trait(text) == bool(ONE_PATTERN.search(text)), text
