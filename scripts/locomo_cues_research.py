@@ -120,12 +120,15 @@ def asks_trait(q):
     ql = q.lower()
     return bool(re.match(r"(would|could|might|is|does|do|will|what might|what would)\b", ql)) or "likely" in ql
 LISTY = re.compile(r"\b(both|in common|how many|what (kinds?|types?) of|what are|all)\b|^what \w+s\b", re.I)
+def asks_hypothetical(q):
+    ql = q.lower()
+    return bool(re.match(r"(would|could|might|what might|what would)\b", ql)) or "likely" in ql
 def asks_when(q):
     ql = q.lower()
     return ql.startswith("when") or " when " in ql or ql.startswith("how long") or "what year" in ql or "what month" in ql
 
 def rank_v(cx, qi, *, params=HybridParams(), spk=0.0, spk_mode="mul", when=0.0, diverse=0.0, prf=0, prf_w=0.3,
-           date_w=0.0, trait=0.0, listy=0.0, dropname=False, sess=0.0, old_time=False, vec_n=100, spk_after=False, all_after=False, both=False, only=None):
+           date_w=0.0, trait=0.0, narrow_trait=False, listy=0.0, dropname=False, sess=0.0, old_time=False, vec_n=100, spk_after=False, all_after=False, both=False, only=None):
     q = cx.conv.questions[qi].text
     vec = cx.vector_top(qi, vec_n)
     kq = q
@@ -144,7 +147,7 @@ def rank_v(cx, qi, *, params=HybridParams(), spk=0.0, spk_mode="mul", when=0.0, 
     fused = weighted_fusion([(normalise_minmax(vec), params.vector_weight), (normalise_max(kw), params.keyword_weight)])
     named = (only or named_speakers(cx, q)) if spk else set()
     if both and spk and len(named) == 2 and only is None:
-        kw_ = dict(dropname=dropname, sess=sess, trait=trait, listy=listy, old_time=old_time, params=params, spk=spk, when=when, diverse=diverse, prf=prf, prf_w=prf_w, date_w=date_w, vec_n=vec_n, spk_after=spk_after, all_after=all_after)
+        kw_ = dict(narrow_trait=narrow_trait, dropname=dropname, sess=sess, trait=trait, listy=listy, old_time=old_time, params=params, spk=spk, when=when, diverse=diverse, prf=prf, prf_w=prf_w, date_w=date_w, vec_n=vec_n, spk_after=spk_after, all_after=all_after)
         a = rank_v(cx, qi, only={sorted(named)[0]}, **kw_); b = rank_v(cx, qi, only={sorted(named)[1]}, **kw_)
         out = []
         for x, y in zip(a, b):
@@ -161,7 +164,7 @@ def rank_v(cx, qi, *, params=HybridParams(), spk=0.0, spk_mode="mul", when=0.0, 
         if when and asks_when(q):
             for i in out:
                 if (TIME_WORDS_OLD if old_time else TIME_WORDS).search(cx.text[i]): out[i] = out[i] * (1 + when)
-        if trait and asks_trait(q):
+        if trait and (asks_hypothetical(q) if narrow_trait else asks_trait(q)):
             for i in out:
                 if TRAITS.search(cx.text[i]): out[i] = out[i] * (1 + trait)
         if date_w:
@@ -248,7 +251,8 @@ def subject_speakers(cx, q):
     return {names[0]}
 
 
-KEPT = dict(spk=1.0, when=1.0, date_w=1.0, spk_after=True, trait=1.0)
+BROAD = dict(spk=1.0, when=1.0, date_w=1.0, spk_after=True, trait=1.0)
+KEPT = BROAD | dict(narrow_trait=True)
 VARIANTS = [  # (name, kwargs, subject rule, year-only dates, held-out too)
     ("hybrid as shipped (no cues)", {}, False, False, True),
     ("speaker named: x2 before neighbours", dict(spk=1.0), False, False, False),
@@ -259,8 +263,9 @@ VARIANTS = [  # (name, kwargs, subject rule, year-only dates, held-out too)
     ("adjacent-turn diversity 0.2", dict(diverse=0.2), False, False, False),
     ("pseudo-relevance feedback, top 3, 0.3", dict(prf=3, prf_w=0.3), False, False, False),
     ("speaker after + when + date", dict(spk=1.0, when=1.0, date_w=1.0, spk_after=True), False, False, True),
-    ("+ trait question: first-person tastes x2", KEPT, False, False, True),
-    ("+ subject = first named unless joined (kept)", KEPT, True, False, True),
+    ("+ trait question (any yes/no): first-person tastes x2", BROAD, False, False, True),
+    ("+ subject = first named unless joined", BROAD, True, False, True),
+    ("+ trait cue only for hypotheticals (would, could, might, likely) (kept)", KEPT, True, False, True),
     ("  then: session diversity for list questions 0.2", KEPT | dict(listy=0.2), True, False, False),
     ("  then: joint subjects ranked apart and interleaved", KEPT | dict(both=True), True, False, False),
     ("  then: speaker names dropped from the BM25 query", KEPT | dict(dropname=True), True, False, False),

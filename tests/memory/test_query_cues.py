@@ -3,6 +3,8 @@ them off."""
 
 from __future__ import annotations
 
+import math
+
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.models import ShortTermMemory, WorldTime
 from memory_sim.memory.recalling.recall_cache import NpcView
@@ -29,3 +31,14 @@ def test_without_cues_the_words_decide(system: MemorySystem) -> None:
     system.config = MemoryConfig(query_cues=False)
     remember_two_turns(system)
     assert [r.id for r in system.recall("ann", QUESTION, mode="hybrid")][0] == "t0"
+
+
+def test_explain_takes_the_cues_apart_and_its_parts_add_up_to_recalls_score(system: MemorySystem) -> None:
+    from memory_sim.memory.recalling.explain import explain
+
+    remember_two_turns(system)
+    found = explain(system, "ann", QUESTION, mode="hybrid")
+    bob = next(e for e in found if e.recollection.id == "t1")
+    assert bob.hybrid is not None and bob.hybrid.cue_factor == 2.0  # the question is about Bob: his turn, x2
+    for e in found:
+        assert e.hybrid is not None and math.isclose(e.hybrid.total, e.recollection.score, rel_tol=1e-9)

@@ -15,8 +15,10 @@ from memory_sim.memory.recalling.cues import (
     CueWeights,
     MemoryCues,
     QueryCues,
+    after_factor,
     asks_trait,
     asks_when,
+    before_factor,
     memory_cues,
     named_dates,
     query_cues,
@@ -51,6 +53,7 @@ def test_question_kinds() -> None:
     assert not asks_when("What did Caroline research?")
     assert asks_trait("Would Melanie enjoy Vivaldi?") and asks_trait("What fields is she likely to pursue?")
     assert not asks_trait("What did Melanie paint?")
+    assert not asks_trait("Does Agnes like Rose?")  # an opinion of someone, not a hypothetical about her tastes
 
 
 def test_named_dates_are_days_or_months_with_a_year() -> None:
@@ -74,6 +77,12 @@ def test_cue_factors_multiply_only_the_matching_candidates() -> None:
     assert after(slots).tolist() == [2.0, 1.0, 1.0, 1.0]
     _, unknown = arrays.factors(QueryCues("zed"), weights)
     assert unknown(slots).tolist() == [1.0, 1.0, 1.0, 1.0]
+    days = {0: 3, 1: 10, 2: 4}
+    for question in (QueryCues("ann", True, True, (4, 4)), QueryCues("bob", False, True, None), QueryCues()):
+        before, after = arrays.factors(question, weights)
+        live = np.array(sorted(cues))
+        assert before(live).tolist() == [before_factor(question, cues[s], days[s], weights) for s in live]
+        assert after(live).tolist() == [after_factor(question, cues[s], weights) for s in live]
 
 
 def test_cues_reorder_the_array_ranking_and_none_keep_it() -> None:
@@ -105,3 +114,20 @@ PIECES = ["I", "i'm", "I am", "I've", "my", "My", "love", "lovely", "fan of", "f
 def test_the_trait_search_says_what_the_one_pattern_says(pieces: list[str], gaps: list[str]) -> None:
     text = "".join(p + (gaps[i] if i < len(gaps) else " ") for i, p in enumerate(pieces))
     assert states_a_trait(text) == bool(ONE_PATTERN.search(text)), text
+
+
+TIME_PIECES = ["last", "week", "week's", "this", "Friday", "in", "May", "2023", "2023's", "x2023", "ago", "a", "few",
+               "days", "the other", "day", "just", "went", "yesterday", "_week", "Yesterday", "since", "morning", "I",
+               "love", "my", "My", "fan of", "\n", "Caroline:"]
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.lists(st.sampled_from(TIME_PIECES), max_size=12), st.lists(st.sampled_from([" ", "", ", ", ". "]),
+                                                                     max_size=12))
+def test_memory_cues_equal_the_patterns_they_shortcut(pieces: list[str], gaps: list[str]) -> None:
+    from memory_sim.memory.recalling.cues import _TIMED
+
+    text = "".join(p + (gaps[i] if i < len(gaps) else " ") for i, p in enumerate(pieces))
+    found = memory_cues(text)
+    assert found.timed == bool(_TIMED.search(text)), text
+    assert found.trait == bool(ONE_PATTERN.search(text)), text
