@@ -89,3 +89,25 @@ def test_the_scoring_knob_keeps_default_run_ids_and_changes_others() -> None:
     assert len({r.id for r in spec.runs}) == 2
     with pytest.raises(ConfigError, match="scoring"):
         parse_spec({"name": "s", "base": {"scoring": "psychic"}})
+
+
+def test_weighted_probes_rank_by_the_runs_scoring_preset() -> None:
+    from typing import Any
+
+    from memory_sim.experiments.probes import ask
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.scorings: list[str] = []
+
+        def weighted_recall(self, npc: str, query: str, today: int, **options: Any) -> list[Any]:
+            self.scorings.append(options["scoring"])
+            return []
+
+    class Probe:
+        npc, query = "ann", "the forge"
+
+    system = Recorder()
+    ask(system, Probe(), "weighted", "hybrid", 5, 3, "generative-agents-code")  # type: ignore[arg-type]
+    ask(system, Probe(), "weighted", "hybrid", 5, 3)  # type: ignore[arg-type]
+    assert system.scorings == ["generative-agents-code", "design"]
