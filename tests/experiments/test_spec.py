@@ -111,3 +111,18 @@ def test_weighted_probes_rank_by_the_runs_scoring_preset() -> None:
     ask(system, Probe(), "weighted", "hybrid", 5, 3, "generative-agents-code")  # type: ignore[arg-type]
     ask(system, Probe(), "weighted", "hybrid", 5, 3)  # type: ignore[arg-type]
     assert system.scorings == ["generative-agents-code", "design"]
+
+
+def test_a_results_folder_from_before_the_later_knobs_gains_their_columns(tmp_path: Path) -> None:
+    import duckdb
+
+    from memory_sim.experiments import store
+
+    later = {"scoring", "query_cues", "calendar_start"}
+    old = [(n, t) for n, t in store.columns()["runs"] if n not in later]
+    with duckdb.connect(str(tmp_path / store.DATABASE)) as db:
+        db.execute(f"CREATE TABLE runs ({', '.join(f'{n} {t}' for n, t in old)}, PRIMARY KEY (run_id))")
+    row = {name: None for name, _ in store.columns()["runs"]} | {"run_id": "r1", "scoring": "design", "seed": 1}
+    with store.connect(tmp_path) as db:
+        store.save_run(db, {"runs": [row], "daily_metrics": [], "question_results": [], "measurements": []})
+        assert db.execute("SELECT seed, scoring FROM runs").fetchall() == [(1, "design")]
