@@ -7,10 +7,11 @@ Side by side in one run, on the same data and index:
 - old: what the cache did before, the same steps with BM25 in Python (scripts/bm25_reference.py) and the dict
   fusion of memory/recalling/hybrid.py;
 - uncached: every recall reads the NPC's rows from D1 and indexes them (`recall.gather` without the cache).
-Medians of the new path's parts are given too. Writes benchmarks/memory_scale.{json,md}.
+Medians of the new path's parts are given too, and the new path with query cues off (memory/recalling/cues.py), run
+alternately with the rest. Writes benchmarks/<--name>.{json,md} (memory_scale by default).
 
     .venv/bin/python scripts/bench_memory_scale.py [--sizes 1000 10000 100000] [--queries 30]
-        [--engines sqlite duckdb] [--index numpy|oracle]
+        [--engines sqlite duckdb] [--index numpy|oracle] [--speakers] [--name memory_scale]
 """
 
 from __future__ import annotations
@@ -65,8 +66,12 @@ def words() -> list[str]:
     return out
 
 
+SPEAKERS: list[str] = []  # --speakers: each text is an utterance, "Caroline: ...", so recall's query cues fire
+
+
 def texts(n: int, vocab: list[str], rng: random.Random) -> list[str]:
-    return [" ".join(rng.choice(vocab) for _ in range(rng.randint(8, 30))) for _ in range(n)]
+    said = [" ".join(rng.choice(vocab) for _ in range(rng.randint(8, 30))) for _ in range(n)]
+    return [f"{SPEAKERS[i % len(SPEAKERS)]}: {t}" for i, t in enumerate(said)] if SPEAKERS else said
 
 
 def make_system(engine: str, clock: Callable[[], float], index: str = "numpy") -> Any:
@@ -197,9 +202,13 @@ def bench(engine: str, n: int, args: argparse.Namespace, vocab: list[str]) -> di
     uncached = [timed(lambda q=q: recall.gather(system.env, "ann", q, 5, now[0], config)) for q in few]
     cold = timed(lambda: system.recall("ann", queries[1]))  # builds the NPC's view: D1 read, tokenise, index
     old = OldPath(system)
-    old_cached, new_cached, old_cpu, new_cpu = [], [], [], []
-    for q in queries:  # alternating, so a change in the machine's load hits both alike
+    old_cached, new_cached, old_cpu, new_cpu, plain_cached, plain_cpu = [], [], [], [], [], []
+    with_cues, without_cues = system.config, system.config.replace(query_cues=False)
+    for q in queries:  # alternating, so a change in the machine's load hits all alike
         old_cached.append(cpu_timed(lambda q=q: old.recall(q), old_cpu))
+        system.config = without_cues  # the ranking before query cues (memory/recalling/cues.py)
+        plain_cached.append(cpu_timed(lambda q=q: system.recall("ann", q), plain_cpu))
+        system.config = with_cues
         new_cached.append(cpu_timed(lambda q=q: system.recall("ann", q), new_cpu))
     same = sum([r.id for r in old.recall(q)] == [r.id for r in system.recall("ann", q)] for q in QUERIES)
     system.remember_many([_one(n)])  # one write: the cache catches up incrementally
@@ -213,6 +222,8 @@ def bench(engine: str, n: int, args: argparse.Namespace, vocab: list[str]) -> di
         "uncached_p50_ms": ms(uncached), "uncached_queries": len(few),
         "first_cached_recall_ms": round(cold * 1000, 2), "recall_after_one_write_ms": round(after_write * 1000, 2),
         "same_top5_as_old": f"{same}/{len(QUERIES)}", "cached_split_ms": parts(system, queries[:10]),
+        "no_cues_cached_p50_ms": ms(plain_cached), "no_cues_cached_cpu_p50_ms": ms(plain_cpu),
+        "cues_cost": round(p50_new / ms(plain_cached), 2),
     }
 
 
@@ -235,8 +246,9 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
         "| engine | memories | old cached p50, ms | new cached p50, ms | speedup | new p95, ms |"
         " CPU p50 old / new, ms | uncached p50, ms |"
         " first recall (builds the view), ms | after one write, ms | same top 5 as old |"
-        " new split: D1 proof / vector / BM25 / fusion+neighbours, ms |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+        " new split: D1 proof / vector / BM25 / fusion+neighbours, ms | new without query cues p50, ms (CPU) |"
+        " with / without cues |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for r in results:
         s = r["cached_split_ms"]
@@ -246,6 +258,8 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any]) -> str:
             f" {r['uncached_p50_ms']} | {r['first_cached_recall_ms']} |"
             f" {r['recall_after_one_write_ms']} | {r['same_top5_as_old']} |"
             f" {s['d1_proof']} / {s['vector']} / {s['keyword']} / {s['fusion']} |"
+            f" {r.get('no_cues_cached_p50_ms', '-')} ({r.get('no_cues_cached_cpu_p50_ms', '-')}) |"
+            f" {r.get('cues_cost', '-')}x |"
         )
     return "\n".join(lines) + "\n"
 
@@ -257,12 +271,17 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=30)
     parser.add_argument("--index", choices=["numpy", "oracle"], default="numpy")
     parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--speakers", action="store_true",
+                        help="memories are utterances (\"Caroline: ...\", \"Melanie: ...\"), so query cues fire")
+    parser.add_argument("--name", default="memory_scale", help="writes benchmarks/<name>.{json,md}")
     args = parser.parse_args()
+    if args.speakers:
+        SPEAKERS.extend(["Caroline", "Melanie"])
     index = "Chroma in memory, queried through its numpy arrays" if args.index == "numpy" else "the Python oracle"
     meta = {
         "machine": f"{platform.machine()}, {os.cpu_count()} cores (shared), Python {platform.python_version()}",
         "load": round(os.getloadavg()[0], 2), "queries": args.queries, "index": index,
-        "blas_threads": os.environ["OPENBLAS_NUM_THREADS"],
+        "blas_threads": os.environ["OPENBLAS_NUM_THREADS"], "speakers": args.speakers,
     }
     vocab = words()
     results = []
@@ -273,8 +292,8 @@ def main() -> None:
     meta["load_end"] = round(os.getloadavg()[0], 2)
     out = ROOT / "benchmarks"
     out.mkdir(exist_ok=True)
-    (out / "memory_scale.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n", "utf-8")
-    (out / "memory_scale.md").write_text(markdown(results, meta), "utf-8")
+    (out / f"{args.name}.json").write_text(json.dumps({"meta": meta, "results": results}, indent=2) + "\n", "utf-8")
+    (out / f"{args.name}.md").write_text(markdown(results, meta), "utf-8")
     print(markdown(results, meta))
 
 

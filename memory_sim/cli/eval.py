@@ -1,6 +1,7 @@
 """`memory-sim eval locomo|village`: recall quality through the memory system's own API (memory_sim/eval).
 
     memory-sim eval locomo [--dataset locomo10.json] [--json] [--modes vector,hybrid] [--conversations N]
+                           [--scoring design,generative-agents-code]
     memory-sim eval village [--questions FILE.json] [--json]
 
 Both build a fresh local Env (Chroma + DuckDB + bundled MiniLM) in a temp folder; the global --data folder is
@@ -68,6 +69,11 @@ def register(sub: Any) -> None:
                         help="comma-separated: vector, keyword, hybrid, weighted")
     locomo.add_argument("--conversations", type=arguments.whole("conversations", 1), default=None,
                         help="only the first N conversations")
+    locomo.add_argument("--scoring", default="design",
+                        help="comma-separated weighted-recall presets, one `weighted` mode each: design, "
+                             "generative-agents-paper, generative-agents-code (default design)")
+    locomo.add_argument("--no-query-cues", action="store_true",
+                        help="rank without query cues (MemoryConfig.query_cues=False): the ranking before them")
     locomo.add_argument("--cache", type=Path, default=_DEFAULT_CACHE,
                         help=f"embedding cache kept between runs (default {_DEFAULT_CACHE})")
     _common(locomo)
@@ -115,17 +121,22 @@ def _env_options(args: argparse.Namespace) -> dict[str, Any]:
 
 def cmd_locomo(args: argparse.Namespace) -> int:
     from memory_sim.errors import ConfigError
-    from memory_sim.eval.locomo import MODES, markdown, run_locomo
+    from memory_sim.eval.locomo import MODES, markdown, run_locomo, with_scorings
     from memory_sim.locomo import load_locomo
 
     modes = [m.strip() for m in args.modes.split(",") if m.strip()]
     if not modes or set(modes) - set(MODES):
         raise ConfigError(f"--modes takes some of {', '.join(MODES)}, got {args.modes!r}")
+    modes = with_scorings(modes, _scorings(args.scoring))
     if args.conversations is not None and args.conversations < 1:
         raise ConfigError("--conversations must be at least 1")
     conversations = load_locomo(locomo_dataset(args.locomo_path))[: args.conversations]
     _set_threads(args.threads)
-    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress, **_env_options(args))
+    from memory_sim.memory.config import MemoryConfig
+
+    config = MemoryConfig(query_cues=not args.no_query_cues)
+    report = run_locomo(conversations, modes=modes, cache=args.cache, progress=_progress, config=config,
+                        **_env_options(args))
     report["meta"]["machine"] = machine()
     return _emit(args, "locomo", report, markdown(report, machine()))
 

@@ -2,12 +2,17 @@
 
 recall@k: the share of a question's gold memories found in the top k; hit@k: 1 when any gold memory is in the
 top k. Both are averaged over questions.
+
+Session level (LoCoMo's coarser unit, the one many published tables use): a retrieved memory counts for the
+session it belongs to. session hit@k: 1 when any of the top k lies in a session holding gold evidence (a question
+is found when a retrieved turn is in an evidence session); session recall@k: the share of the question's evidence
+sessions reached by the top k. Turn-level figures are never comparable with session-level ones.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 KS = (1, 5, 10)
 
@@ -18,6 +23,20 @@ def question_scores(ranked: Sequence[str], gold: Iterable[str], ks: Sequence[int
         raise ValueError("a scored question needs at least one gold memory")
     out = {f"recall@{k}": len(wanted & set(ranked[:k])) / len(wanted) for k in ks}
     out.update({f"hit@{k}": float(bool(wanted & set(ranked[:k]))) for k in ks})
+    return out
+
+
+def session_scores(
+    ranked: Sequence[str], gold: Iterable[str], session_of: Callable[[str], str], ks: Sequence[int] = KS
+) -> dict[str, float]:
+    """Session-level `session_recall@k` and `session_hit@k` (module docstring); `session_of(id)` names the
+    session a memory belongs to."""
+    wanted = {session_of(i) for i in gold}
+    if not wanted:
+        raise ValueError("a scored question needs at least one gold memory")
+    reached = [session_of(i) for i in ranked]
+    out = {f"session_recall@{k}": len(wanted & set(reached[:k])) / len(wanted) for k in ks}
+    out.update({f"session_hit@{k}": float(bool(wanted & set(reached[:k]))) for k in ks})
     return out
 
 

@@ -74,7 +74,7 @@ def run_locomo(
         warm_query_cache(system, conversations)  # every mode then times recall, not the first embedding
         record = _recorded(system, data, final, 0.0)
         ask_all(system, probes_of(conversations), record, config.recall_mode, config.top_k, final, timer,
-                to_gold=turn_id_of)
+                to_gold=turn_id_of, scoring=config.scoring)
         record.day_s = timer() - started
         records.append(record)
         on_day(final)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_sim.eval.metrics import percentile
+from memory_sim.memory.recalling.presets import Scoring
 from memory_sim.memory.system import MemorySystem
 
 METHODS = ("plain", "weighted")  # recall in the run's mode, and weighted_recall in the same mode
@@ -102,21 +103,26 @@ def scores(ranked: Sequence[str], expected: Iterable[str], covered: Callable[[st
     }
 
 
-def ask(system: MemorySystem, probe: Probe, method: str, mode: Any, top_k: int, today: int) -> list[str]:
+def ask(
+    system: MemorySystem, probe: Probe, method: str, mode: Any, top_k: int, today: int, scoring: Scoring = "design"
+) -> list[str]:
     if method == "weighted":
-        return [r.id for r in system.weighted_recall(probe.npc, probe.query, today, top_k=top_k, mode=mode)]
+        found = system.weighted_recall(probe.npc, probe.query, today, top_k=top_k, mode=mode, scoring=scoring)
+        return [r.id for r in found]
     return [r.id for r in system.recall(probe.npc, probe.query, top_k=top_k, mode=mode)]
 
 
 def ask_all(
     system: MemorySystem, probes: Sequence[Probe], record: DayRecord, mode: Any, top_k: int, today: int,
     timer: Timer = time.perf_counter, to_gold: Callable[[str, str], str] = lambda npc, memory_id: memory_id,
+    scoring: Scoring = "design",
 ) -> None:
-    """Every probe by both methods into `record`; `to_gold(npc, id)` maps a recalled id to the gold's naming."""
+    """Every probe by both methods into `record` (weighted recall ranked by the `scoring` preset); `to_gold(npc,
+    id)` maps a recalled id to the gold's naming."""
     for probe in probes:
         for method in METHODS:
             started = timer()
-            ranked = [to_gold(probe.npc, i) for i in ask(system, probe, method, mode, top_k, today)]
+            ranked = [to_gold(probe.npc, i) for i in ask(system, probe, method, mode, top_k, today, scoring)]
             record.seconds.setdefault(method, []).append(timer() - started)
             record.questions.append({
                 "question_id": probe.id, "npc_id": probe.npc, "category": probe.category, "method": method,

@@ -38,6 +38,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.errors import ConfigError
 from memory_sim.memory.models import MemoryConfig
+from memory_sim.memory.recalling.presets import Scoring
 from memory_sim.settings import HASHING_MODEL, KNOWN_MODELS
 
 MAX_RUNS = 1000  # more needs --yes
@@ -45,6 +46,7 @@ HARD_MAX_RUNS = 100_000  # never: a spec that large is several experiments
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"  # the bundled model: no download, the same everywhere
 MEMORY_KNOBS: tuple[str, ...] = tuple(MemoryConfig.model_fields)
+_LATER_KNOBS: dict[str, object] = {"scoring": "design", "query_cues": True, "calendar_start": ""}
 
 
 class RunConfig(BaseModel):
@@ -57,6 +59,7 @@ class RunConfig(BaseModel):
     days: int = Field(default=14, ge=1, le=3650, description="sim days (village only)")
     model: str = DEFAULT_MODEL
     recall_mode: Literal["vector", "keyword", "hybrid"] = "hybrid"
+    scoring: Scoring = Field(default="design", description="how weighted recall ranks (recalling/presets.py)")
     top_k: int = Field(default=10, ge=1, le=VECTORIZE_MAX_TOP_K)
     d1_engine: Literal["duckdb", "sqlite"] = "duckdb"
     consolidation_hours: int = Field(default=6, ge=1, description="the consolidation job's period")
@@ -113,10 +116,15 @@ class Spec:
 
 
 def run_id(variant: str, seed: int, config: RunConfig) -> str:
-    """Readable and stable: the variant's label as a slug, the seed, and a digest of the whole configuration."""
-    digest = hashlib.blake2b(
-        json.dumps({"seed": seed, "config": config.flat()}, sort_keys=True).encode(), digest_size=5
-    ).hexdigest()
+    """Readable and stable: the variant's label as a slug, the seed, and a digest of the whole configuration.
+    Knobs added later are left out of the digest at their defaults, so runs recorded before they existed keep
+    their ids."""
+    flat = config.flat()
+    for knob, default in _LATER_KNOBS.items():
+        if flat[knob] == default:
+            del flat[knob]
+    text = json.dumps({"seed": seed, "config": flat}, sort_keys=True)
+    digest = hashlib.blake2b(text.encode(), digest_size=5).hexdigest()
     slug = re.sub(r"[^a-z0-9.]+", "-", variant.lower()).strip("-")[:48] or "base"
     return f"{slug}-seed{seed}-{digest}"
 

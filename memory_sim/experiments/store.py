@@ -76,6 +76,8 @@ def create(db: Any) -> None:
     for table, cols in columns().items():
         body = ", ".join(f"{name} {kind}" for name, kind in cols)
         db.execute(f"CREATE TABLE IF NOT EXISTS {table} ({body}, PRIMARY KEY ({', '.join(KEYS[table])}))")
+    for name, kind in knob_columns():  # a results folder from before a knob existed gains its column
+        db.execute(f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}")
 
 
 def claim(db: Any, name: str, text: str, canonical: str) -> None:
@@ -102,7 +104,8 @@ def save_run(db: Any, rows: dict[str, list[dict[str, Any]]]) -> None:
             names = [name for name, _ in columns()[table]]
             values = [[row.get(n) for n in names] for row in rows[table]]
             if values:
-                db.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' for _ in names)})", values)
+                db.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
+                               values)  # by name: an older folder's runs table has a later knob's column last
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")

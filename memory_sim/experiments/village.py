@@ -80,7 +80,7 @@ def run_village(
             record = DayRecord(day, counts(system))
             probes = village_probes(system, questions, npcs)
             warm_up(system, probes, config)
-            ask_all(system, probes, record, config.recall_mode, config.top_k, day, timer)
+            ask_all(system, probes, record, config.recall_mode, config.top_k, day, timer, scoring=config.scoring)
             record.sizes, record.day_s = sizes(data), timer() - started
             records.append(record)
             on_day(day)

@@ -102,7 +102,8 @@ def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted
         if e.hybrid is not None:
             h = e.hybrid
             item["parts"] = {"vectorSimilarity": h.vector, "keywordScore": h.keyword, "vectorPart": h.vector_part,
-                             "keywordPart": h.keyword_part, "neighbourContext": h.context, "total": h.total}
+                             "keywordPart": h.keyword_part, "neighbourContext": h.context, "cueLift": h.cue_lift,
+                             "cueFactor": h.cue_factor, "total": h.total}
         if e.weighting is not None:
             w = e.weighting
             item["weighting"] = {"score": w.score, "importance": w.importance, "age": w.age,

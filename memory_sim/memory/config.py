@@ -4,9 +4,10 @@ and bounds are declared beside it). Read by attribute everywhere else; the pure 
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from memory_sim.errors import InvalidInput
 
@@ -39,6 +40,10 @@ class MemoryConfig(BaseModel):
             repeats collapse.
         fallback_limit: D1 rows scanned by word overlap when the index fails.
         expand_npc_names: recall adds who a named NPC is (role, aliases, traits) to the query.
+        query_cues: hybrid recall reads cues from the question (whose words, when, a date, a trait:
+            memory/recalling/cues.py) and lifts the memories that match them.
+        calendar_start: the calendar date (ISO, "2023-05-08") of sim day 0, so a date a question names ("in
+            December 2023") becomes sim days; "" (the default): dates in questions are not resolved.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid", strict=True)
@@ -61,6 +66,20 @@ class MemoryConfig(BaseModel):
     recall_headroom: Annotated[int, Field(ge=0)] = 5
     fallback_limit: Annotated[int, Field(ge=1)] = 200
     expand_npc_names: bool = True
+    query_cues: bool = True
+    calendar_start: str = ""
+
+    @field_validator("calendar_start")
+    @classmethod
+    def _iso_date(cls, value: str) -> str:
+        if value:
+            date.fromisoformat(value)  # a ValueError names the bad date
+        return value
+
+    @property
+    def day_zero(self) -> date | None:
+        """`calendar_start` as a date (None when unset)."""
+        return date.fromisoformat(self.calendar_start) if self.calendar_start else None
 
     def __init__(self, **values: Any) -> None:
         try:

@@ -188,8 +188,9 @@ class Recollection:
             divided by the best match's (0..1). hybrid: a fused relevance from 0 to 1.8 (`HybridParams.max_score`),
             0.3 x the vector score scaled over the index's top 100 + 0.7 x the keyword score + 0.5 and 0.3 of the
             best neighbour's fused score at distance 1 and 2, so a score above 1 is a memory whose neighbours
-            answer too. "d1" results: keyword share x recency, 0..1 (memory/recalling/recent.py). Equal scores rank by
-            `id`, ascending.
+            answer too; each query cue a memory matches doubles it (`MemoryConfig.query_cues`,
+            memory/recalling/cues.py), so with cues it can reach 16 x 1.8. "d1" results: keyword share x
+            recency, 0..1 (memory/recalling/recent.py). Equal scores rank by `id`, ascending.
         source: "vectorize" (found through the index), "short_term" (D1, when the index failed or has not
             caught up yet) or "d1" (a recent memory kept in D1 only, asked for with `include_recent`).
         effective_score: `weighted_recall`'s score, `score * importance / (1 + age_days * decay_factor)`;

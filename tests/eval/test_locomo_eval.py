@@ -9,13 +9,17 @@ import pytest
 
 from memory_sim.eval.locomo import (
     evaluate,
+    is_mode,
+    markdown,
     remember_conversation,
     session_memories,
     speaker_npc,
     turn_id_of,
     turn_memory_id,
+    turn_session,
+    with_scorings,
 )
-from memory_sim.eval.metrics import percentile, question_scores
+from memory_sim.eval.metrics import percentile, question_scores, session_scores
 from memory_sim.locomo import Conversation, Question, Session, Turn, load_locomo
 from memory_sim.memory.models import WorldTime
 from memory_sim.memory.recalling.recall import natural_key, remembered_in_order
@@ -82,6 +86,45 @@ def test_question_scores_and_percentile() -> None:
     with pytest.raises(ValueError):
         question_scores(["a"], set())
     assert percentile([5.0, 1.0, 3.0, 2.0, 4.0], 0.5) == 3.0 and percentile([], 0.5) == 0.0
+
+
+def test_session_scores_count_a_turn_for_its_session() -> None:
+    # gold: D1:4 and D3:2, two evidence sessions; the ranking finds neither turn but D1:9 (session D1) at rank 2
+    # and D3:7 (session D3) at rank 7
+    ranked = ["D2:1", "D1:9", "D2:2", "D4:1", "D4:2", "D2:3", "D3:7"]
+    turn = question_scores(ranked, {"D1:4", "D3:2"})
+    session = session_scores(ranked, {"D1:4", "D3:2"}, turn_session)
+    assert turn["recall@10"] == 0.0 and turn["hit@10"] == 0.0
+    assert session == {"session_recall@1": 0.0, "session_recall@5": 0.5, "session_recall@10": 1.0,
+                       "session_hit@1": 0.0, "session_hit@5": 1.0, "session_hit@10": 1.0}
+    # two gold turns of one session are one evidence session
+    assert session_scores(["D1:1"], {"D1:4", "D1:5"}, turn_session)["session_recall@1"] == 1.0
+    with pytest.raises(ValueError):
+        session_scores(["D1:1"], set(), turn_session)
+
+
+def test_scoring_presets_become_weighted_modes() -> None:
+    assert with_scorings(["hybrid", "weighted"], ["design", "generative-agents-code"]) == [
+        "hybrid", "weighted", "weighted:generative-agents-code"]
+    assert is_mode("weighted:generative-agents-paper") and is_mode("keyword")
+    assert not is_mode("weighted:psychic") and not is_mode("hybrid:design")
+
+
+def test_evaluate_reports_session_level_and_splits_and_the_table_labels_them(system: MemorySystem) -> None:
+    conversation = synthetic()
+    remember_conversation(system, conversation)
+    system.clock.advance_to(WorldTime(10))  # type: ignore[attr-defined]
+    modes = ["hybrid", "weighted", "weighted:generative-agents-code"]
+    report = evaluate(system, [conversation], modes)
+    hybrid = report["hybrid"]
+    assert hybrid["overall"]["session_hit@5"] == 1.0 and hybrid["overall"]["session_recall@10"] == 1.0
+    assert hybrid["splits"]["held-out"]["overall"]["questions"] == 2  # conv-x is not a tuning conversation
+    assert hybrid["splits"]["tuning"]["overall"] == {"questions": 0}
+    assert set(report) == set(modes)
+    table = markdown({"meta": {"questions": 2, "conversations": ["conv-x"], "model": "m", "memories": 28,
+                               "ingest_s": 0.0}, "modes": report}, "here")
+    assert "| mode | turn recall@5 | turn recall@10 | session hit@5 |" in table
+    assert "| hybrid | held-out | 2 | 1.000 |" in table and "| hybrid | tuning | 0 | - |" in table
 
 
 @pytest.mark.slow

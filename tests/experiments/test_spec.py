@@ -78,3 +78,51 @@ def test_the_shipped_specs_are_valid() -> None:
     assert {"decay", "consolidation", "locomo-modes"} <= set(specs)
     assert len(specs["decay"].runs) == 9 and specs["decay"].varied == ("decay_rate",)
     assert specs["locomo-modes"].target.kind == "locomo"
+
+
+def test_the_scoring_knob_keeps_default_run_ids_and_changes_others() -> None:
+    from memory_sim.experiments.spec import RunConfig, run_id
+
+    assert run_id("base", 1, RunConfig()) == "base-seed1-3a2bbacb11"  # the id before the knob existed
+    spec = parse_spec({"name": "s", "grid": {"scoring": ["design", "generative-agents-code"]}})
+    assert [r.config.scoring for r in spec.runs] == ["design", "generative-agents-code"]
+    assert len({r.id for r in spec.runs}) == 2
+    with pytest.raises(ConfigError, match="scoring"):
+        parse_spec({"name": "s", "base": {"scoring": "psychic"}})
+
+
+def test_weighted_probes_rank_by_the_runs_scoring_preset() -> None:
+    from typing import Any
+
+    from memory_sim.experiments.probes import ask
+
+    class Recorder:
+        def __init__(self) -> None:
+            self.scorings: list[str] = []
+
+        def weighted_recall(self, npc: str, query: str, today: int, **options: Any) -> list[Any]:
+            self.scorings.append(options["scoring"])
+            return []
+
+    class Probe:
+        npc, query = "ann", "the forge"
+
+    system = Recorder()
+    ask(system, Probe(), "weighted", "hybrid", 5, 3, "generative-agents-code")  # type: ignore[arg-type]
+    ask(system, Probe(), "weighted", "hybrid", 5, 3)  # type: ignore[arg-type]
+    assert system.scorings == ["generative-agents-code", "design"]
+
+
+def test_a_results_folder_from_before_the_later_knobs_gains_their_columns(tmp_path: Path) -> None:
+    import duckdb
+
+    from memory_sim.experiments import store
+
+    later = {"scoring", "query_cues", "calendar_start"}
+    old = [(n, t) for n, t in store.columns()["runs"] if n not in later]
+    with duckdb.connect(str(tmp_path / store.DATABASE)) as db:
+        db.execute(f"CREATE TABLE runs ({', '.join(f'{n} {t}' for n, t in old)}, PRIMARY KEY (run_id))")
+    row = {name: None for name, _ in store.columns()["runs"]} | {"run_id": "r1", "scoring": "design", "seed": 1}
+    with store.connect(tmp_path) as db:
+        store.save_run(db, {"runs": [row], "daily_metrics": [], "question_results": [], "measurements": []})
+        assert db.execute("SELECT seed, scoring FROM runs").fetchall() == [(1, "design")]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import RecallMode, Recollection, StoredMemory
+from memory_sim.memory.recalling import cues
 from memory_sim.memory.recalling import recall as recall_sources
 from memory_sim.memory.recalling.hybrid import HybridParams, HybridParts, Timeline, hybrid_parts
 
@@ -102,7 +103,7 @@ def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, Hy
     not have ranked: no embedding or no index, where recall falls back to word overlap)."""
     from memory_sim.memory.recalling.keyword import BM25Index
 
-    env, params = system.env, HybridParams()
+    env, params, asked = system.env, HybridParams(), query
     if system.config.expand_npc_names:
         query = recall_sources.expand_query(query, store.npc_profiles(env.DB))
     rows = store.semantic_in_order(env.DB, npc_id)
@@ -119,4 +120,17 @@ def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, Hy
     for m in rows:
         keyword.add(m.id, m.content, counted=m.kind != "summary")  # as recall: scored, not in the statistics
     timeline, positions = timeline_of(rows)
-    return hybrid_parts(vector, keyword.scores(query), timeline, params, positions)
+    before, after = _cue_factors(system, asked, rows) if system.config.query_cues else (None, None)
+    return hybrid_parts(vector, keyword.scores(query), timeline, params, positions, before, after)
+
+
+def _cue_factors(
+    system: MemorySystem, asked: str, rows: Sequence[StoredMemory]
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Query cues' multipliers by id, as recall applies them (memory/recalling/cues.py)."""
+    memories = {m.id: cues.memory_cues(m.content) for m in rows}
+    question = cues.query_cues(asked, {c.subject for c in memories.values() if c.subject}, system.config.day_zero)
+    weights = cues.CueWeights()
+    days = {m.id: m.day for m in rows}
+    return ({i: cues.before_factor(question, c, days[i], weights) for i, c in memories.items()},
+            {i: cues.after_factor(question, c, weights) for i, c in memories.items()})

@@ -146,17 +146,21 @@ def hybrid_rank(
 @dataclass(frozen=True, slots=True)
 class HybridParts:
     """One memory's hybrid score taken apart: `vector` and `keyword` are the raw inputs (cosine, BM25), the
-    `*_part` terms what each adds after normalising and weighting, `context` what its neighbours lend."""
+    `*_part` terms what each adds after normalising and weighting, `cue_lift` what query cues matched before
+    neighbour context add to its own fused score, `context` what its neighbours lend, and `cue_factor` the
+    multiplier of the cues matched after it (recalling/cues.py; 0.0 and 1.0 without cues)."""
 
     vector: float | None
     keyword: float | None
     vector_part: float
     keyword_part: float
     context: float
+    cue_lift: float = 0.0
+    cue_factor: float = 1.0
 
     @property
     def total(self) -> float:
-        return self.vector_part + self.keyword_part + self.context
+        return (self.vector_part + self.keyword_part + self.cue_lift + self.context) * self.cue_factor
 
 
 def hybrid_parts(
@@ -165,18 +169,25 @@ def hybrid_parts(
     timeline: Timeline,
     params: HybridParams = HybridParams(),
     positions: Mapping[str, tuple[int, int]] | None = None,
+    before: Mapping[str, float] | None = None,
+    after: Mapping[str, float] | None = None,
 ) -> dict[str, HybridParts]:
-    """`hybrid_scores`, each id's score split into its terms (their sum is `hybrid_scores`' score)."""
+    """`hybrid_scores`, each id's score split into its terms (their sum is `hybrid_scores`' score). `before` and
+    `after`: query cues' multipliers by id (missing: 1), of the fused score before neighbour context and of the
+    score after it, as recall applies them (hybrid_arrays.hybrid_rank)."""
     vector_norm, keyword_norm = normalise_minmax(vector), normalise_max(keyword)
     fused = weighted_fusion([(vector_norm, params.vector_weight), (keyword_norm, params.keyword_weight)])
-    smoothed = neighbour_context(fused, timeline, params.neighbour_weights, positions)
+    lifted = {i: f * before.get(i, 1.0) for i, f in fused.items()} if before else fused
+    smoothed = neighbour_context(lifted, timeline, params.neighbour_weights, positions)
     return {
         doc_id: HybridParts(
             vector=vector.get(doc_id),
             keyword=keyword.get(doc_id),
             vector_part=params.vector_weight * vector_norm.get(doc_id, 0.0),
             keyword_part=params.keyword_weight * keyword_norm.get(doc_id, 0.0),
-            context=total - fused.get(doc_id, 0.0),
+            context=total - lifted.get(doc_id, 0.0),
+            cue_lift=lifted.get(doc_id, 0.0) - fused.get(doc_id, 0.0),
+            cue_factor=after.get(doc_id, 1.0) if after else 1.0,
         )
         for doc_id, total in smoothed.items()
     }

@@ -9,7 +9,7 @@ ranking, same float scores as `hybrid.hybrid_rank` (tests/ranking/test_hybrid_ar
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -102,18 +102,28 @@ def neighbour_context(
 _DEFAULTS = HybridParams()
 
 
+Factors = Callable[[np.ndarray], np.ndarray]  # slots -> a multiplier of each one's score
+
+
 def hybrid_rank(
     vector: Hits, keyword: Hits, timeline: TimelineArrays, k: int, ids: Sequence[str | None],
-    params: HybridParams = _DEFAULTS,
+    params: HybridParams = _DEFAULTS, before: Factors | None = None, after: Factors | None = None,
 ) -> list[tuple[int, float]]:
-    """hybrid.hybrid_rank over slots: the `k` best (slot, score), highest first, ties by id (`ids[slot]`)."""
+    """hybrid.hybrid_rank over slots: the `k` best (slot, score), highest first, ties by id (`ids[slot]`).
+    `before` and `after` (query cues, recalling/cues.py): multipliers of the fused scores before neighbour context
+    and of the final scores after it; without them the ranking is hybrid.hybrid_rank's exactly."""
     fused = np.zeros(timeline.size)
     fused[vector[0]] += params.vector_weight * normalise_minmax(vector[1])  # 0.0 + x, as the dict version adds
     fused[keyword[0]] += params.keyword_weight * normalise_max(keyword[1])
     marked = np.zeros(timeline.size, dtype=bool)
     marked[vector[0]] = True
     marked[keyword[0]] = True
-    slots, scores = neighbour_context(fused, np.flatnonzero(marked), timeline, params.neighbour_weights)
+    members = np.flatnonzero(marked)
+    if before is not None:
+        fused[members] *= before(members)
+    slots, scores = neighbour_context(fused, members, timeline, params.neighbour_weights)
+    if after is not None:
+        scores = scores * after(slots)
     return top_slots(slots, scores, k, ids)
 
 

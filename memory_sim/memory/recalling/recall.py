@@ -16,6 +16,7 @@ import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from datetime import date
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -26,6 +27,7 @@ from memory_sim.errors import EmbeddingUnavailable, VectorizeError, VectorizeUna
 from memory_sim.memory.ledger import store
 from memory_sim.memory.ledger.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, RecallMode, Recollection, Source, StoredMemory
+from memory_sim.memory.recalling.cues import query_cues
 from memory_sim.memory.recalling.recall_cache import NpcView, RecallCache
 
 if TYPE_CHECKING:
@@ -188,12 +190,14 @@ def remembered_in_order(env: WorkerEnv, npc_id: str) -> list[StoredMemory]:
 
 def hybrid_candidates(
     env: WorkerEnv, npc_id: str, query: str, query_vector: np.ndarray, k: int, cache: RecallCache | None = None,
-    proof: store.Proof | None = None,
+    proof: store.Proof | None = None, cue_query: str | None = None, day_zero: date | None = None,
 ) -> Candidates:
     """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/recalling/hybrid.py, computed
     over arrays by hybrid_arrays.py); episodes are sim days. Raises VectorizeUnavailable like the vector
     path. With a `cache` (the MemorySystem's), the NPC's rows, keyword index and timeline are reused while D1
-    proves them current (`proof`: the cache's proof when the caller read it already); results are the same."""
+    proves them current (`proof`: the cache's proof when the caller read it already); results are the same.
+    `cue_query`: the question as asked, whose cues (recalling/cues.py; dates against `day_zero`, the date of sim
+    day 0) lift the memories matching them; None: no cues."""
     from memory_sim.memory.recalling.hybrid import HybridParams
 
     params = HybridParams()
@@ -203,7 +207,8 @@ def hybrid_candidates(
     vector = dict(vector_matches(env, npc_id, query_vector, params.vector_candidates))
     rows, by_id = view.rows, view.by_id
     vector = {i: s for i, s in vector.items() if i in by_id}  # the ledger decides, as above
-    ranked = view.rank(query, vector, k, params)
+    cues = query_cues(cue_query, view.subjects(), day_zero) if cue_query is not None else None
+    ranked = view.rank(query, vector, k, params, cues)
     found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
     if not vector:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
         return Candidates(found or short_term_fallback_rows(rows, query), True)
@@ -223,6 +228,7 @@ def gather(
     """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
     # One D1 read proves the cached NPC profiles and the NPC's view current (DuckDB: ~0.5 ms a statement)
     proof = cache.proof() if cache is not None and (config.expand_npc_names or mode != "vector") else None
+    asked = query  # cues are read from the question as asked, not from the notes expansion adds
     if config.expand_npc_names:
         query = expand_query(query, cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB))
     if mode == "keyword":
@@ -233,7 +239,8 @@ def gather(
         return Candidates(short_term_fallback(env, npc_id, query, config), True)
     try:
         if mode == "hybrid":
-            return hybrid_candidates(env, npc_id, query, query_vector, k, cache, proof)
+            return hybrid_candidates(env, npc_id, query, query_vector, k, cache, proof,
+                                     asked if config.query_cues else None, config.day_zero)
         matches = vector_matches(env, npc_id, query_vector, k)
     except VectorizeUnavailable:
         return Candidates(short_term_fallback(env, npc_id, query, config), True)

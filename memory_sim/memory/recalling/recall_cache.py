@@ -26,12 +26,14 @@ from memory_sim.bindings.d1 import D1Database
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import StoredMemory
 from memory_sim.memory.recalling import hybrid_arrays
+from memory_sim.memory.recalling.cues import CueWeights, MemoryCues, QueryCues, memory_cues
 from memory_sim.memory.recalling.hybrid import HybridParams
-from memory_sim.memory.recalling.hybrid_arrays import TimelineArrays
+from memory_sim.memory.recalling.hybrid_arrays import Factors, TimelineArrays
 from memory_sim.memory.recalling.keyword import BM25Index, tokenize
 
 ViewKind = Literal["hybrid", "keyword"]
 _STATES: dict[ViewKind, tuple[str, ...] | None] = {"hybrid": store.SEMANTIC_STATES, "keyword": None}  # None: all
+_CUE_WEIGHTS = CueWeights()
 _MAX_VIEWS = 2 * 256  # 256 NPCs in both modes; the least recently recalled views are dropped beyond this
 
 
@@ -51,6 +53,8 @@ class NpcView:
         self.lock = threading.RLock()
         self._episodes: dict[int, list[int]] = {}  # day -> slots in remember order
         self._timeline: TimelineArrays | None = None
+        self._cues: dict[int, MemoryCues] = {}  # slot -> what its text says (recalling/cues.py), read once
+        self._cue_arrays: CueArrays | None = None
 
     @classmethod
     def read(
@@ -71,7 +75,10 @@ class NpcView:
         skipped); the keyword index only changes where a memory left the view's set, entered it or changed
         its text."""
         kept = {m.id: m for m in memories if self._keeps(m)}
-        self.index.remove([i for i, m in self.by_id.items() if i not in kept or kept[i].content != m.content])
+        leaving = [i for i, m in self.by_id.items() if i not in kept or kept[i].content != m.content]
+        for memory_id in leaving:
+            self._cues.pop(self.index.slot(memory_id), None)
+        self.index.remove(leaving)
         self.rows, self.by_id, self.seen, self._episodes = [], {}, set(), {}
         self.append(memories)
 
@@ -87,8 +94,11 @@ class NpcView:
                 self.index.add_tokens(m.id, tokenize(m.content), counted=m.kind != "summary")
             self.rows.append(m)
             self.by_id[m.id] = m
-            self._episodes.setdefault(m.day, []).append(self.index.slot(m.id))
-            self._timeline = None
+            slot = self.index.slot(m.id)
+            self._episodes.setdefault(m.day, []).append(slot)
+            if slot not in self._cues:
+                self._cues[slot] = memory_cues(m.content)
+            self._timeline = self._cue_arrays = None
 
     def _keeps(self, memory: StoredMemory) -> bool:
         return self.states is None or memory.index_state in self.states
@@ -98,13 +108,31 @@ class NpcView:
             self._timeline = TimelineArrays.of(list(self._episodes.values()), len(self.index.ids))
         return self._timeline
 
-    def rank(self, query: str, vector: Mapping[str, float], k: int, params: HybridParams) -> list[tuple[str, float]]:
+    def cue_arrays(self) -> CueArrays:
+        if self._cue_arrays is None:
+            self._cue_arrays = CueArrays.of(self._cues, {self.index.slot(m.id): m.day for m in self.rows},
+                                            len(self.index.ids))
+        return self._cue_arrays
+
+    def subjects(self) -> frozenset[str]:
+        """The speakers the view's memories begin with (lower-cased first names): what a query may be about."""
+        with self.lock:
+            return self.cue_arrays().subjects
+
+    def rank(
+        self, query: str, vector: Mapping[str, float], k: int, params: HybridParams, cues: QueryCues | None = None,
+        weights: CueWeights = _CUE_WEIGHTS,
+    ) -> list[tuple[str, float]]:
         """hybrid.hybrid_rank over this view: `vector` (id -> score, ids the view holds) fused with BM25 over
-        the view's texts, plus neighbour context; the `k` best (id, score)."""
+        the view's texts, plus neighbour context, with the query's `cues` (recalling/cues.py) where given; the `k`
+        best (id, score)."""
         with self.lock:
             vector_hits = (self.index.slots(vector), np.fromiter(vector.values(), np.float64, len(vector)))
+            before = after = None
+            if cues is not None and cues.any:
+                before, after = self.cue_arrays().factors(cues, weights)
             ranked = hybrid_arrays.hybrid_rank(
-                vector_hits, self.index.hits(query), self.timeline(), k, self.index.ids, params
+                vector_hits, self.index.hits(query), self.timeline(), k, self.index.ids, params, before, after
             )
             return [(self.index.ids[s], score) for s, score in ranked]  # type: ignore[misc]
 
@@ -115,6 +143,50 @@ class NpcView:
             by_id = self.by_id
             found = self.index.search(query, k, order=lambda i: (by_id[i].day, by_id[i].hour, i))
             return [(by_id[i], score) for i, score in found]
+
+
+class CueArrays:
+    """The view's memory cues over slots (holes: no subject, no cue, day 0), for `hybrid_arrays.hybrid_rank`'s
+    multipliers: a question's cues become numpy operations over the candidates only."""
+
+    def __init__(self, subject: np.ndarray, codes: dict[str, int], timed: np.ndarray, trait: np.ndarray,
+                 day: np.ndarray) -> None:
+        self.subject, self.codes, self.timed, self.trait, self.day = subject, codes, timed, trait, day
+        self.subjects = frozenset(codes)
+
+    @classmethod
+    def of(cls, cues: Mapping[int, MemoryCues], days: Mapping[int, int], size: int) -> CueArrays:
+        codes: dict[str, int] = {}
+        subject = np.full(size, -1, np.int64)
+        timed, trait = np.zeros(size, dtype=bool), np.zeros(size, dtype=bool)
+        day = np.zeros(size, np.int64)
+        for slot, day_of in days.items():
+            cue = cues[slot]
+            if cue.subject:
+                subject[slot] = codes.setdefault(cue.subject, len(codes))
+            timed[slot], trait[slot], day[slot] = cue.timed, cue.trait, day_of
+        return cls(subject, codes, timed, trait, day)
+
+    def factors(self, cues: QueryCues, weights: CueWeights) -> tuple[Factors, Factors]:
+        """(before, after): the multipliers recalling/cues.py describes, as functions of candidate slots."""
+
+        def before(slots: np.ndarray) -> np.ndarray:
+            factor = np.ones(slots.shape[0])
+            if cues.asks_when:
+                factor *= 1.0 + weights.when * self.timed[slots]
+            if cues.asks_trait:
+                factor *= 1.0 + weights.trait * self.trait[slots]
+            if cues.days is not None:
+                first, last = cues.days[0] - weights.date_before_days, cues.days[1] + weights.date_after_days
+                day = self.day[slots]
+                factor *= 1.0 + weights.date * ((day >= first) & (day <= last))
+            return factor
+
+        def after(slots: np.ndarray) -> np.ndarray:
+            code = self.codes.get(cues.subject, -2) if cues.subject else -2
+            return 1.0 + weights.subject * (self.subject[slots] == code)
+
+        return before, after
 
 
 class RecallCache:
