@@ -196,6 +196,9 @@ class Recollection:
             None from `recall`.
         decay_factor: the memory's current decay factor (grows daily in `decay_and_prune`).
         kind: "observation" or "summary"; a summary names the memories it was made from in `sources`.
+        superseded_by: the id of a later memory that corrects or updates this one (memory/beliefs/detect.py);
+            recall ranks that correction, when among the results, just above this one. None when none does.
+        hour, about: the hour of `day` it happened, and the NPC ids it is about.
     """
 
     id: str
@@ -210,6 +213,9 @@ class Recollection:
     decay_factor: float = 0.0
     kind: str = "observation"
     sources: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    hour: int = 0
+    about: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """The recollection as JSON-ready values, in camelCase as the CLI's `--json` prints it."""
@@ -229,6 +235,8 @@ class Recollection:
             out["kind"] = self.kind
         if self.sources:
             out["sources"] = list(self.sources)
+        if self.superseded_by is not None:
+            out["supersededBy"] = self.superseded_by
         return out
 
 

@@ -271,7 +271,7 @@ class MemorySystem:
         """
         _check_recall(npc_id, query, top_k, mode)
         found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score,
-                                   include_recent)
+                                   include_recent, weighted=False)
         return found or self._nothing_for(npc_id)
 
     @_settled
@@ -314,7 +314,7 @@ class MemorySystem:
             return rank_weighted([replace(r, effective_score=s) for r, s in zip(found, scores, strict=True)], k)
 
         found = self._distinct_top(
-            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent
+            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent, weighted=True
         )
         if found:
             self.env.DB.batch(access.record(self.env.DB, [r.id for r in found], now_hours))
@@ -328,10 +328,12 @@ class MemorySystem:
 
     def _distinct_top(
         self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking,
-        include_recent: bool = False,
+        include_recent: bool = False, *, weighted: bool,
     ) -> list[Recollection]:
-        """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats
-        leave it short and more may exist; with `include_recent`, recent D1-only memories join the candidates."""
+        """The top k after collapsing repeats (scoring.distinct), the newest state of each belief above the stale
+        one (beliefs/ranking.py; by `effective_score` when `weighted`, else by `score`), asking for more
+        candidates while repeats leave it short and more may exist; with `include_recent`, recent D1-only memories
+        join the candidates."""
         k = min(VECTORIZE_MAX_TOP_K, k)
         recent = self._recent(npc_id, query) if include_recent else []
         while True:
@@ -342,10 +344,23 @@ class MemorySystem:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
             found += [r for r in recent if r.id not in {f.id for f in found}]
-            kept = distinct(rank(found, len(found)))
+            kept = self._newest_first(distinct(rank(found, len(found))), weighted)
             if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
+
+    def _newest_first(self, kept: list[Recollection], weighted: bool) -> list[Recollection]:
+        """Corrections among the candidates placed above the beliefs they correct (memory/beliefs/)."""
+        from memory_sim.memory.beliefs import ranking
+        from memory_sim.memory.beliefs.among import superseded_among
+
+        cache = self._recall_cache
+        stale = superseded_among(self.env, kept, lambda: cache.profiles(cache.proof()))
+        if not stale:
+            return kept
+        if weighted:
+            return ranking.newest_first(kept, stale, ranking.by_effective_score, ranking.lift_effective_score)
+        return ranking.newest_first(kept, stale)
 
     def _recent(self, npc_id: str, query: str) -> list[Recollection]:
         """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""

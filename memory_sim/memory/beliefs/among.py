@@ -1,0 +1,46 @@
+"""Supersession among recall's candidates: which of them a later one corrects (detect.py's rule), found when
+recall ranks them, with no write. The embedder is asked only for the pairs whose verdict turns on their topic
+(its cache answers for memories in the index); when it cannot answer, those pairs are left unlinked."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from memory_sim.bindings.worker_env import WorkerEnv
+from memory_sim.errors import EmbeddingUnavailable
+from memory_sim.memory.beliefs.detect import Belief, links, subjects
+from memory_sim.memory.models import Recollection
+from memory_sim.memory.rules import HOURS_PER_DAY
+
+Profiles = Callable[[], Sequence[Mapping[str, Any]]]
+
+
+def beliefs_of(found: Sequence[Recollection], profiles: Profiles) -> list[Belief]:
+    """The observations among `found` as the detector reads them; the registry is read only when one of them
+    names no NPC in `about` (its subjects then come from the names in its text)."""
+    observations = [r for r in found if r.kind == "observation"]
+    registry = profiles() if any(not r.about for r in observations) else ()
+    return [
+        Belief(r.id, r.npc_id, r.type, r.day * HOURS_PER_DAY + r.hour, r.text, subjects(r.about, r.text, registry))
+        for r in observations
+    ]
+
+
+def superseded_among(env: WorkerEnv, found: Sequence[Recollection], profiles: Profiles) -> dict[str, str]:
+    """{stale id: the id of the first later memory among `found` that corrects it}."""
+    beliefs = beliefs_of(found, profiles)
+    if len(beliefs) < 2:
+        return {}
+
+    def similarity(pairs: Sequence[tuple[Belief, Belief]]) -> list[float]:
+        texts = sorted({b.text for pair in pairs for b in pair})
+        try:
+            vectors = dict(zip(texts, env.embedder.embed(texts), strict=True))
+        except EmbeddingUnavailable:
+            return [float("nan")] * len(pairs)  # NaN passes no threshold: only topic-free verdicts stand
+        return [float(np.dot(vectors[n.text], vectors[o.text])) for n, o in pairs]
+
+    return {stale: later for stale, (later, _) in links(beliefs, similarity).items()}
