@@ -68,12 +68,16 @@ def _settled(method: Callable[Concatenate[MemorySystem, P], R]) -> Callable[Conc
 
 @dataclass(frozen=True, slots=True)
 class RelationshipContext:
-    """What two NPCs recall of each other: `a_recalls` are `npc_a`'s memories about `npc_b`, and the reverse."""
+    """What two NPCs recall of each other: `a_recalls` are `npc_a`'s memories about `npc_b`, and the reverse;
+    `a_opinion` is what `npc_a` thinks of `npc_b` now, then how that changed (`MemorySystem.opinion`), and the
+    reverse."""
 
     npc_a: str
     npc_b: str
     a_recalls: list[Recollection]
     b_recalls: list[Recollection]
+    a_opinion: str = ""
+    b_opinion: str = ""
 
 
 def _check_recall(npc_id: str, query: str, top_k: int, mode: str) -> None:
@@ -409,14 +413,42 @@ class MemorySystem:
         rather than "Tom".
 
         Returns:
-            A `RelationshipContext` with up to `top_k` `Recollection`s each way.
+            A `RelationshipContext` with up to `top_k` `Recollection`s each way (a correction above the belief it
+            corrects), and each one's opinion of the other, the current one first (`opinion`).
         """
         return RelationshipContext(
             npc_a,
             npc_b,
             self.weighted_recall(npc_a, self._about(npc_b), self.today(), top_k),
             self.weighted_recall(npc_b, self._about(npc_a), self.today(), top_k),
+            self.opinion(npc_a, npc_b),
+            self.opinion(npc_b, npc_a),
         )
+
+    @_settled
+    def opinion(self, npc_id: str, of: str) -> str:
+        """What `npc_id` thinks of `of` now, then how it changed, from its opinion and relationship memories about
+        `of` alone (memory/beliefs/story.py): "Margaret trusts Tom. Margaret distrusted Tom until day 5; since day
+        5 ("Tom pulled my cart out of the fire.") Margaret trusts Tom."
+
+        Returns:
+            The sentences, with the NPCs' registered names (their ids when not registered); "" when no memory
+            of `npc_id`'s about `of` is warm or cold.
+        """
+        from memory_sim.memory.beliefs.detect import subjects
+        from memory_sim.memory.beliefs.story import opinion_story, stances
+
+        rules.text("npc_id", npc_id)
+        rules.text("of", of)
+        profiles = store.npc_profiles(self.env.DB)
+        names = {str(p["npc_id"]): str(p["name"]) for p in profiles}
+        about_other = [
+            (m.day * rules.HOURS_PER_DAY + m.hour, m.content)
+            for m in store.remembered_in_order(self.env.DB, npc_id)
+            if m.kind == "observation" and m.type in ("opinion", "relationship")
+            and subjects(m.about, m.content, profiles) == {of}
+        ]
+        return opinion_story(names.get(npc_id, npc_id), names.get(of, of), stances(about_other))
 
     def _about(self, npc_id: str) -> str:
         profile = store.npc_profile(self.env.DB, npc_id)
