@@ -348,13 +348,14 @@ class MemorySystem:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
             found += [r for r in recent if r.id not in {f.id for f in found}]
-            kept = self._newest_first(distinct(rank(found, len(found))), weighted)
+            kept = self._newest_first(distinct(rank(found, len(found))), weighted, top_k)
             if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
 
-    def _newest_first(self, kept: list[Recollection], weighted: bool) -> list[Recollection]:
-        """Corrections among the candidates placed above the beliefs they correct (memory/beliefs/)."""
+    def _newest_first(self, kept: list[Recollection], weighted: bool, top_k: int) -> list[Recollection]:
+        """Corrections among the candidates placed above the beliefs they correct (memory/beliefs/); one ranked
+        below the top k trades places with the belief it corrects."""
         from memory_sim.memory.beliefs import ranking
         from memory_sim.memory.beliefs.among import superseded_among
 
@@ -363,8 +364,8 @@ class MemorySystem:
         if not stale:
             return kept
         if weighted:
-            return ranking.newest_first(kept, stale, ranking.by_effective_score, ranking.lift_effective_score)
-        return ranking.newest_first(kept, stale)
+            return ranking.newest_first(kept, stale, ranking.by_effective_score, ranking.lift_effective_score, top_k)
+        return ranking.newest_first(kept, stale, window=top_k)
 
     def _recent(self, npc_id: str, query: str) -> list[Recollection]:
         """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""

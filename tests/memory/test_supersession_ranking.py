@@ -40,3 +40,12 @@ def test_weighted_rankings_lift_the_effective_score() -> None:
 def test_nothing_superseded_leaves_the_ranking_as_it_was() -> None:
     ranked = [rec("a", 0.9), rec("b", 0.8)]
     assert newest_first(ranked, {}) == ranked
+
+
+def test_a_correction_below_the_window_trades_places_with_the_stale_one() -> None:
+    ranked = [rec("owes", 0.9), rec("x", 0.8), rec("y", 0.7), rec("paid", 0.1, day=9)]
+    out = newest_first(ranked, {"owes": "paid"}, window=2)
+    assert [r.id for r in out] == ["paid", "x", "owes", "y"]  # x, which answers too, stays in the top 2
+    assert [r.score for r in out[:2]] == [0.9, 0.8] and out[2].superseded_by == "paid"
+    ranked = [rec("owes", 0.9), rec("paid", 0.5, day=9), rec("x", 0.4)]
+    assert [r.id for r in newest_first(ranked, {"owes": "paid"}, window=2)] == ["paid", "owes", "x"]

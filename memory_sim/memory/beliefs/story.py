@@ -4,7 +4,8 @@
     Margaret trusts Tom.
 
 An opinion is the warmth (detect.polarity) of the NPC's opinion and relationship memories about the other, in
-the order they happened; memories with no warmth either way leave it as it was.
+the order they happened; one that takes the last back ("I was wrong about him") turns it; memories with no warmth
+either way leave it as it was.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory_sim.memory.beliefs.detect import polarity
+from memory_sim.memory.beliefs.detect import polarity, revises
 
 _NOW = {1: "trusts", -1: "distrusts"}
 _THEN = {1: "trusted", -1: "distrusted"}
@@ -33,9 +34,16 @@ class Stance:
 
 
 def stances(memories: Sequence[tuple[int, str]]) -> list[Stance]:
-    """(hours, text) of memories about the other, as `Stance`s in time order; those with no warmth left out."""
-    found = [Stance(hours, polarity(text), text) for hours, text in memories]
-    return sorted((s for s in found if s.warmth), key=lambda s: s.hours)
+    """(hours, text) of memories about the other, as `Stance`s in time order; one that takes the last opinion
+    back ("I was wrong about him") turns it; those with no warmth either way are left out."""
+    found: list[Stance] = []
+    for hours, text in sorted(memories, key=lambda m: m[0]):
+        warmth = polarity(text)
+        if not warmth and found and revises(text):
+            warmth = -found[-1].warmth
+        if warmth:
+            found.append(Stance(hours, warmth, text))
+    return found
 
 
 def _runs(ordered: Sequence[Stance]) -> list[list[Stance]]:
