@@ -348,19 +348,20 @@ class MemorySystem:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
             found += [r for r in recent if r.id not in {f.id for f in found}]
-            kept = self._newest_first(distinct(rank(found, len(found))), weighted, top_k)
+            kept = self._newest_first(distinct(rank(found, len(found))), weighted, top_k, mode != "keyword")
             if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
 
-    def _newest_first(self, kept: list[Recollection], weighted: bool, top_k: int) -> list[Recollection]:
+    def _newest_first(self, kept: list[Recollection], weighted: bool, top_k: int, embed: bool) -> list[Recollection]:
         """Corrections among the candidates placed above the beliefs they correct (memory/beliefs/); one ranked
-        below the top k trades places with the belief it corrects."""
+        below the top k trades places with the belief it corrects. `embed=False` (keyword recall) embeds
+        nothing: only an opinion's turn, which needs no topic, links there."""
         from memory_sim.memory.beliefs import ranking
         from memory_sim.memory.beliefs.among import superseded_among
 
         cache = self._recall_cache
-        stale = superseded_among(self.env, kept, lambda: cache.profiles(cache.proof()))
+        stale = superseded_among(self.env, kept, lambda: cache.profiles(cache.proof()), embed=embed)
         if not stale:
             return kept
         if weighted:

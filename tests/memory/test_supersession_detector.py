@@ -29,8 +29,9 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def pair_beliefs(pair: dict[str, Any]) -> tuple[Belief, Belief]:
     about, npcs = pair["about"], PAIRS["npcs"]
     older = Belief("older", "me", pair["type"], 24 + 9, pair["older"], subjects(about, pair["older"], npcs))
-    newer = Belief("newer", "me" if pair.get("same_npc", True) else "someone else", pair.get("newer_type", pair["type"]),
-                   5 * 24 + 9, pair["newer"], subjects(about, pair["newer"], npcs))
+    owner = "me" if pair.get("same_npc", True) else "someone else"
+    newer_type = pair.get("newer_type", pair["type"])
+    newer = Belief("newer", owner, newer_type, 5 * 24 + 9, pair["newer"], subjects(about, pair["newer"], npcs))
     return newer, older
 
 

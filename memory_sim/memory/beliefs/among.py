@@ -1,6 +1,7 @@
 """Supersession among recall's candidates: which of them a later one corrects (detect.py's rule), found when
 recall ranks them, with no write. The embedder is asked only for the pairs whose verdict turns on their topic
-(its cache answers for memories in the index); when it cannot answer, those pairs are left unlinked."""
+(its cache answers for memories in the index); when it cannot answer, and in keyword recall, which embeds
+nothing, those pairs are left unlinked."""
 
 from __future__ import annotations
 
@@ -29,14 +30,19 @@ def beliefs_of(found: Sequence[Recollection], profiles: Profiles) -> list[Belief
     ]
 
 
-def superseded_among(env: WorkerEnv, found: Sequence[Recollection], profiles: Profiles) -> dict[str, str]:
-    """{stale id: the id of the first later memory among `found` that corrects it}."""
+def superseded_among(
+    env: WorkerEnv, found: Sequence[Recollection], profiles: Profiles, *, embed: bool = True
+) -> dict[str, str]:
+    """{stale id: the id of the first later memory among `found` that corrects it}. `embed=False` asks the
+    embedder nothing (keyword recall embeds nothing): only the verdicts that need no topic stand."""
     beliefs = beliefs_of(found, profiles)
     if len(beliefs) < 2:
         return {}
 
     def similarity(pairs: Sequence[tuple[Belief, Belief]]) -> list[float]:
         texts = sorted({b.text for pair in pairs for b in pair})
+        if not embed:
+            return [float("nan")] * len(pairs)
         try:
             vectors = dict(zip(texts, env.embedder.embed(texts), strict=True))
         except EmbeddingUnavailable:
