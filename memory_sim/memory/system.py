@@ -16,13 +16,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import D1Error, InvalidInput, VectorizeError
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import rules
+from memory_sim.memory.beliefs.detect import Belief
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Summariser
 from memory_sim.memory.ledger import store
@@ -49,6 +50,14 @@ from memory_sim.memory.writing.background import Background
 from memory_sim.memory.writing.forgetting import MemoryPage
 
 Clock = Callable[[], float]
+
+
+class BeliefJudge(Protocol):
+    """A second opinion on the offline rule's pairs (memory/beliefs/chat.py's `ChatJudge`)."""
+
+    def judge(self, pairs: Sequence[tuple[Belief, Belief]]) -> Sequence[bool | None]: ...
+
+
 Ranking = Callable[[list[Recollection], int], list[Recollection]]
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -100,6 +109,8 @@ class MemorySystem:
         config: the tunables (`MemoryConfig`); the defaults follow the design.
         summariser: what condenses a day in `consolidate` (the offline extractive one by default, or a
             `ChatSummariser`).
+        judge: a chat model's word on which memory corrects which (`memory.beliefs.chat.ChatJudge`); None (the
+            default) keeps the offline rule alone (memory/beliefs/detect.py).
 
     Units: days are whole sim days since the world began (`WorldTime.day`), hours 0-23 of that day, and
     times passed as `now` are seconds of world time, as `clock()` gives them. The jobs (`consolidate`,
@@ -113,11 +124,13 @@ class MemorySystem:
         clock: Clock,
         config: MemoryConfig | None = None,
         summariser: Summariser | None = None,
+        judge: BeliefJudge | None = None,
     ) -> None:
         self.env = env
         self.clock = clock
         self.config = config or MemoryConfig()
         self.summariser: Summariser = summariser or ExtractiveSummariser()
+        self.judge = judge
         migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
         self._recall_cache = RecallCache(env.DB)  # hybrid and keyword recall's per-NPC state, proved current
         # True while this system knows nothing is pending and no forget is half done: set by a retry that
@@ -361,7 +374,8 @@ class MemorySystem:
         from memory_sim.memory.beliefs.among import superseded_among
 
         cache = self._recall_cache
-        stale = superseded_among(self.env, kept, lambda: cache.profiles(cache.proof()), embed=embed)
+        refine = None if self.judge is None else self.judge.judge
+        stale = superseded_among(self.env, kept, lambda: cache.profiles(cache.proof()), embed=embed, refine=refine)
         if not stale:
             return kept
         if weighted:

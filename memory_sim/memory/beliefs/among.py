@@ -12,7 +12,7 @@ import numpy as np
 
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import EmbeddingUnavailable
-from memory_sim.memory.beliefs.detect import Belief, links, subjects
+from memory_sim.memory.beliefs.detect import Belief, Refine, links, subjects
 from memory_sim.memory.models import Recollection
 from memory_sim.memory.rules import HOURS_PER_DAY
 
@@ -31,10 +31,12 @@ def beliefs_of(found: Sequence[Recollection], profiles: Profiles) -> list[Belief
 
 
 def superseded_among(
-    env: WorkerEnv, found: Sequence[Recollection], profiles: Profiles, *, embed: bool = True
+    env: WorkerEnv, found: Sequence[Recollection], profiles: Profiles, *, embed: bool = True,
+    refine: Refine | None = None,
 ) -> dict[str, str]:
     """{stale id: the id of the first later memory among `found` that corrects it}. `embed=False` asks the
-    embedder nothing (keyword recall embeds nothing): only the verdicts that need no topic stand."""
+    embedder nothing (keyword recall embeds nothing): only the verdicts that need no topic stand. `refine`: a
+    chat model's verdicts (chat.py), where one is configured."""
     beliefs = beliefs_of(found, profiles)
     if len(beliefs) < 2:
         return {}
@@ -49,4 +51,4 @@ def superseded_among(
             return [float("nan")] * len(pairs)  # NaN passes no threshold: only topic-free verdicts stand
         return [float(np.dot(vectors[n.text], vectors[o.text])) for n, o in pairs]
 
-    return {stale: later for stale, (later, _) in links(beliefs, similarity).items()}
+    return {stale: later for stale, (later, _) in links(beliefs, similarity, refine).items()}

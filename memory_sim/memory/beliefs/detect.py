@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-Reason = Literal["turn", "update"]
+Reason = Literal["turn", "update", "judged"]  # judged: a chat model said so (chat.py)
 ONE_BELIEF_PER_SUBJECT = ("opinion", "relationship")
 TURN_SIMILARITY = 0.55  # an event's or place's turn: the same topic (all-MiniLM-L6-v2 cosine)
 UPDATE_SIMILARITY = 0.6  # a change cue without a turn: a closer topic
@@ -142,21 +142,31 @@ def might_supersede(newer: Belief, older: Belief) -> bool:
 
 
 Similarity = Callable[[Sequence[tuple[Belief, Belief]]], Sequence[float]]
+Refine = Callable[[Sequence[tuple[Belief, Belief]]], Sequence[bool | None]]
 
 
-def links(beliefs: Iterable[Belief], similarity: Similarity) -> dict[str, tuple[str, Reason]]:
+def links(
+    beliefs: Iterable[Belief], similarity: Similarity, refine: Refine | None = None
+) -> dict[str, tuple[str, Reason]]:
     """For each belief a later one supersedes: the id of the earliest such (the first correction), and why.
-    `similarity` scores the candidate pairs (newer, older) in one call."""
+    `similarity` scores the candidate pairs (newer, older) in one call, asked only where the verdict turns on the
+    topic. `refine` (a chat model, chat.py) gives its verdict on the pairs the rule would link on some topic:
+    True or False overrules the rule, None leaves it."""
     ordered = sorted(beliefs, key=lambda b: (b.hours, b.id))
     pairs = [(n, o) for i, o in enumerate(ordered) for n in ordered[i + 1:] if might_supersede(n, o)]
-    # the embedder is asked only where the verdict turns on the topic
     settled = {(n.id, o.id): supersedes(n, o, 1.0) for n, o in pairs if supersedes(n, o, 1.0) == supersedes(n, o, -1.0)}
     open_pairs = [(n, o) for n, o in pairs if (n.id, o.id) not in settled]
     scored = dict(zip([(n.id, o.id) for n, o in open_pairs], similarity(open_pairs), strict=True)) if open_pairs else {}
+    verdicts = {(n.id, o.id): settled[(n.id, o.id)] if (n.id, o.id) in settled
+                else supersedes(n, o, float(scored[(n.id, o.id)])) for n, o in pairs}
+    if refine is not None:
+        proposed = [(n, o) for n, o in pairs if supersedes(n, o, 1.0) is not None]
+        for (newer, older), said in zip(proposed, refine(proposed) if proposed else [], strict=True):
+            if said is not None:
+                verdicts[(newer.id, older.id)] = "judged" if said else None
     out: dict[str, tuple[str, Reason]] = {}
     for newer, older in pairs:
-        key = (newer.id, older.id)
-        reason = settled[key] if key in settled else supersedes(newer, older, float(scored[key]))
+        reason = verdicts[(newer.id, older.id)]
         if reason is not None and older.id not in out:
             out[older.id] = (newer.id, reason)
     return out
