@@ -375,7 +375,9 @@ class MemorySystem:
 
         cache = self._recall_cache
         refine = None if self.judge is None else self.judge.judge
-        stale = superseded_among(self.env, kept, lambda: cache.profiles(cache.proof()), embed=embed, refine=refine)
+        # the registry as this recall's name expansion proved it (no statement), else read
+        profiles = lambda: cache.known_profiles() or cache.profiles(cache.proof())  # noqa: E731
+        stale = superseded_among(self.env, kept, profiles, embed=embed, refine=refine)
         if not stale:
             return kept
         if weighted:
