@@ -178,6 +178,17 @@ class Lineage:
 
 
 @dataclass(frozen=True, slots=True)
+class BeliefLinks:
+    """Where a memory stands among the NPC's changing beliefs (memory/beliefs/detect.py): `superseded_by`, the
+    first later memory that corrects or updates it (None when none does), and `supersedes`, the earlier memories
+    it is the first correction of, oldest first."""
+
+    memory_id: str
+    superseded_by: StoredMemory | None = None
+    supersedes: tuple[StoredMemory, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Recollection:
     """One recalled memory, as `recall` and `weighted_recall` return it.
 

@@ -31,6 +31,7 @@ from memory_sim.memory.ledger.schema import migrate
 from memory_sim.memory.models import (
     DEFAULT_RECALL_MODE,
     RECALL_MODES,
+    BeliefLinks,
     JobReport,
     Lineage,
     RecallMode,
@@ -410,6 +411,30 @@ class MemorySystem:
             return tuple(sorted((rows[i] for i in ids if i in rows), key=lambda m: (m.day, m.hour, m.id)))
 
         return Lineage(memory_id, in_order(sources), in_order(summaries))
+
+    @_settled
+    def belief_links(self, memory_id: str) -> BeliefLinks:
+        """Which later memory corrects or updates this one, and which earlier ones it corrects, among the NPC's
+        memories (memory/beliefs/detect.py's rule, and the `judge` where one is configured): the history recall
+        shows as `Recollection.superseded_by`.
+
+        Returns:
+            A `BeliefLinks`: `superseded_by` (a `StoredMemory`, or None) and `supersedes` (oldest first).
+
+        Raises:
+            NotFound: no memory has this id.
+        """
+        from memory_sim.memory.beliefs.among import embedded_similarity, stored_beliefs
+        from memory_sim.memory.beliefs.detect import links
+
+        memory = forgetting.one(self.env, memory_id)
+        mine = {m.id: m for m in store.remembered_in_order(self.env.DB, memory.npc_id) if m.type == memory.type}
+        beliefs = stored_beliefs(list(mine.values()), store.npc_profiles(self.env.DB))
+        found = links(beliefs, embedded_similarity(self.env), None if self.judge is None else self.judge.judge)
+        later = found.get(memory_id)
+        earlier = sorted((mine[old] for old, (new, _) in found.items() if new == memory_id),
+                         key=lambda m: (m.day, m.hour, m.id))
+        return BeliefLinks(memory_id, None if later is None else mine[later[0]], tuple(earlier))
 
     # --- the design's three uses ----------------------------------------------------------------------------
 

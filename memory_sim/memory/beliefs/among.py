@@ -13,7 +13,7 @@ import numpy as np
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import EmbeddingUnavailable
 from memory_sim.memory.beliefs.detect import Belief, Refine, links, subjects
-from memory_sim.memory.models import Recollection
+from memory_sim.memory.models import Recollection, StoredMemory
 from memory_sim.memory.rules import HOURS_PER_DAY
 
 Profiles = Callable[[], Sequence[Mapping[str, Any]]]
@@ -30,16 +30,18 @@ def beliefs_of(found: Sequence[Recollection], profiles: Profiles) -> list[Belief
     ]
 
 
-def superseded_among(
-    env: WorkerEnv, found: Sequence[Recollection], profiles: Profiles, *, embed: bool = True,
-    refine: Refine | None = None,
-) -> dict[str, str]:
-    """{stale id: the id of the first later memory among `found` that corrects it}. `embed=False` asks the
-    embedder nothing (keyword recall embeds nothing): only the verdicts that need no topic stand. `refine`: a
-    chat model's verdicts (chat.py), where one is configured."""
-    beliefs = beliefs_of(found, profiles)
-    if len(beliefs) < 2:
-        return {}
+def stored_beliefs(memories: Sequence[StoredMemory], profiles: Sequence[Mapping[str, Any]]) -> list[Belief]:
+    """An NPC's stored observations as the detector reads them."""
+    return [
+        Belief(m.id, m.npc_id, m.type, m.day * HOURS_PER_DAY + m.hour, m.content,
+               subjects(m.about, m.content, profiles))
+        for m in memories if m.kind == "observation"
+    ]
+
+
+def embedded_similarity(env: WorkerEnv, embed: bool = True) -> Callable[[Sequence[tuple[Belief, Belief]]], list[float]]:
+    """Cosine similarity of each pair's texts by the env's embedder; NaN (no topic) when `embed` is False or the
+    embedder fails."""
 
     def similarity(pairs: Sequence[tuple[Belief, Belief]]) -> list[float]:
         texts = sorted({b.text for pair in pairs for b in pair})
@@ -51,4 +53,17 @@ def superseded_among(
             return [float("nan")] * len(pairs)  # NaN passes no threshold: only topic-free verdicts stand
         return [float(np.dot(vectors[n.text], vectors[o.text])) for n, o in pairs]
 
-    return {stale: later for stale, (later, _) in links(beliefs, similarity, refine).items()}
+    return similarity
+
+
+def superseded_among(
+    env: WorkerEnv, found: Sequence[Recollection], profiles: Profiles, *, embed: bool = True,
+    refine: Refine | None = None,
+) -> dict[str, str]:
+    """{stale id: the id of the first later memory among `found` that corrects it}. `embed=False` asks the
+    embedder nothing (keyword recall embeds nothing): only the verdicts that need no topic stand. `refine`: a
+    chat model's verdicts (chat.py), where one is configured."""
+    beliefs = beliefs_of(found, profiles)
+    if len(beliefs) < 2:
+        return {}
+    return {stale: later for stale, (later, _) in links(beliefs, embedded_similarity(env, embed), refine).items()}
