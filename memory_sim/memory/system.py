@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Concatenate, ParamSpec, Protocol, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.bindings.worker_env import WorkerEnv
@@ -376,8 +376,12 @@ class MemorySystem:
 
         cache = self._recall_cache
         refine = None if self.judge is None else self.judge.judge
-        # the registry as this recall's name expansion proved it (no statement), else read
-        profiles = lambda: cache.known_profiles() or cache.profiles(cache.proof())  # noqa: E731
+        def profiles() -> list[dict[str, Any]]:
+            """The registry as this recall's name expansion proved it (no statement), else read."""
+            if cache is None:
+                return store.npc_profiles(self.env.DB)
+            return cache.known_profiles() or cache.profiles(cache.proof())
+
         stale = superseded_among(self.env, kept, profiles, embed=embed, refine=refine)
         if not stale:
             return kept

@@ -1,7 +1,8 @@
 """Supersession among recall's candidates: which of them a later one corrects (detect.py's rule), found when
-recall ranks them, with no write. The embedder is asked only for the pairs whose verdict turns on their topic
-(its cache answers for memories in the index); when it cannot answer, and in keyword recall, which embeds
-nothing, those pairs are left unlinked."""
+recall ranks them, with no write. The embedder is asked only for the pairs whose verdict turns on their topic,
+and only about memories in the index (its cache answers for them; a memory kept in D1 only is never embedded);
+when it cannot answer, for a memory outside the index, and in keyword recall, which embeds nothing, those pairs
+are left unlinked."""
 
 from __future__ import annotations
 
@@ -39,14 +40,20 @@ def stored_beliefs(memories: Sequence[StoredMemory], profiles: Sequence[Mapping[
     ]
 
 
-def embedded_similarity(env: WorkerEnv, embed: bool = True) -> Callable[[Sequence[tuple[Belief, Belief]]], list[float]]:
-    """Cosine similarity of each pair's texts by the env's embedder; NaN (no topic) when `embed` is False or the
-    embedder fails."""
+def embedded_similarity(
+    env: WorkerEnv, embed: bool = True, embeddable: Callable[[Belief], bool] = lambda _: True
+) -> Callable[[Sequence[tuple[Belief, Belief]]], list[float]]:
+    """Cosine similarity of each pair's texts by the env's embedder; NaN (no topic) when `embed` is False, when
+    either memory is not `embeddable`, or when the embedder fails."""
 
     def similarity(pairs: Sequence[tuple[Belief, Belief]]) -> list[float]:
-        texts = sorted({b.text for pair in pairs for b in pair})
         if not embed:
             return [float("nan")] * len(pairs)
+        asked = [(n, o) for n, o in pairs if embeddable(n) and embeddable(o)]
+        if len(asked) < len(pairs):
+            scored = dict(zip([(n.id, o.id) for n, o in asked], similarity(asked) if asked else [], strict=True))
+            return [scored.get((n.id, o.id), float("nan")) for n, o in pairs]
+        texts = sorted({b.text for pair in pairs for b in pair})
         try:
             vectors = dict(zip(texts, env.embedder.embed(texts), strict=True))
         except EmbeddingUnavailable:
@@ -66,4 +73,8 @@ def superseded_among(
     beliefs = beliefs_of(found, profiles)
     if len(beliefs) < 2:
         return {}
-    return {stale: later for stale, (later, _) in links(beliefs, embedded_similarity(env, embed), refine).items()}
+    # only memories in the index: their embeddings exist already (the embedder's cache); one kept in D1 only is
+    # never embedded, by design
+    indexed = {r.id for r in found if r.source == "vectorize"}
+    similarity = embedded_similarity(env, embed, lambda b: b.id in indexed)
+    return {stale: later for stale, (later, _) in links(beliefs, similarity, refine).items()}
