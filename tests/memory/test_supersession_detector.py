@@ -1,7 +1,8 @@
 """The supersession detector (memory/beliefs/detect.py) measured on labelled pairs: tests/memory/data/
 supersession_pairs.json holds a tuning set and a held-out set, written before the detector ran on either. The
-floors below are what it measured with the bundled all-MiniLM-L6-v2 (tuning 24/24 found, none false; held-out
-7 of 10 found, 2 false of 9 linked); a change that lowers either fails here."""
+floors below are what it measured with the bundled all-MiniLM-L6-v2 (tuning 23 of 24 found, none false: the
+mill road, which names no NPC, is missed on purpose; held-out 7 of 10 found, 2 false of 9 linked); a change that
+lowers either fails here."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from memory_sim.memory.beliefs.detect import Belief, change_cue, links, polarity
 
 PAIRS = json.loads((Path(__file__).parent / "data" / "supersession_pairs.json").read_text("utf-8"))
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-FLOORS = {"tuning": (1.0, 1.0), "held_out": (0.77, 0.70)}  # (precision, recall) measured, rounded down
+FLOORS = {"tuning": (1.0, 0.95), "held_out": (0.77, 0.70)}  # (precision, recall) measured, rounded down
 
 
 @pytest.fixture(scope="module")
@@ -83,6 +84,9 @@ def test_subjects_come_from_about_else_from_the_registered_names_and_roles() -> 
     assert subjects((), "I think the miller is an honest man.", npcs) == {"oswin"}
     assert subjects((), "Tom and the smith are one man; Mira is not.", npcs) == {"tom", "mira"}
     assert subjects((), "Rain flattened the barley.", npcs) == frozenset()
+    road, clear = "The mill road is flooded.", "The mill road is clear now."
+    assert supersedes(Belief("b", "me", "place", 50, clear, frozenset()), Belief("a", "me", "place", 10, road,
+                                                                           frozenset()), 0.9) is None
 
 
 def test_an_opinion_turns_without_a_topic_but_an_event_needs_one() -> None:

@@ -1,7 +1,9 @@
 """Whether a newer memory supersedes an older one: the offline rule (pure, no I/O).
 
 A newer memory supersedes an older one of the same NPC when both are of the same type, about the same subject
-(the NPCs they are `about`, or else the registered names, aliases and roles their texts name), and the newer one
+(the NPCs they are `about`, or else the registered names, aliases and roles their texts name; a memory that
+names no NPC is never linked: a conversation's turns, the weather and the roads share topics, not beliefs, and
+linking them moved later turns above the evidence LoCoMo's questions ask for), and the newer one
 either turns the older's opinion (one is warm, the other cold: "Cora sold me a remedy that did nothing" ->
 "The herbalist cured my fever") or carries a change cue ("now", "no longer", "at last", "paid", "changed my
 mind"...) on the same topic (embedding cosine similarity at least `UPDATE_SIMILARITY`). An opinion or a
@@ -23,7 +25,6 @@ Reason = Literal["turn", "update", "judged"]  # judged: a chat model said so (ch
 ONE_BELIEF_PER_SUBJECT = ("opinion", "relationship")
 TURN_SIMILARITY = 0.55  # an event's or place's turn: the same topic (all-MiniLM-L6-v2 cosine)
 UPDATE_SIMILARITY = 0.6  # a change cue without a turn: a closer topic
-NO_SUBJECT_SIMILARITY = 0.6  # memories naming no NPC (a road, the weather): only their topic ties them
 
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 _NEGATORS = frozenset(
@@ -122,10 +123,8 @@ def supersedes(newer: Belief, older: Belief, similarity: float) -> Reason | None
     None. `similarity` is the cosine similarity of their embeddings."""
     if newer.npc_id != older.npc_id or newer.type != older.type or newer.hours <= older.hours:
         return None
-    if newer.subjects != older.subjects:
-        return None
-    if not newer.subjects and not similarity >= NO_SUBJECT_SIMILARITY:  # NaN (unknown) passes no threshold
-        return None
+    if not newer.subjects or newer.subjects != older.subjects:
+        return None  # a memory naming no NPC (the weather, a road) is about no one the rule can tell apart
     before = polarity(older.text)
     turned = polarity(newer.text) * before < 0 or (before != 0 and revises(newer.text))
     if turned and (newer.type in ONE_BELIEF_PER_SUBJECT or similarity >= TURN_SIMILARITY):
@@ -138,7 +137,7 @@ def supersedes(newer: Belief, older: Belief, similarity: float) -> Reason | None
 def might_supersede(newer: Belief, older: Belief) -> bool:
     """The rule's checks that need no embedding: callers embed only the pairs that pass."""
     return (newer.npc_id == older.npc_id and newer.type == older.type and newer.hours > older.hours
-            and newer.subjects == older.subjects)
+            and bool(newer.subjects) and newer.subjects == older.subjects)
 
 
 Similarity = Callable[[Sequence[tuple[Belief, Belief]]], Sequence[float]]
