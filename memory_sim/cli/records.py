@@ -22,7 +22,8 @@ def _memory_line(memory: Any) -> str:
 
 
 def _recollection_lines(found: list[Any]) -> list[str]:
-    return [f"{r.effective_score or r.score:.3f}  imp {r.importance:.2f}  day {r.day}  {r.text}" for r in found]
+    return [f"{r.effective_score or r.score:.3f}  imp {r.importance:.2f}  day {r.day}  {r.text}"
+            + ("  (superseded by a later memory)" if r.superseded_by else "") for r in found]
 
 
 def cmd_npcs(args: argparse.Namespace) -> int:

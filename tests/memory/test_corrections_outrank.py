@@ -114,3 +114,18 @@ def test_the_demo_answers_with_margarets_current_opinion_then_how_it_changed(
     assert shown[0].endswith("The one who shoes the horses made a promise to me and broke it without a word.")
     assert shown[1].endswith("I think the one who shoes the horses is an honest, hard-working soul.  "
                              "(superseded by a later memory)")
+
+
+def test_the_command_line_marks_a_superseded_memory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = ["--data", str(tmp_path / "v"), "--model", "fake/hashing"]
+    for day, text in ((1, REMEDY), (6, CURED)):
+        assert main([*data, "remember", "bram", text, "--importance", "0.9", "--day", str(day), "--type", "opinion",
+                     "--about", "cora"]) == 0
+    assert main([*data, "remember", "cora", "Bram called my tonic pond water.", "--day", "2"]) == 0
+    capsys.readouterr()
+    assert main([*data, "recall", "bram", "What does Bram think of Cora?", "--weighted", "--day", "7"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(CURED) and lines[1].endswith(f"{REMEDY}  (superseded by a later memory)")
+    assert main([*data, "relationship", "bram", "cora"]) == 0
+    out = capsys.readouterr().out  # unregistered: the ids stand for the names
+    assert out.startswith('bram recalls: bram trusts cora. bram distrusted cora until day 6; since day 6 ("The ')
