@@ -125,7 +125,8 @@ def _report_demo(
     found = distinct(system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=10), 5)
     margaret = village.by_id.get("margaret")
     said = None if margaret is None else verdict(
-        margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before, [r.text for r in found])
+        margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before, [r.text for r in found],
+        system.opinion("margaret", "tom"))
     if args.json:
         _print({"question": DEMO_QUESTION, "npc": "margaret", "day": day, "verdict": said,
                 "recalled": [r.to_json() for r in found], "days": summary.days, "diaries": summary.diaries,
@@ -137,7 +138,7 @@ def _report_demo(
     print()
     for r in found:
         print(f"  score {r.score:.3f}  weighted {r.effective_score or 0:.3f}  imp {r.importance:.2f}  day {r.day:>2}  "
-              f"[{r.source}] {r.text}")
+              f"[{r.source}] {r.text}" + ("  (superseded by a later memory)" if r.superseded_by else ""))
     stats = system.stats()
     print(
         f"\n{summary.days} days, {len(system.env.DB.prepare('SELECT npc_id FROM npc_state').all().results)} NPCs: "

@@ -124,7 +124,8 @@ def cmd_recall(args: argparse.Namespace) -> int:
             return 0
         for r in found:
             weighted = "" if r.effective_score is None else f"  weighted {r.effective_score:.3f}"
-            print(f"{r.score:.3f}{weighted}  imp {r.importance:.2f}  day {r.day}  [{r.source}] {r.text}")
+            later = "  (superseded by a later memory)" if r.superseded_by else ""
+            print(f"{r.score:.3f}{weighted}  imp {r.importance:.2f}  day {r.day}  [{r.source}] {r.text}{later}")
     return 0
 
 

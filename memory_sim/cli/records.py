@@ -22,7 +22,8 @@ def _memory_line(memory: Any) -> str:
 
 
 def _recollection_lines(found: list[Any]) -> list[str]:
-    return [f"{r.effective_score or r.score:.3f}  imp {r.importance:.2f}  day {r.day}  {r.text}" for r in found]
+    return [f"{r.effective_score or r.score:.3f}  imp {r.importance:.2f}  day {r.day}  {r.text}"
+            + ("  (superseded by a later memory)" if r.superseded_by else "") for r in found]
 
 
 def cmd_npcs(args: argparse.Namespace) -> int:
@@ -114,8 +115,9 @@ def cmd_relationship(args: argparse.Namespace) -> int:
         if args.json:
             _print({args.a: [r.to_json() for r in context.a_recalls], args.b: [r.to_json() for r in context.b_recalls]})
             return 0
-        for who, found in ((args.a, context.a_recalls), (args.b, context.b_recalls)):
-            print(f"{who} recalls:")
+        for who, found, opinion in ((args.a, context.a_recalls, context.a_opinion),
+                                    (args.b, context.b_recalls, context.b_opinion)):
+            print(f"{who} recalls:" + (f" {opinion}" if opinion else ""))
             for line in _recollection_lines(found):
                 print(f"  {line}")
     return 0

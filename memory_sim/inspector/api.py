@@ -64,9 +64,17 @@ def npc_data(folder: Folder, npc_id: str) -> dict[str, Any]:
     return dict(asdict(detail), counts=counts)
 
 
+def _brief(m: Any) -> dict[str, Any]:
+    return {"id": m.id, "day": m.day, "hour": m.hour, "content": m.content}
+
+
 def memory_data(folder: Folder, memory_id: str) -> dict[str, Any]:
+    from memory_sim.memory.ledger.store import world_seconds
+
     with folder.env() as env:
         record = queries.memory(env.DB, memory_id)
+        with folder.system(world_seconds(env.DB)) as system:
+            links = system.belief_links(memory_id)
         try:
             vectors = env.VECTORIZE.get_by_ids([memory_id])
             index: dict[str, Any] = {"metadata": vectors[0].metadata if vectors else None, "present": bool(vectors)}
@@ -77,7 +85,9 @@ def memory_data(folder: Folder, memory_id: str) -> dict[str, Any]:
     forgotten = None if record.forgotten is None else dict(record.forgotten,
                                                                when=queries.when(record.forgotten["forgotten_at"]))
     return {"row": row, "state": record.state, "index": index, "outbox": outbox, "forgotten": forgotten,
-            "sources": record.sources, "summaries": record.summaries, "npcId": row["npc_id"]}
+            "sources": record.sources, "summaries": record.summaries, "npcId": row["npc_id"],
+            "belief": {"supersededBy": None if links.superseded_by is None else _brief(links.superseded_by),
+                       "supersedes": [_brief(m) for m in links.supersedes]}}
 
 
 def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted: bool = False,
@@ -98,7 +108,8 @@ def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted
         r = e.recollection
         item: dict[str, Any] = {"id": r.id, "text": r.text, "day": r.day, "importance": r.importance,
                                 "kind": r.kind, "source": r.source, "score": r.score, "decayFactor": r.decay_factor,
-                                "effectiveScore": r.effective_score, "sources": list(r.sources)}
+                                "effectiveScore": r.effective_score, "sources": list(r.sources),
+                                "supersededBy": r.superseded_by}
         if e.hybrid is not None:
             h = e.hybrid
             item["parts"] = {"vectorSimilarity": h.vector, "keywordScore": h.keyword, "vectorPart": h.vector_part,

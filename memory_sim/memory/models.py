@@ -178,6 +178,17 @@ class Lineage:
 
 
 @dataclass(frozen=True, slots=True)
+class BeliefLinks:
+    """Where a memory stands among the NPC's changing beliefs (memory/beliefs/detect.py): `superseded_by`, the
+    first later memory that corrects or updates it (None when none does), and `supersedes`, the earlier memories
+    it is the first correction of, oldest first."""
+
+    memory_id: str
+    superseded_by: StoredMemory | None = None
+    supersedes: tuple[StoredMemory, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Recollection:
     """One recalled memory, as `recall` and `weighted_recall` return it.
 
@@ -197,6 +208,9 @@ class Recollection:
             None from `recall`.
         decay_factor: the memory's current decay factor (grows daily in `decay_and_prune`).
         kind: "observation" or "summary"; a summary names the memories it was made from in `sources`.
+        superseded_by: the id of a later memory that corrects or updates this one (memory/beliefs/detect.py);
+            recall ranks that correction, when among the results, just above this one. None when none does.
+        hour, about: the hour of `day` it happened, and the NPC ids it is about.
     """
 
     id: str
@@ -211,6 +225,9 @@ class Recollection:
     decay_factor: float = 0.0
     kind: str = "observation"
     sources: tuple[str, ...] = ()
+    superseded_by: str | None = None
+    hour: int = 0
+    about: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         """The recollection as JSON-ready values, in camelCase as the CLI's `--json` prints it."""
@@ -230,6 +247,8 @@ class Recollection:
             out["kind"] = self.kind
         if self.sources:
             out["sources"] = list(self.sources)
+        if self.superseded_by is not None:
+            out["supersededBy"] = self.superseded_by
         return out
 
 

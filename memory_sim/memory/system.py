@@ -16,13 +16,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import D1Error, InvalidInput, VectorizeError
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import rules
+from memory_sim.memory.beliefs.detect import Belief
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Summariser
 from memory_sim.memory.ledger import store
@@ -30,6 +31,7 @@ from memory_sim.memory.ledger.schema import migrate
 from memory_sim.memory.models import (
     DEFAULT_RECALL_MODE,
     RECALL_MODES,
+    BeliefLinks,
     JobReport,
     Lineage,
     RecallMode,
@@ -49,6 +51,14 @@ from memory_sim.memory.writing.background import Background
 from memory_sim.memory.writing.forgetting import MemoryPage
 
 Clock = Callable[[], float]
+
+
+class BeliefJudge(Protocol):
+    """A second opinion on the offline rule's pairs (memory/beliefs/chat.py's `ChatJudge`)."""
+
+    def judge(self, pairs: Sequence[tuple[Belief, Belief]]) -> Sequence[bool | None]: ...
+
+
 Ranking = Callable[[list[Recollection], int], list[Recollection]]
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -68,12 +78,16 @@ def _settled(method: Callable[Concatenate[MemorySystem, P], R]) -> Callable[Conc
 
 @dataclass(frozen=True, slots=True)
 class RelationshipContext:
-    """What two NPCs recall of each other: `a_recalls` are `npc_a`'s memories about `npc_b`, and the reverse."""
+    """What two NPCs recall of each other: `a_recalls` are `npc_a`'s memories about `npc_b`, and the reverse;
+    `a_opinion` is what `npc_a` thinks of `npc_b` now, then how that changed (`MemorySystem.opinion`), and the
+    reverse."""
 
     npc_a: str
     npc_b: str
     a_recalls: list[Recollection]
     b_recalls: list[Recollection]
+    a_opinion: str = ""
+    b_opinion: str = ""
 
 
 def _check_recall(npc_id: str, query: str, top_k: int, mode: str) -> None:
@@ -96,6 +110,8 @@ class MemorySystem:
         config: the tunables (`MemoryConfig`); the defaults follow the design.
         summariser: what condenses a day in `consolidate` (the offline extractive one by default, or a
             `ChatSummariser`).
+        judge: a chat model's word on which memory corrects which (`memory.beliefs.chat.ChatJudge`); None (the
+            default) keeps the offline rule alone (memory/beliefs/detect.py).
 
     Units: days are whole sim days since the world began (`WorldTime.day`), hours 0-23 of that day, and
     times passed as `now` are seconds of world time, as `clock()` gives them. The jobs (`consolidate`,
@@ -109,11 +125,13 @@ class MemorySystem:
         clock: Clock,
         config: MemoryConfig | None = None,
         summariser: Summariser | None = None,
+        judge: BeliefJudge | None = None,
     ) -> None:
         self.env = env
         self.clock = clock
         self.config = config or MemoryConfig()
         self.summariser: Summariser = summariser or ExtractiveSummariser()
+        self.judge = judge
         migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
         self._recall_cache = RecallCache(env.DB)  # hybrid and keyword recall's per-NPC state, proved current
         # True while this system knows nothing is pending and no forget is half done: set by a retry that
@@ -271,7 +289,7 @@ class MemorySystem:
         """
         _check_recall(npc_id, query, top_k, mode)
         found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score,
-                                   include_recent)
+                                   include_recent, weighted=False)
         return found or self._nothing_for(npc_id)
 
     @_settled
@@ -314,7 +332,7 @@ class MemorySystem:
             return rank_weighted([replace(r, effective_score=s) for r, s in zip(found, scores, strict=True)], k)
 
         found = self._distinct_top(
-            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent
+            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent, weighted=True
         )
         if found:
             self.env.DB.batch(access.record(self.env.DB, [r.id for r in found], now_hours))
@@ -328,10 +346,12 @@ class MemorySystem:
 
     def _distinct_top(
         self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking,
-        include_recent: bool = False,
+        include_recent: bool = False, *, weighted: bool,
     ) -> list[Recollection]:
-        """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats
-        leave it short and more may exist; with `include_recent`, recent D1-only memories join the candidates."""
+        """The top k after collapsing repeats (scoring.distinct), the newest state of each belief above the stale
+        one (beliefs/ranking.py; by `effective_score` when `weighted`, else by `score`), asking for more
+        candidates while repeats leave it short and more may exist; with `include_recent`, recent D1-only memories
+        join the candidates."""
         k = min(VECTORIZE_MAX_TOP_K, k)
         recent = self._recent(npc_id, query) if include_recent else []
         while True:
@@ -342,10 +362,32 @@ class MemorySystem:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
             found += [r for r in recent if r.id not in {f.id for f in found}]
-            kept = distinct(rank(found, len(found)))
+            kept = self._newest_first(distinct(rank(found, len(found))), weighted, top_k, mode != "keyword")
             if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
+
+    def _newest_first(self, kept: list[Recollection], weighted: bool, top_k: int, embed: bool) -> list[Recollection]:
+        """Corrections among the candidates placed above the beliefs they correct (memory/beliefs/); one ranked
+        below the top k trades places with the belief it corrects. `embed=False` (keyword recall) embeds
+        nothing: only an opinion's turn, which needs no topic, links there."""
+        from memory_sim.memory.beliefs import ranking
+        from memory_sim.memory.beliefs.among import superseded_among
+
+        cache = self._recall_cache
+        refine = None if self.judge is None else self.judge.judge
+        def profiles() -> list[dict[str, Any]]:
+            """The registry as this recall's name expansion proved it (no statement), else read."""
+            if cache is None:
+                return store.npc_profiles(self.env.DB)
+            return cache.known_profiles() or cache.profiles(cache.proof())
+
+        stale = superseded_among(self.env, kept, profiles, embed=embed, refine=refine)
+        if not stale:
+            return kept
+        if weighted:
+            return ranking.newest_first(kept, stale, ranking.by_effective_score, ranking.lift_effective_score, top_k)
+        return ranking.newest_first(kept, stale, window=top_k)
 
     def _recent(self, npc_id: str, query: str) -> list[Recollection]:
         """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""
@@ -374,6 +416,30 @@ class MemorySystem:
 
         return Lineage(memory_id, in_order(sources), in_order(summaries))
 
+    @_settled
+    def belief_links(self, memory_id: str) -> BeliefLinks:
+        """Which later memory corrects or updates this one, and which earlier ones it corrects, among the NPC's
+        memories (memory/beliefs/detect.py's rule, and the `judge` where one is configured): the history recall
+        shows as `Recollection.superseded_by`.
+
+        Returns:
+            A `BeliefLinks`: `superseded_by` (a `StoredMemory`, or None) and `supersedes` (oldest first).
+
+        Raises:
+            NotFound: no memory has this id.
+        """
+        from memory_sim.memory.beliefs.among import embedded_similarity, stored_beliefs
+        from memory_sim.memory.beliefs.detect import links
+
+        memory = forgetting.one(self.env, memory_id)
+        mine = {m.id: m for m in store.remembered_in_order(self.env.DB, memory.npc_id) if m.type == memory.type}
+        beliefs = stored_beliefs(list(mine.values()), store.npc_profiles(self.env.DB))
+        found = links(beliefs, embedded_similarity(self.env), None if self.judge is None else self.judge.judge)
+        later = found.get(memory_id)
+        earlier = sorted((mine[old] for old, (new, _) in found.items() if new == memory_id),
+                         key=lambda m: (m.day, m.hour, m.id))
+        return BeliefLinks(memory_id, None if later is None else mine[later[0]], tuple(earlier))
+
     # --- the design's three uses ----------------------------------------------------------------------------
 
     @_settled
@@ -394,14 +460,42 @@ class MemorySystem:
         rather than "Tom".
 
         Returns:
-            A `RelationshipContext` with up to `top_k` `Recollection`s each way.
+            A `RelationshipContext` with up to `top_k` `Recollection`s each way (a correction above the belief it
+            corrects), and each one's opinion of the other, the current one first (`opinion`).
         """
         return RelationshipContext(
             npc_a,
             npc_b,
             self.weighted_recall(npc_a, self._about(npc_b), self.today(), top_k),
             self.weighted_recall(npc_b, self._about(npc_a), self.today(), top_k),
+            self.opinion(npc_a, npc_b),
+            self.opinion(npc_b, npc_a),
         )
+
+    @_settled
+    def opinion(self, npc_id: str, of: str) -> str:
+        """What `npc_id` thinks of `of` now, then how it changed, from its opinion and relationship memories about
+        `of` alone (memory/beliefs/story.py): "Margaret trusts Tom. Margaret distrusted Tom until day 5; since day
+        5 ("Tom pulled my cart out of the fire.") Margaret trusts Tom."
+
+        Returns:
+            The sentences, with the NPCs' registered names (their ids when not registered); "" when no memory
+            of `npc_id`'s about `of` is warm or cold.
+        """
+        from memory_sim.memory.beliefs.detect import subjects
+        from memory_sim.memory.beliefs.story import opinion_story, stances
+
+        rules.text("npc_id", npc_id)
+        rules.text("of", of)
+        profiles = store.npc_profiles(self.env.DB)
+        names = {str(p["npc_id"]): str(p["name"]) for p in profiles}
+        about_other = [
+            (m.day * rules.HOURS_PER_DAY + m.hour, m.content)
+            for m in store.remembered_in_order(self.env.DB, npc_id)
+            if m.kind == "observation" and m.type in ("opinion", "relationship")
+            and subjects(m.about, m.content, profiles) == {of}
+        ]
+        return opinion_story(names.get(npc_id, npc_id), names.get(of, of), stances(about_other))
 
     def _about(self, npc_id: str) -> str:
         profile = store.npc_profile(self.env.DB, npc_id)

@@ -78,11 +78,13 @@ def test_the_demo_verdict_says_who_feels_what_and_repeats_are_shown_once() -> No
     assert line == ("Margaret (baker) on Tom: affinity +0.42 (up 0.30 over the run); remembers: Tom mended the fence "
                     "by the mill today; The blacksmith was rude at the market")
     assert "down 0.20" in verdict("M", "baker", "Tom", -0.1, 0.1, [])
+    assert verdict("M", "baker", "Tom", 0.4, 0.4, [], "M trusts Tom.") == (
+        "M (baker) on Tom: M trusts Tom. Affinity +0.40 (unchanged over the run); remembers: nothing about them")
 
 
 def test_the_demo_prints_the_verdict_before_the_memories(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["demo", "--days", "2", "--npcs", "3", "--data", str(tmp_path / "demo"), *FAKE]) == 0
     out = capsys.readouterr().out.split("What does Margaret think of Tom?")[1].splitlines()
-    assert out[1].startswith("Margaret (") and " on Tom: affinity " in out[1] and "remembers:" in out[1]
+    assert out[1].startswith("Margaret (") and " on Tom: " in out[1] and "ffinity " in out[1] and "remembers:" in out[1]
     shown = [line.split("] ", 1)[1] for line in out if line.startswith("  score ")]
     assert len(shown) == len(set(shown))

@@ -4,7 +4,10 @@ the code on PYTHONPATH (tests/sim/data/village_6x5.json was written so by the co
 batched, and written again when a query naming an NPC's role began to reach memories naming the NPC: that changed
 the diaries' "brought back" lines and the answers to "the baker"; without it the digest was unchanged; and again
 when weighted recall began to record each memory's last access, `recalled_hour`: only schema_version and
-short_term_memories changed, every answer stayed the same)."""
+short_term_memories changed, every answer stayed the same; and again when recall began to rank a correction
+above the belief it corrects: Margaret's "the baker" (vector) answer now puts day 4's "It galls me how the
+blacksmith struts about..." above day 3's "The man at the forge did me a real kindness...", which it supersedes
+(her opinion of Tom turned cold), at the stale one's score: the same five memories, every table unchanged)."""
 
 from __future__ import annotations
 

@@ -55,6 +55,8 @@ def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recol
         source=source,
         decay_factor=memory.decay_factor,
         kind=memory.kind,
+        hour=memory.hour,
+        about=memory.about,
     )
 
 

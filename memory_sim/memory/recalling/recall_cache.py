@@ -213,6 +213,12 @@ class RecallCache:
                 self._profiles = (proof.npcs, store.npc_profiles(self.db))
             return self._profiles[1]
 
+    def known_profiles(self) -> list[dict[str, Any]] | None:
+        """The profiles as `profiles(proof)` last proved them current (each recall that expands names does), or
+        None: what else the same recall reads of them costs no statement."""
+        with self._lock:
+            return None if self._profiles is None else self._profiles[1]
+
     def view(self, npc_id: str, proof: store.Proof | None = None, kind: ViewKind = "hybrid") -> NpcView | None:
         """The NPC's current view for a recall mode, or None when D1 cannot prove one current (the caller reads
         D1 as before). `proof`: one the caller read already, before anything it proves."""
