@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import re
 import sqlite3
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -195,9 +196,12 @@ ENGINES = {"raw sqlite3": ("sqlite",), "D1 sqlite engine": ("sqlite",), "D1 duck
 class Tally:
     outcomes: Counter[str] = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=dict)  # outcome -> a few "file:line: why" lines
+    rules: Counter[str] = field(default_factory=Counter)  # refusals by rule: the message up to its first ":" or ";"
 
     def add(self, outcome: str, where: str, why: str, keep: int = 12) -> None:
         self.outcomes[outcome] += 1
+        if outcome == "refused":
+            self.rules[re.split(r"[:;]", why.removeprefix("D1_ERROR: "), maxsplit=1)[0].strip()] += 1
         if outcome != "passed" and len(self.examples.setdefault(outcome, [])) < keep:
             self.examples[outcome].append(f"{where}: {why}"[:300])
 
