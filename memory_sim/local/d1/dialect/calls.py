@@ -12,14 +12,13 @@ from typing import TYPE_CHECKING
 
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import values as sv
-from memory_sim.local.d1.dialect.ast import Call, Cast, Lit, Node
+from memory_sim.local.d1.dialect.ast import AGGREGATES, Call, Cast, Lit, Node, aggregates
 from memory_sim.local.d1.dialect.operands import Typed, literal
 from memory_sim.local.d1.dialect.udfs import failure, refusal
 
 if TYPE_CHECKING:
     from memory_sim.local.d1.dialect.typed import Expressions
 
-AGGREGATES = frozenset({"count", "sum", "total", "avg", "min", "max", "group_concat"})
 WINDOW_ONLY = {"row_number": "int", "rank": "int", "dense_rank": "int", "ntile": "int", "percent_rank": "real",
                "cume_dist": "real", "lag": "", "lead": "", "first_value": "", "last_value": "", "nth_value": ""}
 _REFUSED = {
@@ -191,11 +190,11 @@ def _abs(ex: Expressions, args: list[Typed]) -> Typed | None:
 
 def _short_circuit(ex: Expressions, node: Call) -> Call:
     """coalesce() without the arguments after a constant that is not NULL: SQLite never reads them (a column
-    there, outside GROUP BY, is then no bare column)."""
+    there, outside GROUP BY, is then no bare column). Not where they hold an aggregate, which makes the query one."""
     for n, arg in enumerate(node.args[:-1]):
         value = ex.emit(arg)
         if value.known and value.const is not None:
-            return Call(node.name, node.args[: n + 1])
+            return node if aggregates(node.args[n + 1:]) else Call(node.name, node.args[: n + 1])
     return node
 
 

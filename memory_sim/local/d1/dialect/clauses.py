@@ -8,14 +8,12 @@ nested walker over their token range.
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass
 from typing import TYPE_CHECKING
 
 from memory_sim.bindings.d1_sql import Token
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import json_table
-from memory_sim.local.d1.dialect.ast import Call, Column, Lit, Node, Sub
-from memory_sim.local.d1.dialect.calls import AGGREGATES
+from memory_sim.local.d1.dialect.ast import Column, Lit, Node, Sub, aggregates
 from memory_sim.local.d1.dialect.keywords import (
     CLAUSE_WORDS,
     DIRECTION,
@@ -244,7 +242,7 @@ class Walker:
     def result_item(self, node: Node, end: int) -> str:
         e = self.ex.emit(node)
         self._distinct_dyn = self._distinct_dyn or (self.distinct and e.t == "dyn")
-        self._aggregated = self._aggregated or _aggregates(node)
+        self._aggregated = self._aggregated or aggregates(node)
         if self.variant_columns and e.t not in ("dyn", "null"):
             e = Typed(f"CAST({e.sql} AS VARIANT)", "dyn")
         self.arms[-1].append(e)
@@ -463,21 +461,6 @@ class Walker:
                     f"a compound SELECT whose column {n + 1} has values of different types ({', '.join(sorted(kinds))})"
                     " in its parts: SQLite keeps each row's type, DuckDB would convert them; CAST them to one type"
                 )
-
-
-def _aggregates(node: object) -> bool:
-    """The expression calls an aggregate of this SELECT (not a window function, not in a subquery)."""
-    if isinstance(node, Sub):
-        return False
-    if isinstance(node, Call) and node.over is None and node.name in AGGREGATES and (
-        node.name not in ("max", "min") or len(node.args) == 1
-    ):
-        return True
-    if isinstance(node, Node) and is_dataclass(node):
-        return any(_aggregates(getattr(node, f.name)) for f in fields(node))
-    if isinstance(node, list):
-        return any(_aggregates(item) for item in node)
-    return False
 
 
 def _position(node: Node) -> bool:
