@@ -8,11 +8,13 @@ kept in one expression so JSON stays JSON. What has no exact form here is refuse
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import values as sv
 from memory_sim.local.d1.dialect.ast import AGGREGATES, Call, Cast, Lit, Node, aggregates
+from memory_sim.local.d1.dialect.compare import compare
 from memory_sim.local.d1.dialect.operands import Typed, literal
 from memory_sim.local.d1.dialect.udfs import failure, refusal
 
@@ -207,9 +209,15 @@ def _coalesce(ex: Expressions, args: list[Typed]) -> Typed | None:
 
 def _nullif(ex: Expressions, args: list[Typed]) -> Typed | None:
     a, b = args
-    if a.t != b.t or a.t not in ("int", "real", "text", "blob") or (a.t == "text" and (a.coll or b.coll)):
+    if a.t not in ("int", "real", "text", "blob") or "text" in (a.t, b.t) and (a.coll or b.coll or a.col_coll
+                                                                                or b.col_coll):
         return None
-    return Typed(f"nullif({a.sql}, {b.sql})", a.t)
+    if a.t == b.t:
+        return Typed(f"nullif({a.sql}, {b.sql})", a.t)
+    # Of another type: the answer is still `a` or NULL, of a's type. A function's arguments have no affinity, so
+    # the comparison converts neither side.
+    equal = compare(ex, "=", replace(a, aff=""), replace(b, aff=""))
+    return Typed(f"(CASE WHEN {equal.sql} THEN NULL ELSE {a.sql} END)", a.t)
 
 
 def _iif(ex: Expressions, args: list[Typed]) -> Typed | None:
