@@ -55,7 +55,8 @@ def main() -> None:
         "max_records_per_file": args.max_records,
         "seconds": round(time.perf_counter() - started, 1),
         "setups": {name: {"outcomes": {o: t.outcomes[o] for o in OUTCOMES}, "records": t.total,
-                          "pass_rate": round(t.rate(), 4), "refused_by_rule": dict(t.rules.most_common()),
+                          "pass_rate": round(t.rate(), 4), "seconds": round(t.seconds, 1),
+                          "refused_by_rule": dict(t.rules.most_common()),
                           "examples": t.examples} for name, t in tallies.items()},
     }
     OUT.joinpath("sqllogictest.json").write_text(json.dumps(report, indent=2) + "\n")
@@ -71,14 +72,15 @@ def markdown(report: dict[str, Any]) -> str:
         f"{report['max_records_per_file']} records each; {report['seconds']} s on {report['machine']}. "
         "Written by scripts/bench_sqllogictest.py.",
         "",
-        "| setup | records | passed | answered differently | refused (one line, by rule) | failed | pass rate |",
-        "|---|---|---|---|---|---|---|",
+        "| setup | records | passed | answered differently | refused (one line, by rule) | failed | pass rate | "
+        "seconds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name in SETUPS:
         s = report["setups"][name]
         o = s["outcomes"]
         lines.append(f"| {name} | {s['records']} | {o['passed']} | {o['differs']} | {o['refused']} | {o['failed']} | "
-                     f"{100 * s['pass_rate']:.2f} % |")
+                     f"{100 * s['pass_rate']:.2f} % | {s['seconds']} |")
     for name in SETUPS:
         rules = report["setups"][name]["refused_by_rule"]
         if rules:

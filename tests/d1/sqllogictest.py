@@ -14,6 +14,7 @@ import hashlib
 import math
 import re
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -197,6 +198,7 @@ class Tally:
     outcomes: Counter[str] = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=dict)  # outcome -> a few "file:line: why" lines
     rules: Counter[str] = field(default_factory=Counter)  # refusals by rule: the message up to its first ":" or ";"
+    seconds: float = 0.0  # time spent running records on this setup
 
     def add(self, outcome: str, where: str, why: str, keep: int = 12) -> None:
         self.outcomes[outcome] += 1
@@ -237,10 +239,13 @@ def run_file(text: str, name: str, tallies: dict[str, Tally], max_records: int |
     """Every setup runs the file's records (up to `max_records`) on a fresh database of its own."""
     for setup, make in SETUPS.items():
         records = list(parse(text, ENGINES[setup]))[:max_records]
+        tally = tallies.setdefault(setup, Tally())
+        started = time.perf_counter()
         run, close = make()
         try:
             for record in records:
                 outcome, why = run_record(run, record)
-                tallies.setdefault(setup, Tally()).add(outcome, f"{name}:{record.line}", f"{why} | {record.sql[:120]}")
+                tally.add(outcome, f"{name}:{record.line}", f"{why} | {record.sql[:120]}")
         finally:
             close()
+            tally.seconds += time.perf_counter() - started
