@@ -7,7 +7,7 @@ GitHub mirrors hold the same files). From every directory that holds .test files
 files (by name) are taken, each up to `--max-records` records, hash-threshold records included. Every record runs
 on raw sqlite3, on the D1 sqlite engine and on the D1 DuckDB engine (tests/d1/sqllogictest.py). Writes
 benchmarks/sqllogictest.json and benchmarks/sqllogictest.md: per setup, records passed, answered differently,
-refused by rule (D1Unsupported) and failed, with examples of each.
+refused by rule (D1Unsupported; counted by rule) and failed, with examples of each.
 """
 
 from __future__ import annotations
@@ -55,7 +55,9 @@ def main() -> None:
         "max_records_per_file": args.max_records,
         "seconds": round(time.perf_counter() - started, 1),
         "setups": {name: {"outcomes": {o: t.outcomes[o] for o in OUTCOMES}, "records": t.total,
-                          "pass_rate": round(t.rate(), 4), "examples": t.examples} for name, t in tallies.items()},
+                          "pass_rate": round(t.rate(), 4), "seconds": round(t.seconds, 1),
+                          "refused_by_rule": dict(t.rules.most_common()),
+                          "examples": t.examples} for name, t in tallies.items()},
     }
     OUT.joinpath("sqllogictest.json").write_text(json.dumps(report, indent=2) + "\n")
     OUT.joinpath("sqllogictest.md").write_text(markdown(report))
@@ -70,14 +72,20 @@ def markdown(report: dict[str, Any]) -> str:
         f"{report['max_records_per_file']} records each; {report['seconds']} s on {report['machine']}. "
         "Written by scripts/bench_sqllogictest.py.",
         "",
-        "| setup | records | passed | answered differently | refused (one line, by rule) | failed | pass rate |",
-        "|---|---|---|---|---|---|---|",
+        "| setup | records | passed | answered differently | refused (one line, by rule) | failed | pass rate | "
+        "seconds |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name in SETUPS:
         s = report["setups"][name]
         o = s["outcomes"]
         lines.append(f"| {name} | {s['records']} | {o['passed']} | {o['differs']} | {o['refused']} | {o['failed']} | "
-                     f"{100 * s['pass_rate']:.2f} % |")
+                     f"{100 * s['pass_rate']:.2f} % | {s['seconds']} |")
+    for name in SETUPS:
+        rules = report["setups"][name]["refused_by_rule"]
+        if rules:
+            lines += ["", f"{name}, refusals by rule:", "", "| records | rule |", "|---|---|"]
+            lines += [f"| {count} | {rule.replace('|', '/')} |" for rule, count in rules.items()]
     for name in SETUPS:
         for outcome, examples in report["setups"][name]["examples"].items():
             lines += ["", f"{name}, {outcome}:", ""] + [f"- `{e.replace('`', '')}`" for e in examples]

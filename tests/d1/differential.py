@@ -203,8 +203,10 @@ def reads(draw: st.DrawFn) -> Statement:
 def _corpus_construct(draw: st.DrawFn, e: Any, params: list[Any]) -> Statement:
     """What SQLite's sqllogictest corpus found the DuckDB engine answering otherwise or refusing: IN a table, IN an
     empty list, INDEXED BY / NOT INDEXED, an aggregate beside a NULL or a constant where no row matches, DISTINCT
-    aggregates, total() and avg() over any values."""
-    kind = draw(st.sampled_from(["in_table", "in_empty", "indexed", "null_aggregate", "distinct", "total"]))
+    aggregates, total() and avg() over any values, sum() past 64 bits on the way, recursive CTEs, coalesce() of a
+    constant beside a column outside GROUP BY, SELECT DISTINCT of one row of mixed type."""
+    kind = draw(st.sampled_from(["in_table", "in_empty", "indexed", "null_aggregate", "distinct", "total",
+                                 "recursive", "coalesce_group", "distinct_one_row"]))
     negated = draw(st.sampled_from(["IN", "NOT IN"]))
     if kind == "in_table":
         return Statement(f"SELECT id FROM t WHERE {e()} {negated} {draw(st.sampled_from(['one', 'p']))} ORDER BY id",
@@ -214,9 +216,15 @@ def _corpus_construct(draw: st.DrawFn, e: Any, params: list[Any]) -> Statement:
     if kind == "indexed":
         hint = draw(st.sampled_from(["INDEXED BY p_v", "NOT INDEXED", "INDEXED BY nope"]))
         return Statement(f"SELECT k FROM p {hint} WHERE v > {e(())} ORDER BY k", params)
-    # Not sum(): where a partial sum passes 64 bits and the total does not, sqlite3 fails and the DuckDB engine
-    # answers (docs/d1.md, known differences); the aggregate shape above draws it over what does not overflow.
-    agg = draw(st.sampled_from([a for a in AGGREGATES if a not in ("group_concat", "sum")]))
+    if kind == "recursive":  # the anchor's n has no affinity; x is of any type, row by row
+        step = e(("x", "n"))
+        return Statement(f"WITH RECURSIVE c(n, x) AS (SELECT 1, {e(())} UNION ALL SELECT n + 1, {step} FROM c "
+                         f"WHERE n < {draw(st.integers(1, 4))}) SELECT n, x FROM c ORDER BY n", params)
+    if kind == "coalesce_group":
+        return Statement(f"SELECT i, coalesce({e(())}, s) FROM t GROUP BY i ORDER BY i", params)
+    agg = draw(st.sampled_from([a for a in AGGREGATES if a != "group_concat"]))
+    if kind == "distinct_one_row":
+        return Statement(f"SELECT DISTINCT nullif({agg}({e()}), {e(())}) FROM t WHERE {e()}", params)
     if kind == "null_aggregate":
         op = draw(st.sampled_from(["*", "+", "=", "<", "||", "%", "IS", "AND"]))
         return Statement(f"SELECT {e(())} {op} {agg}({e()}) FROM t WHERE {e()}", params)

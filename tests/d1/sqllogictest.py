@@ -11,10 +11,14 @@ of "value\\n" when the file gives a hash (`N values hashing to H`, written past 
 from __future__ import annotations
 
 import hashlib
+import math
+import re
 import sqlite3
+import time
 from collections import Counter
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
 from typing import Any
 
 from memory_sim.bindings.d1_sql import split_statements
@@ -35,10 +39,13 @@ class Record:
     sort: str = "nosort"
     values: tuple[str, ...] | None = None  # expected values, one per line
     hashed: tuple[int, str] | None = None  # (value count, md5) when the file gives a hash
+    only: str = ""  # the engine an `onlyif` line keeps the record for
 
 
-def parse(text: str, engine: str = "sqlite") -> Iterator[Record]:
-    """The records a file holds for `engine` (skipif/onlyif honoured; `halt` under a condition that holds ends it)."""
+def parse(text: str, engines: tuple[str, ...] = ("sqlite",)) -> Iterator[Record]:
+    """The records a file holds for a setup that answers to `engines` (skipif/onlyif honoured; `halt` under a
+    condition that holds ends it). Every setup is "sqlite"; the DuckDB engine is also "d1-duckdb", which our own
+    files (tests/d1/slt) name for what it refuses: `onlyif d1-duckdb` + `statement error`."""
     lines = text.splitlines()
     i = 0
     while i < len(lines):
@@ -49,10 +56,11 @@ def parse(text: str, engine: str = "sqlite") -> Iterator[Record]:
             i += 1
         i += 1
         block = [b for b in block if not b.startswith("#")]
-        applies = True
+        applies, only = True, ""
         while block and block[0].split()[0] in ("skipif", "onlyif"):
             word, name = block[0].split()[:2]
-            applies = applies and ((name == engine) == (word == "onlyif"))
+            applies = applies and ((name in engines) == (word == "onlyif"))
+            only = name if word == "onlyif" else only
             block.pop(0)
         if not block or not applies:
             continue
@@ -60,9 +68,10 @@ def parse(text: str, engine: str = "sqlite") -> Iterator[Record]:
         if head[0] == "halt":
             return
         if head[0] == "statement":
-            yield Record("statement", "\n".join(block[1:]), block_start + 1, expect_error=head[1] == "error")
+            yield Record("statement", "\n".join(block[1:]), block_start + 1, expect_error=head[1] == "error",
+                         only=only)
         elif head[0] == "query":
-            yield _query(head, block[1:], block_start + 1)
+            yield replace(_query(head, block[1:], block_start + 1), only=only)
 
 
 def _query(head: list[str], body: list[str], line: int) -> Record:
@@ -81,11 +90,19 @@ def format_value(value: Any, kind: str) -> str:
     if kind == "I":
         return str(_as_integer(value))
     if kind == "R":
-        return f"{_as_real(value):.3f}"
+        return _real_3f(_as_real(value))
     text = value.decode("utf-8", "replace") if isinstance(value, bytes) else str(_textual(value))
     if text == "":
         return "(empty)"
     return "".join(c if " " <= c <= "~" else "@" for c in text)
+
+
+def _real_3f(value: float) -> str:
+    """printf("%.3f") as SQLite's harness prints it: SQLite's printf keeps 16 significant digits (rounded) and
+    writes zeros after them, where Python writes the double's exact digits."""
+    if abs(value) < 1e13 or not math.isfinite(value):
+        return f"{value:.3f}"
+    return format(Decimal(f"{value:.15e}"), ".3f")
 
 
 def _textual(value: Any) -> Any:
@@ -173,15 +190,20 @@ SETUPS: dict[str, Callable[[], tuple[Runner, Callable[[], None]]]] = {
     "D1 sqlite engine": lambda: d1_binding("sqlite"),
     "D1 duckdb engine": lambda: d1_binding("duckdb"),
 }
+ENGINES = {"raw sqlite3": ("sqlite",), "D1 sqlite engine": ("sqlite",), "D1 duckdb engine": ("sqlite", "d1-duckdb")}
 
 
 @dataclass
 class Tally:
     outcomes: Counter[str] = field(default_factory=Counter)
     examples: dict[str, list[str]] = field(default_factory=dict)  # outcome -> a few "file:line: why" lines
+    rules: Counter[str] = field(default_factory=Counter)  # refusals by rule: the message up to its first ":" or ";"
+    seconds: float = 0.0  # time spent running records on this setup
 
     def add(self, outcome: str, where: str, why: str, keep: int = 12) -> None:
         self.outcomes[outcome] += 1
+        if outcome == "refused":
+            self.rules[re.split(r"[:;]", why.removeprefix("D1_ERROR: "), maxsplit=1)[0].strip()] += 1
         if outcome != "passed" and len(self.examples.setdefault(outcome, [])) < keep:
             self.examples[outcome].append(f"{where}: {why}"[:300])
 
@@ -200,8 +222,12 @@ def run_record(run: Runner, record: Record) -> tuple[str, str]:
         for sql in _statements(record.sql):
             rows = run(sql)
     except D1Unsupported as exc:
+        if record.only == "d1-duckdb" and "sqlite engine" not in str(exc):
+            return "failed", f"a refusal that does not name the sqlite engine: {exc}"
         return ("passed" if record.expect_error else "refused"), str(exc)
     except (D1Error, sqlite3.Error) as exc:
+        if record.only == "d1-duckdb" and record.expect_error:
+            return "failed", f"an error where a refusal was expected: {exc}"
         return ("passed" if record.expect_error else "failed"), str(exc)
     if record.kind == "statement":
         return ("differs" if record.expect_error else "passed"), "ran where an error was expected"
@@ -211,12 +237,15 @@ def run_record(run: Runner, record: Record) -> tuple[str, str]:
 
 def run_file(text: str, name: str, tallies: dict[str, Tally], max_records: int | None = None) -> None:
     """Every setup runs the file's records (up to `max_records`) on a fresh database of its own."""
-    records = list(parse(text))[:max_records]
     for setup, make in SETUPS.items():
+        records = list(parse(text, ENGINES[setup]))[:max_records]
+        tally = tallies.setdefault(setup, Tally())
+        started = time.perf_counter()
         run, close = make()
         try:
             for record in records:
                 outcome, why = run_record(run, record)
-                tallies.setdefault(setup, Tally()).add(outcome, f"{name}:{record.line}", f"{why} | {record.sql[:120]}")
+                tally.add(outcome, f"{name}:{record.line}", f"{why} | {record.sql[:120]}")
         finally:
             close()
+            tally.seconds += time.perf_counter() - started

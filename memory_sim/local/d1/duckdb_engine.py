@@ -115,6 +115,8 @@ class DuckDBEngine:
             return pragma if pragma is not None else self._mirror.answer(sql, params, self._last_rowid)
         if translation.kind == "ddl":
             return self._ddl(sql, translation, params)
+        if translation.kind == "noop":
+            return Outcome([], [], 0, self._last_rowid, False)
         if translation.kind != "read" and (translation.upsert or translation.sql.lstrip()[:6].upper() != "INSERT"):
             self._tops.clear()
         values = [self._extra(name, translation, params) for name in translation.extras]
@@ -307,10 +309,15 @@ class DuckDBEngine:
 
     def _checked_translation(self, sql: str, signature: tuple[str, ...]) -> Translation:
         check_sqlite_text(sql)
+        if first_keyword(sql) == "ANALYZE":
+            raise D1Unsupported(
+                "ANALYZE: SQLite's planner statistics (sqlite_stat1) have no counterpart on the DuckDB engine, "
+                "which plans without them; leave ANALYZE out or use the sqlite engine"
+            )
         if first_keyword(sql) not in ("PRAGMA", "CREATE", "DROP", "ALTER"):
             self._mirror.compile(sql, self._schema.version)  # SQLite's verdict first: its errors are the answer
         translation = translate(sql, self._schema, signature)
-        if translation.kind != "mirror":
+        if translation.kind not in ("mirror", "noop"):
             for text in (*translation.steps, translation.sql):
                 check_duckdb_text(text)
         return translation

@@ -22,6 +22,7 @@ _NOT_NULL = re.compile(r"NOT NULL constraint failed: (\S+)")
 _CHECK = re.compile(r'CHECK constraint failed on table "?([^"\s]+)"? with expression CHECK\((.*)\)', re.S)
 _OVERFLOW = re.compile(r"Overflow in (addition|subtraction|multiplication|division|negation)")
 _NO_TABLE = re.compile(r"Table with name (\S+) does not exist")
+_RECURSIVE_CLAUSE = re.compile(r"(LIMIT or OFFSET|ORDER BY) in a recursive query is not allowed")
 _BARE_COLUMN = re.compile(r'column "([^"]+)" must appear in the GROUP BY clause')
 
 
@@ -97,6 +98,12 @@ def _known(text: str) -> D1Error | None:
             f"bare column {column} next to an aggregate outside GROUP BY: SQLite takes it from an arbitrary (or the "
             f"max()/min()) row, which DuckDB cannot reproduce; add {column} to GROUP BY or wrap it in an aggregate "
             f"such as max({column})"
+        )
+    found = _RECURSIVE_CLAUSE.search(text)
+    if found:
+        return D1Unsupported(
+            f"{found.group(1)} in a recursive CTE on the DuckDB engine, which runs the recursion without them; bound "
+            "it with a WHERE on the CTE's columns and LIMIT or ORDER BY the query that reads the CTE"
         )
     found = _NO_TABLE.search(text)
     if found:

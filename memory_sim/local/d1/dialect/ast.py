@@ -3,7 +3,9 @@ writes it: literals, parameters, column references, operators, CASE, CAST, calls
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, is_dataclass
+
+AGGREGATES = frozenset({"count", "sum", "total", "avg", "min", "max", "group_concat"})
 
 
 class Node:
@@ -129,3 +131,18 @@ class Call(Node):
     star: bool = False
     filter: Node | None = None
     over: tuple[int, int] | str | None = None  # a window's token range (inside its parentheses) or its name
+
+
+def aggregates(node: object) -> bool:
+    """The expression calls an aggregate of its own SELECT (not a window function, not in a subquery)."""
+    if isinstance(node, Sub):
+        return False
+    if isinstance(node, Call) and node.over is None and node.name in AGGREGATES and (
+        node.name not in ("max", "min") or len(node.args) == 1
+    ):
+        return True
+    if isinstance(node, Node) and is_dataclass(node):
+        return any(aggregates(getattr(node, f.name)) for f in fields(node))
+    if isinstance(node, (list, tuple)):
+        return any(aggregates(item) for item in node)
+    return False

@@ -8,18 +8,19 @@ kept in one expression so JSON stays JSON. What has no exact form here is refuse
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import values as sv
-from memory_sim.local.d1.dialect.ast import Call, Cast, Lit, Node
+from memory_sim.local.d1.dialect.ast import AGGREGATES, Call, Cast, Lit, Node, aggregates
+from memory_sim.local.d1.dialect.compare import compare
 from memory_sim.local.d1.dialect.operands import Typed, literal
-from memory_sim.local.d1.dialect.udfs import failure
+from memory_sim.local.d1.dialect.udfs import failure, refusal
 
 if TYPE_CHECKING:
     from memory_sim.local.d1.dialect.typed import Expressions
 
-AGGREGATES = frozenset({"count", "sum", "total", "avg", "min", "max", "group_concat"})
 WINDOW_ONLY = {"row_number": "int", "rank": "int", "dense_rank": "int", "ntile": "int", "percent_rank": "real",
                "cume_dist": "real", "lag": "", "lead": "", "first_value": "", "last_value": "", "nth_value": ""}
 _REFUSED = {
@@ -31,6 +32,12 @@ _REFUSED = {
 }
 _TIME = frozenset({"date", "time", "datetime", "julianday", "unixepoch", "strftime", "timediff"})
 _OVERFLOW = failure("SQLITE_ERROR", "integer overflow")
+_PARTIAL = refusal(
+    "sum() of INTEGERs whose total fits in 64 bits but whose positive (or negative) values alone do not: SQLite "
+    "fails with integer overflow if a partial sum leaves 64 bits in the order it reads the rows, an order the "
+    "DuckDB engine cannot reproduce; CAST the argument AS REAL, or use total()"
+)
+_I64_MAX, _I64_MIN = "9223372036854775807", "-9223372036854775808"
 
 
 def call(ex: Expressions, node: Call) -> Typed:
@@ -46,6 +53,10 @@ def call(ex: Expressions, node: Call) -> Typed:
     if name in ("last_insert_rowid", "changes", "total_changes"):
         mark = ex.ctx.extra({"last_insert_rowid": "last_rowid"}.get(name, name))
         return Typed(f"CAST({mark} AS BIGINT)", "int")
+    if name in ("coalesce", "ifnull"):
+        node = _short_circuit(ex, node)
+        if len(node.args) == 1:
+            return ex.emit(node.args[0])
     native = _NATIVE.get(name)
     if native is not None:
         args = [ex.emit(a) for a in node.args]
@@ -109,9 +120,16 @@ def _aggregate(ex: Expressions, node: Call, over: str) -> Typed:
     if name == "total":
         return Typed(f"coalesce(CAST({agg('sum', x.sql)} AS DOUBLE), 0.0)", "real")
     if x.t == "int":
+        # SQLite fails when a partial sum, in the order it reads the rows, leaves 64 bits, even if the total fits.
+        # The total out of range fails in every order; within range, the order decides unless the positive values
+        # (and the negative ones) sum within range too, and DuckDB's order is not SQLite's: refused.
         s = agg("sum", x.sql)
-        check = f"{s} > 9223372036854775807 OR {s} < -9223372036854775808"
-        return Typed(f"(CASE WHEN {check} THEN error('{_OVERFLOW}') ELSE CAST({s} AS BIGINT) END)", "int")
+        above = agg("sum", f"CASE WHEN {x.sql} > 0 THEN {x.sql} END")
+        below = agg("sum", f"CASE WHEN {x.sql} < 0 THEN {x.sql} END")
+        check = f"{s} > {_I64_MAX} OR {s} < {_I64_MIN}"
+        partial = f"{above} > {_I64_MAX} OR {below} < {_I64_MIN}"
+        return Typed(f"(CASE WHEN {check} THEN error('{_OVERFLOW}') WHEN {partial} THEN error('{_PARTIAL}') "
+                     f"ELSE CAST({s} AS BIGINT) END)", "int")
     if x.t == "num":
         raise D1Unsupported("sum() over numbers of mixed kinds on the DuckDB engine; CAST the argument AS REAL")
     return Typed(agg("sum", x.sql), x.t)
@@ -172,6 +190,16 @@ def _abs(ex: Expressions, args: list[Typed]) -> Typed | None:
     return Typed(f"abs({x.sql})", x.t) if x.t in ("int", "real") else None
 
 
+def _short_circuit(ex: Expressions, node: Call) -> Call:
+    """coalesce() without the arguments after a constant that is not NULL: SQLite never reads them (a column
+    there, outside GROUP BY, is then no bare column). Not where they hold an aggregate, which makes the query one."""
+    for n, arg in enumerate(node.args[:-1]):
+        value = ex.emit(arg)
+        if value.known and value.const is not None:
+            return node if aggregates(node.args[n + 1:]) else Call(node.name, node.args[: n + 1])
+    return node
+
+
 def _coalesce(ex: Expressions, args: list[Typed]) -> Typed | None:
     if len(args) < 2:
         return None
@@ -181,9 +209,15 @@ def _coalesce(ex: Expressions, args: list[Typed]) -> Typed | None:
 
 def _nullif(ex: Expressions, args: list[Typed]) -> Typed | None:
     a, b = args
-    if a.t != b.t or a.t not in ("int", "real", "text", "blob") or (a.t == "text" and (a.coll or b.coll)):
+    if a.t not in ("int", "real", "text", "blob") or "text" in (a.t, b.t) and (a.coll or b.coll or a.col_coll
+                                                                                or b.col_coll):
         return None
-    return Typed(f"nullif({a.sql}, {b.sql})", a.t)
+    if a.t == b.t:
+        return Typed(f"nullif({a.sql}, {b.sql})", a.t)
+    # Of another type: the answer is still `a` or NULL, of a's type. A function's arguments have no affinity, so
+    # the comparison converts neither side.
+    equal = compare(ex, "=", replace(a, aff=""), replace(b, aff=""))
+    return Typed(f"(CASE WHEN {equal.sql} THEN NULL ELSE {a.sql} END)", a.t)
 
 
 def _iif(ex: Expressions, args: list[Typed]) -> Typed | None:

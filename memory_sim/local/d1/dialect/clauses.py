@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from memory_sim.bindings.d1_sql import Token
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import json_table
-from memory_sim.local.d1.dialect.ast import Column, Lit, Node, Sub
+from memory_sim.local.d1.dialect.ast import Column, Lit, Node, Sub, aggregates
 from memory_sim.local.d1.dialect.keywords import (
     CLAUSE_WORDS,
     DIRECTION,
@@ -50,6 +50,13 @@ class Walker:
         self.distinct = False
         self.deduplicated = False
         self.set_column: str | None = None
+        # The body of a recursive CTE: its step reads the CTE's own columns, of unknown type, so every arm's
+        # columns are VARIANTs and each row keeps its SQLite type (DuckDB would give them the anchor's type).
+        self.variant_columns = False
+        self.cte_columns: tuple[str, ...] = ()  # a recursive CTE's name and listed columns (its body's walker)
+        # SELECT DISTINCT over values of mixed types is refused unless the SELECT gives one row at most (no FROM,
+        # or aggregates without GROUP BY): DuckDB's DISTINCT would keep 1 and 1.0 apart, SQLite's would not.
+        self._distinct_dyn = self._aggregated = self._from = self._grouped = False
         self.ex = Expressions(self)
 
     # --- Context ----------------------------------------------------------------------------------------------
@@ -94,6 +101,7 @@ class Walker:
                 i += 1
                 continue
             i = self.step(i, tok)
+        self._settle_distinct()
         self._check_arms()
         return "".join(self.out).strip()
 
@@ -136,6 +144,10 @@ class Walker:
 
     def keyword(self, i: int, tok: Token) -> int:
         upper = tok.upper
+        if upper == "FROM":
+            self._from = True
+        elif upper == "GROUP":
+            self._grouped = True
         handler = KEYWORDS[upper]
         return handler(self, i, tok)
 
@@ -229,10 +241,10 @@ class Walker:
 
     def result_item(self, node: Node, end: int) -> str:
         e = self.ex.emit(node)
-        if self.distinct and e.t == "dyn":
-            raise D1Unsupported(
-                "SELECT DISTINCT over values of mixed types on the DuckDB engine; CAST them to one type"
-            )
+        self._distinct_dyn = self._distinct_dyn or (self.distinct and e.t == "dyn")
+        self._aggregated = self._aggregated or aggregates(node)
+        if self.variant_columns and e.t not in ("dyn", "null"):
+            e = Typed(f"CAST({e.sql} AS VARIANT)", "dyn")
         self.arms[-1].append(e)
         alias = self._alias_after(end)
         if alias is not None:
@@ -379,6 +391,8 @@ class Walker:
             end = k
         width = max(len(r) for r in rows)
         kinds = [self.ex.unify([r[c] for r in rows if c < len(r)]) for c in range(width)]
+        if self.variant_columns:
+            kinds = [([f"CAST({v} AS VARIANT)" for v in sqls], "dyn") for sqls, _ in kinds]
         self.arms[-1].extend(Typed("", t) for _, t in kinds)
         return [[kinds[c][0][n] for c in range(len(r))] for n, r in enumerate(rows)], end
 
@@ -387,9 +401,50 @@ class Walker:
         if tok.kind == "op" and tok.text == "(":
             prev = next((t for t in reversed(self.out) if t.strip()), "")
             if prev.upper() in ("AS", "MATERIALIZED"):
-                return self.nested(i, "window" if self.clause == "window_def" else "auto")
+                if self.clause == "window_def":
+                    return self.nested(i, "window")
+                close = self.closing(i)
+                body = Walker(self.em, self.toks, i + 1, close, "auto", self.depth + 1)
+                if any(t.is_word("RECURSIVE") for t in self.toks[self.lo:i]) and body._compound():
+                    body.variant_columns = True
+                    body.cte_columns = self._cte_head(i)
+                self.out.append("(" + body.write() + ")")
+                return close + 1
             return self.copy_group(i)
         return self.copy(i)
+
+    def _cte_head(self, open_i: int) -> tuple[str, ...]:
+        """`name (a, b) AS (`: the CTE's name and its listed columns, or () where it lists none."""
+        sig = [t for t in self.toks[self.lo:open_i] if not t.trivia]
+        while sig and sig[-1].is_word("AS", "MATERIALIZED", "NOT"):
+            sig.pop()
+        if not sig or sig[-1].text != ")":
+            return ()
+        opening = max(k for k, t in enumerate(sig) if t.text == "(")
+        columns = [t.name for t in sig[opening + 1:-1] if t.kind in ("word", "qident")]
+        return (sig[opening - 1].name, *columns) if opening > 0 else ()
+
+    def next_arm(self) -> None:
+        """A compound's next SELECT begins. In a recursive CTE's body the anchor is then written: where its
+        columns have no affinity (literals, expressions), the CTE's columns have none either, which the step's
+        comparisons need to know."""
+        if len(self.arms) == 1 and len(self.cte_columns) == len(self.arms[0]) + 1:
+            name, *columns = self.cte_columns
+            for column, typed in zip(columns, self.arms[0], strict=True):
+                if typed.aff == "":
+                    info = ColumnInfo("VARIANT", "")
+                    self.em.scope.derived.setdefault(column.lower(), info)
+                    self.em.scope.derived.setdefault(f"{name}.{column}".lower(), info)
+        self._settle_distinct()
+        self.arms.append([])
+
+    def _settle_distinct(self) -> None:
+        one_row = not self._from or (self._aggregated and not self._grouped)
+        if self._distinct_dyn and not one_row:
+            raise D1Unsupported(
+                "SELECT DISTINCT over values of mixed types on the DuckDB engine; CAST them to one type"
+            )
+        self._distinct_dyn = self._aggregated = self._from = self._grouped = False
 
     def _check_arms(self) -> None:
         if len(self.arms) < 2:

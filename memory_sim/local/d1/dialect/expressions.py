@@ -26,7 +26,7 @@ from memory_sim.local.d1.dialect.schema import DUCKDB_ONLY_KEYWORDS, TableInfo, 
 class Translation:
     sql: str
     kind: str  # "read" (rows), "write" (INSERT/UPDATE/DELETE), "ddl", "mirror" (answered by the schema mirror),
-    # "replace" (INSERT OR REPLACE: a plan of `steps` then `sql`, run in one transaction)
+    # "replace" (INSERT OR REPLACE: a plan of `steps` then `sql`, run in one transaction), "noop" (REINDEX)
     returns_rows: bool = True
     extras: tuple[str, ...] = ()  # what to bind as $1, $2, ...: "p:N" the user's ?N, or an engine value (Emitter.extra)
     target: TableInfo | None = None  # rowid table whose ids this INSERT generates

@@ -84,7 +84,7 @@ def _compound(w: Walker, i: int, tok: Token) -> int:
     k = w.next_sig(i + 1)
     if not (tok.is_word("UNION") and k is not None and w.toks[k].is_word("ALL")):
         w.deduplicated = True  # UNION, EXCEPT, INTERSECT compare whole rows
-    w.arms.append([])
+    w.next_arm()
     w.clause = "verbatim"
     return w.copy(i)
 

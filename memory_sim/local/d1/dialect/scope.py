@@ -23,8 +23,16 @@ class Scope:
             self.tables.append(table)
             self.aliases[(alias or name).lower()] = table
             self.json_calls[(alias or name).lower()] = name
+        # Columns of a recursive CTE whose anchor gives them no affinity ("x" and "c.x"): see clauses.Walker.
+        self.derived: dict[str, ColumnInfo] = {}
 
     def resolve(self, names: tuple[str, ...]) -> ColumnInfo | None:
+        found = self._resolve(names)
+        if found is None:
+            return self.derived.get(".".join(names[-2:]).lower())
+        return found
+
+    def _resolve(self, names: tuple[str, ...]) -> ColumnInfo | None:
         column = names[-1]
         if len(names) >= 2:
             qualifier = names[-2].lower()

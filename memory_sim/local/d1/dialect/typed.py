@@ -35,6 +35,7 @@ from memory_sim.local.d1.dialect.ast import (
     Sub,
     Truth,
     Unary,
+    aggregates,
 )
 from memory_sim.local.d1.dialect.calls import call, cast
 from memory_sim.local.d1.dialect.compare import compare, in_list, in_select, like
@@ -42,6 +43,7 @@ from memory_sim.local.d1.dialect.functions import NOW_TEXT
 from memory_sim.local.d1.dialect.operands import (
     DUCK_TYPES,
     FLIP,
+    NOCONST,
     NOT_UTF8,
     Context,
     Typed,
@@ -294,15 +296,50 @@ class Expressions:
     def _case(self, node: Case) -> Typed:
 
         base = self.emit(node.base) if node.base is not None else None
-        conditions = []
-        for when, _ in node.whens:
+        # A WHEN known at translation time is settled here, as SQLite never reads what it skips: an arm that
+        # cannot match is dropped, one that matches ends the CASE (its value the ELSE), so a column outside
+        # GROUP BY in a skipped arm is no bare column. Never what holds an aggregate (it makes the query one), nor
+        # around a base that may fail (SQLite reads it).
+        steady = base is None or not (base.may_fail or aggregates(node.base))
+        conditions, values, default = [], [], node.default
+        for k, (when, value) in enumerate(node.whens):
             cond = self.emit(when)
+            match = self._known_match(base, cond) if steady else NOCONST
+            if match is True and not aggregates([node.whens[k + 1:], node.default]):
+                default = value
+                break
+            if match is not True and match is not NOCONST and not cond.may_fail and not aggregates([when, value]):
+                continue
             conditions.append(compare(self, "=", base, cond).sql if base is not None else self.truth(cond).sql)
-        results = [self.emit(value) for _, value in node.whens]
-        results.append(self.emit(node.default) if node.default is not None else literal(None))
+            values.append(value)
+        if not conditions:
+            return self._value_of_case(default)
+        results = [self.emit(value) for value in values]
+        results.append(self.emit(default) if default is not None else literal(None))
         sqls, t = self.unify(results)
         body = " ".join(f"WHEN {c} THEN {r}" for c, r in zip(conditions, sqls, strict=False))
         return Typed(f"(CASE {body} ELSE {sqls[-1]} END)", t)
+
+    def _known_match(self, base: Typed | None, when: Typed) -> object:
+        """Whether a CASE arm matches, where translation can tell (True, False, or None for NULL; NOCONST where
+        only the rows can): CASE WHEN a constant; CASE base WHEN value with either NULL, or both constants of no
+        affinity, compared as SQLite compares them."""
+        if base is None:
+            return (None if when.const is None else bool(sv.cast_real(when.const))) if when.known else NOCONST
+        if (base.known and base.const is None) or (when.known and when.const is None):
+            return None
+        plain = base.aff == when.aff == "" and not (base.coll or when.coll)
+        if plain and base.known and when.known:
+            return sv.compare(base.const, when.const, "BINARY") == 0
+        return NOCONST
+
+    def _value_of_case(self, node: Node | None) -> Typed:
+        """The one value a CASE settled at translation time gives, without the affinity or collation a column
+        would lend it (a CASE has none)."""
+        if node is None:
+            return literal(None)
+        value = self.emit(node)
+        return Typed(f"(CASE WHEN true THEN {value.sql} END)", value.t, const=value.const)
 
     def _cast(self, node: Cast) -> Typed:
 
