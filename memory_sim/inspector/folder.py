@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from memory_sim.settings import Settings
 
 
-WAIT_S = 10.0  # how long a request waits for a folder that another process holds without serving it
+WAIT_S = 60.0  # how long a request waits for a folder another verb holds without serving it: a `remember` holds
+# it from its start (the model loaded) to its exit, many seconds on a busy machine; a page may wait that long
 _RETRY_S = 0.05
 
 
