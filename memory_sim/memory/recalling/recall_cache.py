@@ -87,7 +87,8 @@ class NpcView:
                 self.index.add_tokens(m.id, tokenize(m.content), counted=m.kind != "summary")
             self.rows.append(m)
             self.by_id[m.id] = m
-            self._episodes.setdefault(m.day, []).append(self.index.slot(m.id))
+            if m.kind != "summary":  # made a day later from the day as a whole: no neighbour of any memory
+                self._episodes.setdefault(m.day, []).append(self.index.slot(m.id))
             self._timeline = None
 
     def _keeps(self, memory: StoredMemory) -> bool:
