@@ -5,9 +5,8 @@ points at an earlier memory and is no part of the day, so a summary never carrie
 - a day of one memory (or of one text, remembered more than once) is linked to it, not summarised;
 - otherwise the day's memories are grouped by what they are about (consolidation/topics.py) and the summariser
   condenses each topic of two or more memories on its own, so a summary never joins unrelated sentences; a
-  topic of one memory is kept as it is (`kept`: it is that topic's long-term memory, indexed as a summary
-  would be), as is the most important memory of a topic whose summary says no more than one memory (its text
-  inside that memory's);
+  topic of one memory is left as it is, and so is a topic whose summary says no more than one of its memories
+  (its text inside that memory's);
 - a summary keeps the dominant type of its sources (by importance), the union of their `about`, and records them;
 - the diary links to the day's first summary (its most important topic's), else to its most important memory.
 """
@@ -45,14 +44,13 @@ class Made:
 @dataclass(frozen=True, slots=True)
 class DayPlan:
     """What consolidating one NPC's day does: store `made` (one summary a topic; none: nothing new), and record
-    `link` on the diary (the first summary's id, the one memory's id, or "" for a day with no memory); `kept`
-    are the memories that stand for a topic of their own (indexed as its summary would be)."""
+    `link` on the diary (the first summary's id, else the day's most important memory's, or "" for a day with no
+    memory)."""
 
     npc_id: str
     day: int
     link: str
     made: tuple[Made, ...] = field(default=())
-    kept: tuple[str, ...] = ()
 
     @property
     def summary(self) -> ShortTermMemory | None:
@@ -155,14 +153,12 @@ def plan_day(
     if len(distinct) == 1:
         return DayPlan(npc_id, day, distinct[0].id)
     made: list[Made] = []
-    kept: list[str] = []
     for topic in topics(distinct):
         condensed = _condensed(topic, summarise) if len(topic) > 1 else None
-        if condensed is None:
-            kept.append(sorted(topic, key=lambda m: -m.importance)[0].id)
-            continue
-        text, quoted = condensed
-        sources = [m for m in entries if text_key(m.content) in {text_key(q.content) for q in quoted}]
-        made.append(Made(_summary(npc_id, day, len(made) + 1, text, sources), tuple(m.id for m in sources)))
-    link = made[0].summary.id if made else kept[0]  # topics come most important first
-    return DayPlan(npc_id, day, link, tuple(made), tuple(kept))
+        if condensed is not None:
+            text, quoted = condensed
+            sources = [m for m in entries if text_key(m.content) in {text_key(q.content) for q in quoted}]
+            made.append(Made(_summary(npc_id, day, len(made) + 1, text, sources), tuple(m.id for m in sources)))
+    if not made:  # no topic of two memories, or none said more than one of them: the day's most important
+        return DayPlan(npc_id, day, sorted(distinct, key=lambda m: -m.importance)[0].id)
+    return DayPlan(npc_id, day, made[0].summary.id, tuple(made))

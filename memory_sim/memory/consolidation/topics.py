@@ -1,10 +1,11 @@
 """Grouping a day's memories by what they are about, so that one summary says one thing. Pure: no I/O.
 
-A memory's subjects are who and what its text names: registered NPCs by id, name, alias or role (`Names`: "the
-baker" and "Hilda" are both 'hilda'), and other proper names (a capitalised word inside a sentence, or a
-sentence's first word when it is possessive: "Hilda's pies"). A text that names no one is about its `about`
-NPCs. The text comes first because a summary quotes texts: a memory filed `about` one NPC that names another
-would otherwise carry that other into its summary.
+A memory's subjects are, first, the registered NPCs its text names by id, name, alias or role (`Names`: "the
+baker" and "Hilda" are both 'hilda'); else the NPCs it is filed `about`; else the other proper names in its
+text (a place, someone unregistered: a capitalised word inside a sentence, or a sentence's first word when it
+is possessive, "Hilda's pies"). The text comes first because a summary quotes texts: a memory filed `about` one
+NPC that names another would otherwise carry that other into its summary; and a place named beside an NPC is
+where something happened, not what it is about.
 
 Topics are made in order of importance, the most important memory of each seeding it:
 - a memory with subjects joins the first topic whose seed shares one (the seed's, not the topic's growing set,
@@ -47,7 +48,7 @@ class TopicParams:
     embeddings (MiniLM / BGE: unrelated sentences score 0.0-0.35), `min_overlap` for content words."""
 
     min_cosine: float = 0.5
-    min_overlap: float = 0.34
+    min_overlap: float = 0.25
 
 
 @dataclass(frozen=True, slots=True)

@@ -85,11 +85,12 @@ def _weighting(r: Recollection, current: int) -> Weighting:
 
 
 def timeline_of(rows: Sequence[StoredMemory]) -> tuple[Timeline, dict[str, tuple[int, int]]]:
-    """Hybrid recall's episodes: sim days in order of their first memory, memories in remember order."""
+    """Hybrid recall's episodes: sim days in order of their first memory, memories in remember order; summaries
+    are in none (made a day later from the whole day, they are no memory's neighbour)."""
     days: dict[int, list[str]] = {}
     numbers: dict[int, int] = {}
     positions: dict[str, tuple[int, int]] = {}
-    for m in rows:
+    for m in (m for m in rows if m.kind != "summary"):  # as recall: a summary neither lends nor takes context
         number = numbers.setdefault(m.day, len(numbers))
         episode = days.setdefault(m.day, [])
         positions[m.id] = (number, len(episode))

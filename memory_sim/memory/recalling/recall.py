@@ -224,7 +224,10 @@ def gather(
     # One D1 read proves the cached NPC profiles and the NPC's view current (DuckDB: ~0.5 ms a statement)
     proof = cache.proof() if cache is not None and (config.expand_npc_names or mode != "vector") else None
     if config.expand_npc_names:
-        query = expand_query(query, cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB))
+        # not the NPC's own profile: its memories say "I", and its own role names someone else ("the miller from
+        # Eastbrook", asked by the miller whether he was ever ill)
+        profiles = cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB)
+        query = expand_query(query, [p for p in profiles if p["npc_id"] != npc_id])
     if mode == "keyword":
         return Candidates(keyword_candidates(env, npc_id, query, k, cache, proof), False)
     try:
