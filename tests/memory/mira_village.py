@@ -49,23 +49,6 @@ DAYS: tuple[tuple[int, int, str, float, str, tuple[str, ...]], ...] = (
 )
 
 
-def live(system: MemorySystem, clock: SimClock) -> dict[str, str]:
-    """The two days, a diary each night, then consolidation on day 4; the memories' ids by text."""
-    for npc_id, name, role in NPCS:
-        system.register_npc(npc_id, name, role)
-    ids = {}
-    for day, hour, text, importance, kind, about in DAYS:
-        clock.advance_to(WorldTime(day, hour))
-        memory = ShortTermMemory("mira", text, importance, WorldTime(day, hour), type=kind, about=about)  # type: ignore[arg-type]
-        system.remember(memory)
-        ids[text] = memory.id
-        if hour == 20:
-            system.write_diary("mira", day)
-    clock.advance_to(WorldTime(4))
-    system.consolidate()
-    return ids
-
-
 OSWIN_FEVER = "I woke with a burning fever and could not stand."
 # Oswin's own days: the fever is the last thing he remembers of day 2 (its summary's neighbour in the day)
 OSWIN_DAYS: tuple[tuple[int, int, str, float, str, tuple[str, ...]], ...] = (
@@ -81,18 +64,23 @@ OSWIN_DAYS: tuple[tuple[int, int, str, float, str, tuple[str, ...]], ...] = (
 )
 
 
-def live_oswin(system: MemorySystem, clock: SimClock) -> dict[str, str]:
-    """Oswin's two days, a diary each night, consolidated on day 4; the memories' ids by text."""
+def live(system: MemorySystem, clock: SimClock, npcs: tuple[str, ...] = ("mira",)) -> dict[str, str]:
+    """The NPCs' two days ("mira": DAYS, "oswin": OSWIN_DAYS) hour by hour, a diary each night, then consolidation
+    on day 4; the memories' ids by text."""
     for npc_id, name, role in NPCS:
         system.register_npc(npc_id, name, role)
+    days = {"mira": DAYS, "oswin": OSWIN_DAYS}
+    lived = sorted((day, hour, npc, *rest) for npc in npcs for day, hour, *rest in days[npc])
     ids = {}
-    for day, hour, text, importance, kind, about in OSWIN_DAYS:
-        clock.advance_to(WorldTime(day, hour))
-        memory = ShortTermMemory("oswin", text, importance, WorldTime(day, hour), type=kind, about=about)  # type: ignore[arg-type]
-        system.remember(memory)
-        ids[text] = memory.id
     for day in (1, 2):
-        system.write_diary("oswin", day)
+        for _, hour, npc, text, importance, kind, about in (m for m in lived if m[0] == day):
+            clock.advance_to(WorldTime(day, hour))
+            memory = ShortTermMemory(npc, text, importance, WorldTime(day, hour), type=kind, about=about)  # type: ignore[arg-type]
+            system.remember(memory)
+            ids[text] = memory.id
+        clock.advance_to(WorldTime(day, 23))
+        for npc in npcs:
+            system.write_diary(npc, day)
     clock.advance_to(WorldTime(4))
     system.consolidate()
     return ids
