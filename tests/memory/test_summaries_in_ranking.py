@@ -13,7 +13,7 @@ from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from tests.memory.memory_env import build_env
 
-DAY = (
+DAY = (  # filed about Agnes, so consolidation takes them as one topic, however little else they share
     ("A fire broke out near the forge; everyone ran with buckets.", 0.8, "event"),
     ("Agnes struts about the square as if she owned the place.", 0.8, "opinion"),
 )
@@ -39,7 +39,8 @@ def test_a_document_outside_the_statistics_leaves_other_scores_alone() -> None:
 def village(clock: SimClock) -> MemorySystem:
     system = MemorySystem(build_env(clock), clock=clock)
     for hour, (text, importance, kind) in enumerate(DAY, start=9):
-        system.remember(ShortTermMemory("henry", text, importance, WorldTime(2, hour), type=kind))  # type: ignore[arg-type]
+        system.remember(ShortTermMemory("henry", text, importance, WorldTime(2, hour), type=kind,  # type: ignore[arg-type]
+                                        about=("agnes",)))
     for text, importance, day in OTHERS:
         system.remember(ShortTermMemory("henry", text, importance, WorldTime(day, 10)))
     system.write_diary("henry", day=2)
@@ -79,8 +80,9 @@ def test_weighted_recall_ranks_a_summary_no_higher_than_its_best_source() -> Non
     uncapped the summary would outrank another day's better answer (importance 0.55) that led before."""
     clock = SimClock(WorldTime(2))
     system = MemorySystem(build_env(clock), clock=clock)
-    oven, storm = (ShortTermMemory("henry", text, importance, WorldTime(2, hour), type="opinion") for text, importance,
-                   hour in (("Tom mended the oven door.", 0.5, 9), ("The storm flattened the barley field.", 1.0, 10)))
+    oven, storm = (ShortTermMemory("henry", text, importance, WorldTime(2, hour), type="opinion", about=("tom",))
+                   for text, importance, hour in (("Tom mended the oven door.", 0.5, 9),
+                                                  ("The storm flattened the barley field.", 1.0, 10)))  # one topic
     system.remember_many([oven, storm])
     better = ShortTermMemory("henry", "Tom mended my oven door for free.", 0.55, WorldTime(3, 9))
     system.remember(better)
