@@ -75,3 +75,21 @@ def test_on_chroma_duckdb_minilm_the_baker_and_the_fever_come_first(tmp_path: Pa
             ill = (system.weighted_recall("oswin", "Was Oswin ever ill?", top_k=3) if mode == "weighted"
                    else system.recall("oswin", "Was Oswin ever ill?", top_k=3, mode=mode))  # type: ignore[arg-type]
             assert ill[0].text == OSWIN_FEVER, (mode, [r.text for r in ill])
+
+
+def test_forgetting_or_correcting_a_source_remakes_only_its_topics_summary() -> None:
+    clock = SimClock()
+    system = MemorySystem(build_env(clock), clock=clock)
+    ids = live(system, clock)
+    before = summaries(system)
+    system.forget([ids[PIES]], "the player asked")
+    after = summaries(system)
+    assert after["summary-mira-1-topic2"] == ("The baker sold me two dozen rolls for the travellers.",
+                                              ["The baker sold me two dozen rolls for the travellers."])
+    assert system.memory("summary-mira-1-topic2").index_state == "indexed"
+    assert {k: v for k, v in after.items() if k != "summary-mira-1-topic2"} == {
+        k: v for k, v in before.items() if k != "summary-mira-1-topic2"}  # the day's other topics are untouched
+    system.update_memory(ids[STRANGER], content="A hooded stranger paid in silver and asked the way over the pass.")
+    remade = summaries(system)["summary-mira-1"]
+    assert remade[0].startswith("A hooded stranger paid in silver") and "gold" not in repr(summaries(system))
+    assert summaries(system)["summary-mira-1-topic3"] == before["summary-mira-1-topic3"]
