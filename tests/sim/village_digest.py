@@ -4,7 +4,11 @@ the code on PYTHONPATH (tests/sim/data/village_6x5.json was written so by the co
 batched, and written again when a query naming an NPC's role began to reach memories naming the NPC: that changed
 the diaries' "brought back" lines and the answers to "the baker"; without it the digest was unchanged; and again
 when weighted recall began to record each memory's last access, `recalled_hour`: only schema_version and
-short_term_memories changed, every answer stayed the same)."""
+short_term_memories changed, every answer stayed the same; and again when consolidation began to group a day's
+memories by topic, one summary a topic (summaries, lineage, diaries' links and the counters changed, and the answers
+with them: a summary now says one thing, so the vector answers hold topic summaries where a day's glued summary
+was), and recall stopped expanding a query with the recalling NPC's own name and role (its memories say "I"), which
+changed Tom's answers to "What do I think of Tom?")."""
 
 from __future__ import annotations
 
