@@ -351,8 +351,8 @@ class MemorySystem:
         """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""
         from memory_sim.memory.recalling import recent
 
-        others = [p for p in store.npc_profiles(self.env.DB) if p["npc_id"] != npc_id]  # as recall_sources.gather
-        expanded = recall_sources.expand_query(query, others) if self.config.expand_npc_names else query
+        expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB), npc_id) if (
+            self.config.expand_npc_names) else query
         return recent.recent_candidates(self.env, npc_id, query, expanded, self.today())
 
     @_settled

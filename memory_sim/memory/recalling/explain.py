@@ -105,7 +105,7 @@ def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, Hy
 
     env, params = system.env, HybridParams()
     if system.config.expand_npc_names:
-        query = recall_sources.expand_query(query, store.npc_profiles(env.DB))
+        query = recall_sources.expand_query(query, store.npc_profiles(env.DB), npc_id)
     rows = store.semantic_in_order(env.DB, npc_id)
     by_id = {m.id: m for m in rows}
     try:
