@@ -101,7 +101,7 @@ def timeline_of(rows: Sequence[StoredMemory]) -> tuple[Timeline, dict[str, tuple
 def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, HybridParts]:
     """The terms of hybrid recall's scores, from the inputs recall.hybrid_candidates ranks (empty when it could
     not have ranked: no embedding or no index, where recall falls back to word overlap)."""
-    from memory_sim.memory.recalling.keyword import BM25Index
+    from memory_sim.memory.recalling.keyword import BM25Index, sentence_tokens
 
     env, params = system.env, HybridParams()
     if system.config.expand_npc_names:
@@ -118,6 +118,9 @@ def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, Hy
         return {}
     keyword = BM25Index()
     for m in rows:
-        keyword.add(m.id, m.content, counted=m.kind != "summary")  # as recall: scored, not in the statistics
+        if m.kind == "summary":  # as recall: scored as its best sentence, not in the statistics
+            keyword.add_parts(m.id, sentence_tokens(m.content))
+        else:
+            keyword.add(m.id, m.content)
     timeline, positions = timeline_of(rows)
     return hybrid_parts(vector, keyword.scores(query), timeline, params, positions)

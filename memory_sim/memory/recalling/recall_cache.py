@@ -28,7 +28,7 @@ from memory_sim.memory.models import StoredMemory
 from memory_sim.memory.recalling import hybrid_arrays
 from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.hybrid_arrays import TimelineArrays
-from memory_sim.memory.recalling.keyword import BM25Index, tokenize
+from memory_sim.memory.recalling.keyword import BM25Index, sentence_tokens, tokenize
 
 ViewKind = Literal["hybrid", "keyword"]
 _STATES: dict[ViewKind, tuple[str, ...] | None] = {"hybrid": store.SEMANTIC_STATES, "keyword": None}  # None: all
@@ -83,8 +83,12 @@ class NpcView:
             self.seen.add(m.id)
             if not self._keeps(m):
                 continue
-            if m.id not in self.index:  # a summary repeats its sources' words: scored, not counted
-                self.index.add_tokens(m.id, tokenize(m.content), counted=m.kind != "summary")
+            if m.id in self.index:
+                pass
+            elif m.kind == "summary":  # it repeats its sources' words: scored as its best sentence, not counted
+                self.index.add_parts(m.id, sentence_tokens(m.content))
+            else:
+                self.index.add_tokens(m.id, tokenize(m.content))
             self.rows.append(m)
             self.by_id[m.id] = m
             if m.kind != "summary":  # made a day later from the day as a whole: no neighbour of any memory
