@@ -1,6 +1,7 @@
 """A consolidated summary joins recall without changing how the original memories rank: BM25's corpus statistics
-leave summaries out (they repeat their sources' words), and a summary's vector score is capped at its best
-sentence's (one vector for unrelated sentences matches queries none of them answers)."""
+leave summaries out (they repeat their sources' words), a summary's keyword score is its best sentence's, and its
+vector score is capped at its best sentence's (one vector for several sentences matches queries none of them
+answers)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from memory_sim.memory.models import ShortTermMemory, WorldTime
-from memory_sim.memory.recalling.keyword import BM25Index
+from memory_sim.memory.recalling.keyword import BM25Index, sentence_tokens
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from tests.memory.memory_env import build_env
@@ -56,7 +57,8 @@ def test_consolidation_does_not_change_how_observations_rank_by_keyword() -> Non
     assert system.consolidate().consolidated == 1
     after = system.recall("henry", query, top_k=10, mode="keyword")
     observations = {r.id: r.score for r in after if r.kind == "observation"}
-    assert len(observations) >= 2 and any(r.kind == "summary" for r in after)  # (its sources collapse into it)
+    # the summary scores as its best sentence, ties with that memory, and the memory is kept (scoring.distinct)
+    assert len(observations) >= 2 and not any(r.kind == "summary" for r in after)
     first = next(iter(observations))  # scores are divided by the best one: compare them relative to one memory
     for memory_id, score in observations.items():
         assert score / observations[first] == pytest.approx(before[memory_id] / before[first], rel=1e-9), memory_id
@@ -97,3 +99,16 @@ def test_weighted_recall_ranks_a_summary_no_higher_than_its_best_source() -> Non
     after = system.weighted_recall("henry", query, top_k=2, mode="keyword")
     assert [r.id for r in before] == [after[0].id] == [better.id]  # the summary stands for the oven door, second
     assert after[1].id in (oven.id, summary.id) and after[1].effective_score <= after[0].effective_score
+
+
+def test_a_summary_scores_as_its_best_sentence_by_keyword() -> None:
+    """A topic summary names its topic in every sentence: scored whole, "Agnes" twice outranked each memory."""
+    index = BM25Index()
+    index.extend([("a", "Agnes sold me bread."), ("b", "Agnes waved at the forge."), ("c", "Rain all day.")])
+    index.add_parts("s", sentence_tokens("Agnes sold me bread. Agnes waved at the forge."))
+    scores = index.scores("Agnes")
+    assert scores["s"] == pytest.approx(max(scores["a"], scores["b"]), rel=1e-6)  # tantivy keeps float32
+    whole = BM25Index()
+    whole.extend([("a", "Agnes sold me bread."), ("b", "Agnes waved at the forge."), ("c", "Rain all day.")])
+    whole.add("s", "Agnes sold me bread. Agnes waved at the forge.", counted=False)
+    assert whole.scores("Agnes")["s"] > scores["s"]  # scored whole, it would outrank both memories
