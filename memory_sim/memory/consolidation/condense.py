@@ -14,7 +14,7 @@ points at an earlier memory and is no part of the day, so a summary never carrie
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from memory_sim.memory.consolidation.summarise import Sentence
 from memory_sim.memory.consolidation.topics import group_by_topic
@@ -50,7 +50,7 @@ class DayPlan:
     npc_id: str
     day: int
     link: str
-    made: tuple[Made, ...] = field(default=())
+    made: tuple[Made, ...] = ()
 
     @property
     def summary(self) -> ShortTermMemory | None:
