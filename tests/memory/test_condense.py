@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_sim.memory.consolidation.condense import (
+    DayPlan,
     diary_entries,
     dominant_type,
     plan_day,
@@ -27,6 +28,7 @@ DAY = [
     row("a", "Cora sold me a tonic that tasted of pond water.", 0.5, 9, "opinion", ("cora",)),
     row("b", "The barley is coming up thin.", 0.4, 15),
     row("c", "Wren poured me a free ale.", 0.6, 20, "event", ("wren",)),
+    row("d", "Cora's garden smelled of mint and smoke.", 0.45, 21, "event", ("cora",)),
 ]
 
 
@@ -41,24 +43,34 @@ def test_a_day_of_one_memory_is_linked_not_summarised() -> None:
 
 
 def test_a_summary_keeps_its_sources_type_and_about() -> None:
-    plan = plan_day("bram", 3, DAY, extractive)
-    assert plan.summary is not None and plan.link == plan.summary.id == "summary-bram-3"
-    assert plan.summary.content == "Cora sold me a tonic that tasted of pond water. Wren poured me a free ale."
-    assert plan.sources == ("a", "c")
-    assert plan.summary.type == dominant_type([DAY[0], DAY[2]]) == "event"  # 0.6 event against 0.5 opinion
-    assert plan.summary.about == ("cora", "wren") and plan.summary.kind == "summary"
-    assert plan.summary.importance == 0.55 and plan.summary.world_time.hour == 23
+    plan = plan_day("bram", 3, DAY, extractive)  # one topic of two memories (Cora); Wren and the barley alone
+    assert plan.summary is not None and plan.link == plan.summary.id == "summary-bram-3" and len(plan.made) == 1
+    assert plan.summary.content == "Cora sold me a tonic that tasted of pond water. Cora's garden smelled of mint and smoke."
+    assert plan.sources == ("a", "d")
+    assert plan.summary.type == dominant_type([DAY[0], DAY[3]]) == "opinion"  # 0.5 opinion against 0.45 event
+    assert plan.summary.about == ("cora",) and plan.summary.kind == "summary"
+    assert plan.summary.importance == 0.475 and plan.summary.world_time.hour == 23
+
+
+def test_a_day_of_several_topics_gives_one_summary_each_and_never_joins_them() -> None:
+    day = [*DAY, row("e", "Wren says the river will flood this spring.", 0.55, 22, "relationship", ("wren",))]
+    plan = plan_day("bram", 3, day, extractive)
+    assert [(m.summary.id, m.sources) for m in plan.made] == [("summary-bram-3", ("c", "e")),
+                                                            ("summary-bram-3-topic2", ("a", "d"))]
+    assert plan.link == "summary-bram-3"  # the most important topic's (Wren's ale, 0.6)
+    lone = [DAY[0], DAY[1], DAY[2]]  # three topics of one memory each: no summary; the day's most important
+    assert plan_day("bram", 3, lone, extractive) == DayPlan("bram", 3, "c")
 
 
 def test_a_summariser_that_repeats_one_memory_gets_a_link() -> None:
-    assert plan_day("bram", 3, DAY, lambda s: "  Wren poured me a free ale. ").link == "c"
-    assert plan_day("bram", 3, DAY, lambda s: "free ale").link == "c"  # says less than one memory
+    assert plan_day("bram", 3, DAY, lambda s: "  Cora sold me a tonic that tasted of pond water. ").link == "c"
+    assert plan_day("bram", 3, DAY, lambda s: "pond water").link == "c"  # says less than one memory
     assert plan_day("bram", 3, DAY, lambda s: "").link == "c"  # nothing: the day's most important memory
 
 
-def test_an_abstractive_summary_draws_on_every_memory_it_was_given() -> None:
-    plan = plan_day("bram", 3, DAY, lambda s: "A poor tonic, thin barley, and a free ale at the inn.")
-    assert plan.summary is not None and plan.sources == ("a", "b", "c")
+def test_an_abstractive_summary_draws_on_every_memory_of_its_topic() -> None:
+    plan = plan_day("bram", 3, DAY, lambda s: "A poor tonic and a garden of mint.")
+    assert plan.summary is not None and plan.sources == ("a", "d")
     assert quoted_sources("Cora sold me a tonic that tasted of pond water. Odd day.", DAY) == DAY
 
 

@@ -51,8 +51,10 @@ def summary_beside_source(found: list[Recollection]) -> list[str]:
 def test_summaries_add_to_the_day_and_never_repeat_a_memory(system: MemorySystem, env: Env, clock: SimClock) -> None:
     live(system, clock)
     made = summaries(env)
-    # Days of two or more memories are summarised; the 25 days of one memory are linked to it.
-    assert sorted(made) == ["summary-bram-1", "summary-bram-3", "summary-bram-5", "summary-cora-6", "summary-wren-4"]
+    # A day's memories are grouped by topic and each topic of two or more memories summarised: three days. The other
+    # days have one memory (linked to it), or memories of different topics (Bram's day 1, the tonic and the barley;
+    # day 5, his fever and Cora's tea: linked to the most important), never joined into one summary.
+    assert sorted(made) == ["summary-bram-3", "summary-cora-6", "summary-wren-4"]
     for summary in made.values():
         key = normalised(summary.content)
         assert not any(f" {key} " in f" {o} " for o in observations(env, summary.npc_id)), summary.content
@@ -60,17 +62,18 @@ def test_summaries_add_to_the_day_and_never_repeat_a_memory(system: MemorySystem
         sources = system.lineage(summary.id).sources
         assert len(sources) >= 2 and all(normalised(s.content) in key for s in sources)
     # The dominant type (by importance) and the `about` of its sources
-    fever = made["summary-bram-5"]
-    assert fever.content == "I woke with a burning fever and could not stand. Cora left a jar of willow bark tea at my door."
-    assert (fever.type, fever.about) == ("event", ("cora",))
-    assert (made["summary-bram-1"].type, made["summary-bram-1"].about) == ("opinion", ("cora",))
+    wren = made["summary-bram-3"]
+    assert wren.content == "Wren poured me a free ale at the Crooked Kettle. Wren thinks the river will flood this spring."
+    assert (wren.type, wren.about) == ("event", ("wren",))
     assert (made["summary-cora-6"].type, made["summary-cora-6"].about) == ("relationship", ("bram",))
     assert (made["summary-wren-4"].type, made["summary-wren-4"].about) == ("opinion", ("cora",))
     # Lineage both ways
-    assert [s.content for s in system.lineage("summary-bram-5").sources] == [
-        "I woke with a burning fever and could not stand.", "Cora left a jar of willow bark tea at my door."]
-    assert [s.id for s in system.lineage(id_of(env, "Cora left a jar of willow bark tea at my door.")).summaries] == [
-        "summary-bram-5"]
+    assert [s.content for s in system.lineage("summary-bram-3").sources] == [
+        "Wren poured me a free ale at the Crooked Kettle.", "Wren thinks the river will flood this spring."]
+    assert [s.id for s in system.lineage(id_of(env, "Wren thinks the river will flood this spring.")).summaries] == [
+        "summary-bram-3"]
+    fever = id_of(env, "I woke with a burning fever and could not stand.")  # day 5's most important: linked
+    assert store.diary_link(env.DB, "bram", 5) == fever and system.lineage(fever).summaries == ()
     # A day of one memory points at it (and that memory is now in the index, as its summary would have been)
     distrust = id_of(env, DISTRUST)
     assert store.diary_link(env.DB, "bram", 2) == distrust

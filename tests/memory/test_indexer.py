@@ -97,7 +97,7 @@ def _retry(v: Village) -> str:
 
 
 def _consolidate(v: Village) -> str:
-    for hour, text in ((9, "I baked rye for the fair."), (15, "I sold every loaf by noon.")):
+    for hour, text in ((9, "I baked rye bread for the fair."), (15, "I sold every rye bread by noon.")):  # one topic
         v.system.remember(mem(text, importance=0.4, day=1, hour=hour))  # D1 only: the summary is all it indexes
     v.system.write_diary("margaret", 1)
     return summary_id("margaret", 1)

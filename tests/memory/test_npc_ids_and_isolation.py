@@ -156,9 +156,9 @@ def test_consolidate_goes_on_when_one_npc_fails(clock: SimClock) -> None:
     legacy = "old-village-" + "🙂" * 20  # 92 bytes: remembered by an older version, before NPC ids had a limit
     for npc in ("margaret", "rose", "tom"):
         diary_day(system, npc)
-    insert_legacy_row(system.env.DB, "old-1", legacy, "I lit the lamps on the green.", 0.8, state="none")
-    insert_legacy_row(system.env.DB, "old-2", legacy, "I swept the square before the fair.", 0.5, state="none")
-    store.put_diary(system.env.DB, legacy, 1, "I lit the lamps on the green. I swept the square before the fair.")
+    insert_legacy_row(system.env.DB, "old-1", legacy, "I lit the lamps on the green for the fair.", 0.8, state="none")
+    insert_legacy_row(system.env.DB, "old-2", legacy, "I swept the green before the fair.", 0.5, state="none")
+    store.put_diary(system.env.DB, legacy, 1, "I lit the lamps on the green for the fair. I swept the green before the fair.")
     report = system.consolidate(now=3 * DAY)
     assert report.consolidated == 2 and sorted(report.details) == ["summary-margaret-1", "summary-tom-1"]
     assert report.failed == 2 and set(report.errors) == {"rose", legacy}

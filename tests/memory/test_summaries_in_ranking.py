@@ -1,6 +1,7 @@
 """A consolidated summary joins recall without changing how the original memories rank: BM25's corpus statistics
-leave summaries out (they repeat their sources' words), and a summary's vector score is capped at its best
-sentence's (one vector for unrelated sentences matches queries none of them answers)."""
+leave summaries out (they repeat their sources' words), a summary's keyword score is its best sentence's, and its
+vector score is capped at its best sentence's (one vector for several sentences matches queries none of them
+answers)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ import numpy as np
 import pytest
 
 from memory_sim.memory.models import ShortTermMemory, WorldTime
-from memory_sim.memory.recalling.keyword import BM25Index
+from memory_sim.memory.recalling.keyword import BM25Index, sentence_tokens
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 from tests.memory.memory_env import build_env
 
-DAY = (
+DAY = (  # filed about Agnes, so consolidation takes them as one topic, however little else they share
     ("A fire broke out near the forge; everyone ran with buckets.", 0.8, "event"),
     ("Agnes struts about the square as if she owned the place.", 0.8, "opinion"),
 )
@@ -39,7 +40,8 @@ def test_a_document_outside_the_statistics_leaves_other_scores_alone() -> None:
 def village(clock: SimClock) -> MemorySystem:
     system = MemorySystem(build_env(clock), clock=clock)
     for hour, (text, importance, kind) in enumerate(DAY, start=9):
-        system.remember(ShortTermMemory("henry", text, importance, WorldTime(2, hour), type=kind))  # type: ignore[arg-type]
+        system.remember(ShortTermMemory("henry", text, importance, WorldTime(2, hour), type=kind,  # type: ignore[arg-type]
+                                        about=("agnes",)))
     for text, importance, day in OTHERS:
         system.remember(ShortTermMemory("henry", text, importance, WorldTime(day, 10)))
     system.write_diary("henry", day=2)
@@ -55,7 +57,8 @@ def test_consolidation_does_not_change_how_observations_rank_by_keyword() -> Non
     assert system.consolidate().consolidated == 1
     after = system.recall("henry", query, top_k=10, mode="keyword")
     observations = {r.id: r.score for r in after if r.kind == "observation"}
-    assert len(observations) >= 2 and any(r.kind == "summary" for r in after)  # (its sources collapse into it)
+    # the summary scores as its best sentence, ties with that memory, and the memory is kept (scoring.distinct)
+    assert len(observations) >= 2 and not any(r.kind == "summary" for r in after)
     first = next(iter(observations))  # scores are divided by the best one: compare them relative to one memory
     for memory_id, score in observations.items():
         assert score / observations[first] == pytest.approx(before[memory_id] / before[first], rel=1e-9), memory_id
@@ -79,8 +82,9 @@ def test_weighted_recall_ranks_a_summary_no_higher_than_its_best_source() -> Non
     uncapped the summary would outrank another day's better answer (importance 0.55) that led before."""
     clock = SimClock(WorldTime(2))
     system = MemorySystem(build_env(clock), clock=clock)
-    oven, storm = (ShortTermMemory("henry", text, importance, WorldTime(2, hour), type="opinion") for text, importance,
-                   hour in (("Tom mended the oven door.", 0.5, 9), ("The storm flattened the barley field.", 1.0, 10)))
+    oven, storm = (ShortTermMemory("henry", text, importance, WorldTime(2, hour), type="opinion", about=("tom",))
+                   for text, importance, hour in (("Tom mended the oven door.", 0.5, 9),
+                                                  ("The storm flattened the barley field.", 1.0, 10)))  # one topic
     system.remember_many([oven, storm])
     better = ShortTermMemory("henry", "Tom mended my oven door for free.", 0.55, WorldTime(3, 9))
     system.remember(better)
@@ -95,3 +99,16 @@ def test_weighted_recall_ranks_a_summary_no_higher_than_its_best_source() -> Non
     after = system.weighted_recall("henry", query, top_k=2, mode="keyword")
     assert [r.id for r in before] == [after[0].id] == [better.id]  # the summary stands for the oven door, second
     assert after[1].id in (oven.id, summary.id) and after[1].effective_score <= after[0].effective_score
+
+
+def test_a_summary_scores_as_its_best_sentence_by_keyword() -> None:
+    """A topic summary names its topic in every sentence: scored whole, "Agnes" twice outranked each memory."""
+    index = BM25Index()
+    index.extend([("a", "Agnes sold me bread."), ("b", "Agnes waved at the forge."), ("c", "Rain all day.")])
+    index.add_parts("s", sentence_tokens("Agnes sold me bread. Agnes waved at the forge."))
+    scores = index.scores("Agnes")
+    assert scores["s"] == pytest.approx(max(scores["a"], scores["b"]), rel=1e-6)  # tantivy keeps float32
+    whole = BM25Index()
+    whole.extend([("a", "Agnes sold me bread."), ("b", "Agnes waved at the forge."), ("c", "Rain all day.")])
+    whole.add("s", "Agnes sold me bread. Agnes waved at the forge.", counted=False)
+    assert whole.scores("Agnes")["s"] > scores["s"]  # scored whole, it would outrank both memories

@@ -81,8 +81,9 @@ def test_chat_summariser_without_fallback_raises(behaviour: str, error: type[Exc
 
 
 def test_consolidation_through_a_chat_summariser_degrades_and_never_loses(clock: SimClock) -> None:
-    """The LLM's summary is stored with every memory of the day as its sources; while the server is down the
-    next day gets the extractive summary, so no day waits or is lost."""
+    """The LLM's summary of a topic is stored with every memory of that topic as its sources (the fever, which
+    names no one, is a topic of its own); while the server is down the next day gets the extractive summary, so no
+    day waits or is lost."""
     with FakeChatServer(lambda messages: "Bram fell ill; Cora, the herbalist, brought willow bark tea.") as server:
         system = MemorySystem(Env.in_memory(clock), clock=clock, summariser=ChatSummariser(server.base_url, "tiny"))
         day5 = [("I woke with a burning fever.", 0.85, "event", ()), ("Cora left willow bark tea at my door.", 0.6,
@@ -99,9 +100,10 @@ def test_consolidation_through_a_chat_summariser_degrades_and_never_loses(clock:
     llm, extractive = (store.memories_by_ids(system.env.DB, [f"summary-bram-{d}"])[f"summary-bram-{d}"] for d in (5, 6))
     assert llm.content == "Bram fell ill; Cora, the herbalist, brought willow bark tea."
     assert (llm.type, llm.about) == ("opinion", ("cora",))
-    assert len(system.lineage(llm.id).sources) == 3  # an abstractive summary draws on the whole day
-    assert extractive.content == "I woke with a burning fever. The herbalist cured my fever. Maybe I was wrong about her."
-    assert [s.content for s in system.lineage(extractive.id).sources] == [day5[0][0], day5[2][0]]
+    assert len(system.lineage(llm.id).sources) == 2  # an abstractive summary draws on its whole topic
+    assert extractive.content == ("Cora left willow bark tea at my door. The herbalist cured my fever. Maybe I was "
+                                  "wrong about her.")
+    assert [s.content for s in system.lineage(extractive.id).sources] == [day5[1][0], day5[2][0]]
     assert system.summariser.fallbacks == 1  # type: ignore[attr-defined]
 
 
@@ -122,4 +124,5 @@ def test_the_readme_example_runs_against_a_local_server(tmp_path: Path, monkeypa
         exec(example, {})  # noqa: S102 - the README's own example, as a user would run it
         assert len(server.requests) == 1
     printed = capsys.readouterr().out.splitlines()
-    assert printed[-2:] == ["['summary-bram-5']", "['I woke with a burning fever.', 'Cora left willow bark tea at my door.']"]
+    assert printed[-2:] == ["['summary-bram-5']",
+                            "['Cora says my fever will break by Sunday.', 'Cora left willow bark tea at my door.']"]

@@ -5,9 +5,13 @@ batched, and written again when a query naming an NPC's role began to reach memo
 the diaries' "brought back" lines and the answers to "the baker"; without it the digest was unchanged; and again
 when weighted recall began to record each memory's last access, `recalled_hour`: only schema_version and
 short_term_memories changed, every answer stayed the same; and again when recall began to rank a correction
-above the belief it corrects: Margaret's "the baker" (vector) answer now puts day 4's "It galls me how the
-blacksmith struts about..." above day 3's "The man at the forge did me a real kindness...", which it supersedes
-(her opinion of Tom turned cold), at the stale one's score: the same five memories, every table unchanged)."""
+above the belief it corrects: Margaret's "the baker" (vector) answer put day 4's "It galls me how the blacksmith
+struts about..." above day 3's "The man at the forge did me a real kindness...", which it supersedes (her opinion
+of Tom turned cold), at the stale one's score: the same five memories, every table unchanged; and again when
+consolidation began to group a day's memories by topic, one summary a topic (summaries, lineage, diaries' links
+and the counters changed, and the answers with them: a summary now says one thing, so the vector answers hold
+topic summaries where a day's glued summary was), and recall stopped expanding a query with the recalling NPC's
+own name and role (its memories say "I"), which changed Tom's answers to "What do I think of Tom?")."""
 
 from __future__ import annotations
 

@@ -11,9 +11,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from memory_sim.errors import AiError
-from memory_sim.memory.consolidation.condense import DayPlan, plan_day
+import numpy as np
+
+from memory_sim.errors import AiError, EmbeddingUnavailable
+from memory_sim.memory.consolidation.condense import DayPlan, Topics, plan_day
 from memory_sim.memory.consolidation.summarise import Sentence
+from memory_sim.memory.consolidation.topics import Names, group_by_topic
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import JobReport, StoredMemory, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, plan_decay
@@ -23,8 +26,35 @@ from memory_sim.memory.writing.isolation import by_npc, each_npc, note_failure
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
+def _topics(system: MemorySystem, names: Names) -> Topics:
+    """Groups a day's memories by topic with the NPC registry's names and the vectors of those already indexed:
+    their texts were embedded when they were indexed, so the embedder's cache answers without a model call.
+    Memories without a vector are compared by their words (consolidation/topics.py)."""
+
+    def topics(memories: Sequence[StoredMemory]) -> list[tuple[StoredMemory, ...]]:
+        indexed = [m for m in memories if m.index_state == "indexed"]
+        vectors: dict[str, np.ndarray] = {}
+        if len(indexed) > 1:
+            try:
+                vectors = dict(zip([m.id for m in indexed], system.env.embedder.embed([m.content for m in indexed]),
+                                   strict=True))
+            except EmbeddingUnavailable:
+                vectors = {}
+        return group_by_topic(memories, names, vectors)
+
+    return topics
+
+
+def names_of(system: MemorySystem) -> Names:
+    """The registered NPCs' names, aliases and roles, as memories name them."""
+    profiles = store.npc_profiles(system.env.DB)
+    return Names.of([(str(p["npc_id"]), [str(p.get("name") or ""), *str(p.get("aliases") or "").split(","),
+                                          str(p.get("role") or "")]) for p in profiles])
+
+
 def _plans_of(
-    system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]], read: list[StoredMemory] | None
+    system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]], read: list[StoredMemory] | None,
+    names: Names,
 ) -> list[DayPlan]:
     """The NPC's day plans from its memories of those days (`read`: already read with every NPC's)."""
     db, config = system.env.DB, system.config
@@ -35,10 +65,11 @@ def _plans_of(
     days = [int(row["day"]) for row in diaries]
     found = store.memories_of_days(db, npc_id, days) if read is None else read
     memories = by_npc(found, lambda m: str(m.day))
+    topics = _topics(system, names)
     plans = []
     for day in days:
         try:
-            plans.append(plan_day(npc_id, day, memories.get(str(day), []), summarise))
+            plans.append(plan_day(npc_id, day, memories.get(str(day), []), summarise, topics))
         except AiError:
             continue  # a summariser that fails (with no fallback) is retried at the next run: the diary waits
     return plans
@@ -49,11 +80,11 @@ def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float, wait
     the outbox rows of linked memories not yet in the index: a linked memory is the day's long-term memory, so
     it is indexed as its summary would have been (behind, with the summaries, unless `wait`)."""
     db = system.env.DB
-    summaries = [p.summary for p in plans if p.summary is not None]
+    summaries = [made.summary for p in plans for made in p.made]
     system.remember_many(summaries, index_all=True, wait=False)  # embedded behind the rest of the job and the hour
     linked = store.memories_by_ids(db, [p.link for p in plans if p.summary is None and p.link])
     to_index = sorted(i for i, m in linked.items() if m.index_state == "none")
-    lineage = store.put_sources(db, [(p.summary.id, s) for p in plans if p.summary is not None for s in p.sources])
+    lineage = store.put_sources(db, [(made.summary.id, s) for p in plans for made in p.made for s in made.sources])
     marks = store.mark_consolidated(db, [(p.npc_id, p.day, p.link) for p in plans])
     queued = store.set_state(db, to_index, "pending") + store.enqueue_many(db, to_index, now) if to_index else []
     db.batch(lineage + marks + queued + [store.bump(db, "consolidations", len(summaries))])
@@ -79,22 +110,24 @@ def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -
 
 
 def consolidate(system: MemorySystem, now: float, wait: bool = True) -> JobReport:
-    """Condenses each diary's day at least `consolidate_after_days` old into 1-2 of its memories' sentences, a
-    summary indexed once with its lineage; a day of one memory is linked to it (consolidation/condense.py). An NPC whose
+    """Condenses each diary's day at least `consolidate_after_days` old into one summary a topic, each 1-2 of its
+    memories' sentences, indexed once with its lineage; a day of one memory is linked to it
+    (consolidation/condense.py, topics.py). An NPC whose
     days cannot be condensed or saved is reported in `errors` and the others are consolidated."""
     up_to = WorldTime.from_seconds(now).day - system.config.consolidate_after_days
     diaries = by_npc(store.diaries_to_consolidate(system.env.DB, up_to), lambda row: str(row["npc_id"]))
     failed: dict[str, str] = {}
     plans: list[DayPlan] = []
     read = _read_days(system, diaries)
+    names = names_of(system) if diaries else Names({})
     for npc_id, rows in diaries.items():
         try:
-            plans += _plans_of(system, npc_id, rows, None if read is None else read.get(npc_id, []))
+            plans += _plans_of(system, npc_id, rows, None if read is None else read.get(npc_id, []), names)
         except Exception as exc:  # noqa: BLE001 - one NPC's diaries never stop the others'
             note_failure("consolidate", npc_id, exc, failed)
     outcome = each_npc("consolidate", plans, lambda p: p.npc_id, lambda group: _save_plans(system, group, now, wait))
     failed.update(outcome.failed)
-    made = [p.summary.id for p in outcome.done if p.summary is not None]
+    made = [made.summary.id for p in outcome.done for made in p.made]
     return JobReport(
         "consolidate",
         consolidated=len(made),

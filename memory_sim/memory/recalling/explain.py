@@ -86,11 +86,12 @@ def _weighting(r: Recollection, current: int) -> Weighting:
 
 
 def timeline_of(rows: Sequence[StoredMemory]) -> tuple[Timeline, dict[str, tuple[int, int]]]:
-    """Hybrid recall's episodes: sim days in order of their first memory, memories in remember order."""
+    """Hybrid recall's episodes: sim days in order of their first memory, memories in remember order; summaries
+    are in none (made a day later from the whole day, they are no memory's neighbour)."""
     days: dict[int, list[str]] = {}
     numbers: dict[int, int] = {}
     positions: dict[str, tuple[int, int]] = {}
-    for m in rows:
+    for m in (m for m in rows if m.kind != "summary"):  # as recall: a summary neither lends nor takes context
         number = numbers.setdefault(m.day, len(numbers))
         episode = days.setdefault(m.day, [])
         positions[m.id] = (number, len(episode))
@@ -101,11 +102,11 @@ def timeline_of(rows: Sequence[StoredMemory]) -> tuple[Timeline, dict[str, tuple
 def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, HybridParts]:
     """The terms of hybrid recall's scores, from the inputs recall.hybrid_candidates ranks (empty when it could
     not have ranked: no embedding or no index, where recall falls back to word overlap)."""
-    from memory_sim.memory.recalling.keyword import BM25Index
+    from memory_sim.memory.recalling.keyword import BM25Index, sentence_tokens
 
     env, params, asked = system.env, HybridParams(), query
     if system.config.expand_npc_names:
-        query = recall_sources.expand_query(query, store.npc_profiles(env.DB))
+        query = recall_sources.expand_query(query, store.npc_profiles(env.DB), npc_id)
     rows = store.semantic_in_order(env.DB, npc_id)
     by_id = {m.id: m for m in rows}
     try:
@@ -118,7 +119,10 @@ def _hybrid_parts(system: MemorySystem, npc_id: str, query: str) -> dict[str, Hy
         return {}
     keyword = BM25Index()
     for m in rows:
-        keyword.add(m.id, m.content, counted=m.kind != "summary")  # as recall: scored, not in the statistics
+        if m.kind == "summary":  # as recall: scored as its best sentence, not in the statistics
+            keyword.add_parts(m.id, sentence_tokens(m.content))
+        else:
+            keyword.add(m.id, m.content)
     timeline, positions = timeline_of(rows)
     before, after = _cue_factors(system, asked, rows) if system.config.query_cues else (None, None)
     return hybrid_parts(vector, keyword.scores(query), timeline, params, positions, before, after)

@@ -9,7 +9,9 @@ SQLite FTS5 uses another idf and is slower at 100,000 memories).
 
 A document added with `counted=False` (a consolidated summary, which repeats its sources' words) is scored but
 left out of the corpus statistics: it is kept here, not in tantivy, and scored in Python with tantivy's document
-frequencies and this index's mean length, so counting it does not change every other memory's score.
+frequencies and this index's mean length, so counting it does not change every other memory's score. One added
+in parts (`add_parts`: a summary's sentences) scores as its best part, so a summary never gathers the words of
+sentences that answer nothing alone.
 
 Adds are buffered and committed in one batch at the next search. A removal rebuilds the index from the texts
 kept here at the next search: tantivy counts deleted documents in its statistics until its segments merge, and
@@ -73,6 +75,14 @@ def tokenize(text: str, *, stemming: bool = True, stopwords: frozenset[str] = ST
     return tokens
 
 
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def sentence_tokens(text: str, *, stemming: bool = True) -> list[list[str]]:
+    """The tokens of each sentence of `text`: a summary's parts for `BM25Index.add_parts`."""
+    return [tokenize(s, stemming=stemming) for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+
+
 def _schema() -> Any:
     import tantivy
 
@@ -93,7 +103,8 @@ class BM25Index:
         self.tokenizer = tokenizer  # replaces `tokenize` (e.g. to compare tokenisers)
         self.ids: list[str | None] = []  # slot -> id (None: removed)
         self._bodies: list[str | None] = []  # slot -> the tokens as tantivy takes them (None: not in tantivy)
-        self._uncounted: dict[int, Counter[str]] = {}  # slot -> term counts of a document left out of the stats
+        self._uncounted: dict[int, list[Counter[str]]] = {}  # slot -> term counts of the parts of a document
+        # left out of the statistics (one part unless added with `add_parts`)
         self._counted_length = 0  # tokens in tantivy's documents (for the mean length the uncounted are scored by)
         self._slot_of: dict[str, int] = {}
         self._pending: list[int] = []  # slots added since the last commit
@@ -137,7 +148,13 @@ class BM25Index:
             self._pending.append(slot)
         else:
             self._bodies.append(None)
-            self._uncounted[slot] = Counter(tokens)
+            self._uncounted[slot] = [Counter(tokens)]
+
+    def add_parts(self, doc_id: str, parts: Iterable[list[str]]) -> None:
+        """Adds a document left out of the statistics (as `counted=False`) that scores as its best part: the
+        parts' tokens, e.g. a summary's sentences."""
+        self.add_tokens(doc_id, [], counted=False)
+        self._uncounted[self._slot_of[doc_id]] = [Counter(p) for p in parts] or [Counter()]
 
     def extend(self, docs: Iterable[tuple[str, str]]) -> None:
         for doc_id, text in docs:
@@ -194,10 +211,12 @@ class BM25Index:
         mean_length = self._counted_length / counted if counted and self._counted_length else 1.0
         idf = {term: self.idf(term) for term in query}
         out: dict[int, float] = {}
-        for slot, counts in self._uncounted.items():
-            norm = self.k1 * (1.0 - self.b + self.b * sum(counts.values()) / mean_length)
-            score = sum(n * idf[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm) for t, n in query.items()
-                        if t in counts)
+        for slot, parts in self._uncounted.items():
+            score = 0.0
+            for counts in parts:
+                norm = self.k1 * (1.0 - self.b + self.b * sum(counts.values()) / mean_length)
+                score = max(score, sum(n * idf[t] * counts[t] * (self.k1 + 1) / (counts[t] + norm)
+                                       for t, n in query.items() if t in counts))
             if score > 0:
                 out[slot] = score
         return out

@@ -78,12 +78,14 @@ def overlap_score(query: str, text: str) -> float:
     return len(wanted & set(_WORD.findall(text.lower()))) / len(wanted)
 
 
-def expand_query(query: str, profiles: Sequence[dict[str, str]]) -> str:
+def expand_query(query: str, profiles: Sequence[dict[str, str]], asker: str | None = None) -> str:
     """Adds who a named NPC is ("Tom: the blacksmith, the smith at the forge") to the query: memories often
     name people by role, and an NPC knows who Tom is even when the embedding model does not. Both ways: a query
-    naming the role ("the blacksmith") gets the same note, so it reaches memories that say "Tom"."""
+    naming the role ("the blacksmith") gets the same note, so it reaches memories that say "Tom". Never the
+    `asker`'s own profile (the NPC whose memories are searched): they say "I", and its own role in them names
+    someone else ("the miller from Eastbrook", to the miller asking whether he was ever ill)."""
     text = " ".join(_WORD.findall(query.lower()))
-    known = [p for p in profiles if any(_names(text, n) for n in _known_as(p))]
+    known = [p for p in profiles if p["npc_id"] != asker and any(_names(text, n) for n in _known_as(p))]
     notes = [f"{p['name']}: {p['role']}, {p['description']}".rstrip(", ").replace(": , ", ": ") for p in known]
     return " ".join([query, *notes])
 
@@ -232,7 +234,8 @@ def gather(
     proof = cache.proof() if cache is not None and (config.expand_npc_names or mode != "vector") else None
     asked = query  # cues are read from the question as asked, not from the notes expansion adds
     if config.expand_npc_names:
-        query = expand_query(query, cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB))
+        profiles = cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB)
+        query = expand_query(query, profiles, npc_id)
     if mode == "keyword":
         return Candidates(keyword_candidates(env, npc_id, query, k, cache, proof), False)
     try:

@@ -29,7 +29,7 @@ from memory_sim.memory.recalling import hybrid_arrays
 from memory_sim.memory.recalling.cues import CueWeights, MemoryCues, QueryCues, memory_cues
 from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.hybrid_arrays import Factors, TimelineArrays
-from memory_sim.memory.recalling.keyword import BM25Index, tokenize
+from memory_sim.memory.recalling.keyword import BM25Index, sentence_tokens, tokenize
 
 ViewKind = Literal["hybrid", "keyword"]
 _STATES: dict[ViewKind, tuple[str, ...] | None] = {"hybrid": store.SEMANTIC_STATES, "keyword": None}  # None: all
@@ -90,12 +90,17 @@ class NpcView:
             self.seen.add(m.id)
             if not self._keeps(m):
                 continue
-            if m.id not in self.index:  # a summary repeats its sources' words: scored, not counted
-                self.index.add_tokens(m.id, tokenize(m.content), counted=m.kind != "summary")
+            if m.id in self.index:
+                pass
+            elif m.kind == "summary":  # it repeats its sources' words: scored as its best sentence, not counted
+                self.index.add_parts(m.id, sentence_tokens(m.content))
+            else:
+                self.index.add_tokens(m.id, tokenize(m.content))
             self.rows.append(m)
             self.by_id[m.id] = m
             slot = self.index.slot(m.id)
-            self._episodes.setdefault(m.day, []).append(slot)
+            if m.kind != "summary":  # made a day later from the day as a whole: no neighbour of any memory
+                self._episodes.setdefault(m.day, []).append(slot)
             if slot not in self._cues:
                 self._cues[slot] = memory_cues(m.content)
             self._timeline = self._cue_arrays = None
