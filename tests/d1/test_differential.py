@@ -11,6 +11,9 @@ from differential import Tally, apply_writes, new_pair, reads, run, writes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+# One worker runs the whole file: the last test reads the tally the others fill (pyproject: --dist loadgroup).
+pytestmark = pytest.mark.xdist_group("differential")
+
 READS, WRITES = 1200, 120  # about 30 s on two cores
 FIXED = {"deadline": None, "derandomize": True, "database": None, "suppress_health_check": list(HealthCheck)}
 
