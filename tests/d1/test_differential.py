@@ -26,9 +26,13 @@ def pair() -> Iterator[tuple[Any, Any]]:
         db.close()
 
 
-@pytest.fixture(scope="module")
+TALLY = Tally()  # a module global, not a module fixture: xdist may interleave other files' tests on this worker,
+# and pytest tears a module fixture down (and makes a new one) when the worker moves between files
+
+
+@pytest.fixture
 def tally() -> Tally:
-    return Tally()
+    return TALLY
 
 
 @settings(max_examples=READS, **FIXED)

@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from memory_sim.errors import AiError, EmbeddingUnavailable
+from memory_sim.errors import AiError, VectorizeError
 from memory_sim.memory.consolidation.condense import DayPlan, Topics, plan_day
 from memory_sim.memory.consolidation.summarise import Sentence
 from memory_sim.memory.consolidation.topics import Names, group_by_topic
+from memory_sim.memory.jobs.staged_reembed import fetch
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import JobReport, StoredMemory, WorldTime
 from memory_sim.memory.scoring import plan_cap_prune, plan_decay
@@ -27,18 +28,18 @@ if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
 def _topics(system: MemorySystem, names: Names) -> Topics:
-    """Groups a day's memories by topic with the NPC registry's names and the vectors of those already indexed:
-    their texts were embedded when they were indexed, so the embedder's cache answers without a model call.
-    Memories without a vector are compared by their words (consolidation/topics.py)."""
+    """Groups a day's memories by topic with the NPC registry's names and, for those already indexed, the vectors
+    the index holds (read back, never embedded again: no model call, and a run killed here has queued nothing).
+    Memories without a vector, or all of them when the index cannot answer, are compared by their words
+    (consolidation/topics.py)."""
 
     def topics(memories: Sequence[StoredMemory]) -> list[tuple[StoredMemory, ...]]:
-        indexed = [m for m in memories if m.index_state == "indexed"]
+        indexed = [m.id for m in memories if m.index_state == "indexed"]
         vectors: dict[str, np.ndarray] = {}
         if len(indexed) > 1:
             try:
-                vectors = dict(zip([m.id for m in indexed], system.env.embedder.embed([m.content for m in indexed]),
-                                   strict=True))
-            except EmbeddingUnavailable:
+                vectors = {v.id: np.asarray(v.values, dtype=np.float32) for v in fetch(system.env.VECTORIZE, indexed)}
+            except VectorizeError:
                 vectors = {}
         return group_by_topic(memories, names, vectors)
 
