@@ -102,10 +102,9 @@ def test_a_summary_ranks_no_higher_than_its_best_source() -> None:
 
 
 def test_a_summary_yields_to_a_source_scoring_nearly_as_well() -> None:
-    """Hybrid recall's village case ("What does Margaret think of Rose?"): a topic summary of two opinions leads
-    its sources by keyword matches its two sentences add up (1.0 against 0.93). Kept, it fills one of the top 3
-    for both and pushes "d" in; yielding, its sources fill two. A clear lead, or sources not among the
-    candidates, keeps the summary."""
+    """A topic summary leads its sources by keyword matches its sentences add up (1.0 against 0.93, as in the
+    village's "What does Margaret think of Rose?"). Kept, it fills one of the top 3 for both and lets "d" in;
+    yielding, its sources fill two. A clear lead, or sources not among the candidates, keeps the summary."""
 
     def scored(i: str, score: float, sources: tuple[str, ...] = ()) -> Recollection:
         return Recollection(i, "x", f"text {i}", 0.5, 1, "opinion", score, kind="summary" if sources else "observation",
