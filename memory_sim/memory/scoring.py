@@ -141,6 +141,23 @@ def text_key(text: str) -> str:
     return " ".join(_WORD.findall(text.casefold()))
 
 
+def yield_to_sources(ranked: Sequence[Recollection], share: float) -> list[Recollection]:
+    """`ranked` without each summary that one of its sources there nearly matches: a source scoring at least
+    `share` of the summary's score (a positive one). Order is kept.
+
+    BM25 adds up a query's words over a whole text, so a topic summary whose one sentence names a person by their
+    role and whose next names them outright outscores either sentence alone, though neither answers better. Kept,
+    it would fill one slot for its sources and push them out (`distinct` keeps the better-ranked of the two); the
+    source answers as well and says only that, as on a tie (`rank_by_score`). A summary that leads clearly, or
+    whose sources are not among the candidates, stays."""
+    score_of = {r.id: r.score for r in ranked}
+    return [
+        r for r in ranked
+        if r.kind != "summary" or r.score <= 0.0
+        or not any(score_of.get(s, -math.inf) >= share * r.score for s in r.sources)
+    ]
+
+
 def distinct(ranked: Sequence[Recollection]) -> list[Recollection]:
     """A ranking with repeats collapsed: of recollections with the same text, and of a summary and a memory it
     was made from (`sources`), the first (the better-ranked) stays. Order is kept; callers rank more than they

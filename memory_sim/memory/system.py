@@ -43,9 +43,10 @@ from memory_sim.memory.models import (
 from memory_sim.memory.npcs import Npc
 from memory_sim.memory.recalling import access
 from memory_sim.memory.recalling import recall as recall_sources
+from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.presets import DEFAULT_SCORING, Scoring, check_scoring
 from memory_sim.memory.recalling.recall_cache import RecallCache
-from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted
+from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted, yield_to_sources
 from memory_sim.memory.writing import forgetting, indexer
 from memory_sim.memory.writing.background import Background
 from memory_sim.memory.writing.forgetting import MemoryPage
@@ -351,7 +352,8 @@ class MemorySystem:
         """The top k after collapsing repeats (scoring.distinct), the newest state of each belief above the stale
         one (beliefs/ranking.py; by `effective_score` when `weighted`, else by `score`), asking for more
         candidates while repeats leave it short and more may exist; with `include_recent`, recent D1-only memories
-        join the candidates."""
+        join the candidates. In hybrid `recall` a summary yields to a source of it scoring nearly as well
+        (scoring.yield_to_sources): its lead there is words its other sentences add, not a better answer."""
         k = min(VECTORIZE_MAX_TOP_K, k)
         recent = self._recent(npc_id, query) if include_recent else []
         while True:
@@ -362,6 +364,8 @@ class MemorySystem:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
             found += [r for r in recent if r.id not in {f.id for f in found}]
+            if mode == "hybrid" and not weighted:
+                found = yield_to_sources(found, HybridParams().source_share)
             kept = self._newest_first(distinct(rank(found, len(found))), weighted, top_k, mode != "keyword")
             if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]

@@ -14,10 +14,12 @@ from memory_sim.memory.scoring import (
     grow_decay,
     plan_cap_prune,
     plan_decay,
+    rank_by_score,
     rank_weighted,
     retry_delay_s,
     text_key,
     weighted_score,
+    yield_to_sources,
 )
 
 CONFIG = MemoryConfig()
@@ -97,6 +99,26 @@ def test_a_summary_ranks_no_higher_than_its_best_source() -> None:
     assert capped["s"] == pytest.approx(0.8 * 0.6) and capped["a"] == relevant.effective_score
     alone = capped_by_sources([summary, other])  # its sources out of the candidates (forgotten, or less relevant)
     assert alone[0].effective_score == summary.effective_score
+
+
+def test_a_summary_yields_to_a_source_scoring_nearly_as_well() -> None:
+    """A topic summary leads its sources by keyword matches its sentences add up (1.0 against 0.93, as in the
+    village's "What does Margaret think of Rose?"). Kept, it fills one of the top 3 for both and lets "d" in;
+    yielding, its sources fill two. A clear lead, or sources not among the candidates, keeps the summary."""
+
+    def scored(i: str, score: float, sources: tuple[str, ...] = ()) -> Recollection:
+        return Recollection(i, "x", f"text {i}", 0.5, 1, "opinion", score, kind="summary" if sources else "observation",
+                            sources=sources)
+
+    summary, a, b = scored("s", 1.0, ("a", "b")), scored("a", 0.93), scored("b", 0.91)
+    others = [scored("c", 0.95), scored("d", 0.5)]
+    candidates = [summary, a, b, *others]
+    assert [r.id for r in distinct(rank_by_score(candidates, 5))][:3] == ["s", "c", "d"]  # one slot for a and b
+    assert [r.id for r in distinct(rank_by_score(yield_to_sources(candidates, 0.9), 5))][:3] == ["c", "a", "b"]
+    clear_lead = [summary, scored("a", 0.6), scored("b", 0.5), *others]
+    assert [r.id for r in yield_to_sources(clear_lead, 0.9)] == [r.id for r in clear_lead]
+    assert [r.id for r in yield_to_sources([summary, *others], 0.9)] == ["s", "c", "d"]  # its sources absent
+    assert yield_to_sources([], 0.9) == []
 
 
 def test_generative_agents_scores_favour_recent_relevant_important() -> None:

@@ -77,6 +77,10 @@ class HybridParams:
     keyword_weight: float = 0.7
     neighbour_weights: tuple[float, ...] = (0.5, 0.3)  # for neighbours at distance 1, 2, ...
     vector_candidates: int = 100  # Vectorize's topK cap without metadata
+    # a source scoring at least this share of its summary's score stands instead of the summary (scoring.py,
+    # yield_to_sources): a lead that small is keyword matches its other sentences add up. Set on the village eval
+    # (any share from 0.85 to 0.93 gives the same rankings there), not on LoCoMo, which has no summaries
+    source_share: float = 0.9
 
     @property
     def max_score(self) -> float:
