@@ -22,6 +22,7 @@ from memory_sim.local.ai.local_ai import LocalAi
 from memory_sim.local.ai.models import MINILM, minilm_dir
 from memory_sim.local.ai.onnx_cache import MODEL_FILE, export_dir
 from memory_sim.local.ai.onnx_encoder import length_groups
+from memory_sim.local.ai.shared_models import forget_models
 
 ROOT = Path(__file__).resolve().parents[2]
 LONG = "the miller counted sacks of grain by the river before the storm came " * 60  # past both windows
@@ -103,6 +104,7 @@ def test_export_is_made_once_per_model_and_kept(
     exports = [export_dir(onnx_cache, MINILM, folder) / MODEL_FILE, export_dir(onnx_cache, BGE_BASE, bge_folder) / MODEL_FILE]
     assert exports[0].parent != exports[1].parent and all(p.is_file() for p in exports)
     before = [(p.stat().st_mtime_ns, p.stat().st_ino) for p in exports]
+    forget_models()  # as a new process would: the models are loaded again, from the exports kept on disk
     with caplog.at_level(logging.INFO, logger="memory_sim.local.ai.onnx_export"):
         again = LocalAi(model_dirs={BGE_BASE: bge_folder}, onnx_cache=onnx_cache)
         assert again.load(MINILM).runtime == again.load(BGE_BASE).runtime == "onnx"
