@@ -6,6 +6,7 @@
     ledger/           D1, the source of truth: the schema, every statement, the counts
     writing/          into the vector index and out again: indexing, the outbox, forgetting, correcting, re-deriving
     recalling/        candidates, keyword and hybrid ranking, presets, recent D1-only memories, explanations
-    consolidation/    condensing a day into a summary: the plan (pure) and the summarisers
+    beliefs/          which later memory corrects an earlier one (supersession), ranked and told as an opinion
+    consolidation/    condensing a day's topics into summaries: topics and the plan (pure), the summarisers
     jobs/             the scheduled jobs (consolidate, decay and prune, retry), diaries, re-embedding
 """
