@@ -15,6 +15,7 @@ from typing import Any
 
 from memory_sim.errors import AiError
 from memory_sim.memory.beliefs.detect import Belief
+from memory_sim.memory.consolidation.summarise import chat_completion
 
 log = logging.getLogger(__name__)
 MAX_PAIRS = 8  # a recall asks about at most this many pairs; the rest keep the rule's verdict
@@ -60,23 +61,9 @@ class ChatJudge:
         return word == "yes"
 
     def _ask(self, prompt: str) -> str:
-        import httpx
-
         body = {"model": self.model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 4,
                 "temperature": 0}
-        try:
-            response = self._client.post("/chat/completions", json=body)
-        except httpx.HTTPError as exc:  # refused, reset, timed out
-            raise AiError(f"judge unreachable: {type(exc).__name__}: {exc}") from exc
-        if response.status_code >= 400:
-            raise AiError(f"judge failed with HTTP {response.status_code}: {response.text[:200]}")
-        try:
-            content = response.json()["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise AiError(f"judge answered an unexpected shape: {response.text[:200]}") from exc
-        if not isinstance(content, str):
-            raise AiError(f"judge answered no text: {response.text[:200]}")
-        return content
+        return chat_completion(self._client, body, "judge")
 
     def close(self) -> None:
         self._client.close()

@@ -126,29 +126,38 @@ class ChatSummariser:
             return self.fallback.summarise(sentences, max_sentences)
 
     def _ask(self, sentences: Sequence[Sentence], max_sentences: int) -> str:
-        import httpx
-
         body = {
             "model": self.model,
             "messages": [{"role": "user", "content": self._prompt(sentences, max_sentences)}],
             "max_tokens": self.max_tokens,
             "temperature": 0,
         }
-        try:
-            response = self._client.post("/chat/completions", json=body)
-        except httpx.HTTPError as exc:  # refused, reset, timed out
-            raise EmbeddingUnavailable(f"summariser unreachable: {type(exc).__name__}: {exc}") from exc
-        if response.status_code >= 500 or response.status_code == 429:
-            raise EmbeddingUnavailable(f"summariser failed with HTTP {response.status_code}")
-        if response.status_code >= 400:
-            raise AiError(f"summariser rejected the request: HTTP {response.status_code}: {response.text[:200]}")
-        try:
-            content = response.json()["choices"][0]["message"]["content"]
-        except (KeyError, IndexError, TypeError, ValueError) as exc:
-            raise AiError(f"summariser answered an unexpected shape: {response.text[:200]}") from exc
-        if not isinstance(content, str) or not content.strip():
-            raise AiError(f"summariser answered no text: {response.text[:200]}")
+        content = chat_completion(self._client, body, "summariser")
+        if not content.strip():
+            raise AiError("summariser answered no text")
         return content.strip()
 
     def close(self) -> None:
         self._client.close()
+
+
+def chat_completion(client: Any, body: dict[str, Any], who: str) -> str:
+    """The text an OpenAI-compatible server answers to `body` at /chat/completions (an `httpx.Client` with its
+    base URL). Unreachable, 5xx or 429: EmbeddingUnavailable (try again later); any other failure: AiError."""
+    import httpx
+
+    try:
+        response = client.post("/chat/completions", json=body)
+    except httpx.HTTPError as exc:  # refused, reset, timed out
+        raise EmbeddingUnavailable(f"{who} unreachable: {type(exc).__name__}: {exc}") from exc
+    if response.status_code >= 500 or response.status_code == 429:
+        raise EmbeddingUnavailable(f"{who} failed with HTTP {response.status_code}")
+    if response.status_code >= 400:
+        raise AiError(f"{who} rejected the request: HTTP {response.status_code}: {response.text[:200]}")
+    try:
+        content = response.json()["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError, ValueError) as exc:
+        raise AiError(f"{who} answered an unexpected shape: {response.text[:200]}") from exc
+    if not isinstance(content, str):
+        raise AiError(f"{who} answered no text: {response.text[:200]}")
+    return content
