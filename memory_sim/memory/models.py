@@ -109,6 +109,9 @@ class ShortTermMemory:
         about: the NPC ids it is about, a tuple (a single string is refused).
         id: a stable id derived from the NPC, time and content unless given (at most 64 bytes).
         kind: "observation", or "summary" for what consolidation makes.
+        state_key: the piece of state this memory sets ("opinion:tom", "debt:mira", "home"), when the game
+            knows it; None lets the memory system infer one when the memory is written (memory/beliefs/keys.py).
+            The newest memory of an NPC under a key is the current state, older ones its history.
     """
 
     npc_id: str
@@ -119,9 +122,11 @@ class ShortTermMemory:
     about: tuple[str, ...] = ()
     id: str = ""
     kind: MemoryKind = "observation"
+    state_key: str | None = None
 
     def __post_init__(self) -> None:
         rules.npc_id(self.npc_id)
+        rules.state_key(self.state_key)
         rules.text("content", self.content)
         rules.importance(self.importance)
         if not isinstance(self.world_time, WorldTime):

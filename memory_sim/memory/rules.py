@@ -83,6 +83,25 @@ def about(values: Any) -> tuple[str, ...]:
     return ids
 
 
+STATE_KEY_MAX_BYTES = 64
+
+
+def state_key(value: Any) -> str | None:
+    """A piece of state a memory sets ("opinion:tom", "debt:mira", "home", "health"): None, or 1-64 bytes of
+    lower-case words, digits, ':', '_', '-' and '.'; the newest memory of an NPC under a key is its current state."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"state_key must be None or a non-empty string, got {shown(value)}")
+    if utf8_size("state_key", value) > STATE_KEY_MAX_BYTES:
+        raise InvalidInput(f"state_key takes at most {STATE_KEY_MAX_BYTES} bytes in UTF-8: {shown(value)}")
+    if not all(c.isalnum() or c in ":_-." for c in value) or value != value.lower():
+        raise InvalidInput(
+            f"state_key takes lower-case letters, digits, ':', '_', '-' and '.' (e.g. 'debt:mira'): {shown(value)}"
+        )
+    return value
+
+
 def _within(value: Any, low: float, high: float) -> bool:
     """A real number (not a bool) in [low, high]; NaN never is, and huge integers are compared exactly."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
