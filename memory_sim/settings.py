@@ -77,6 +77,9 @@ class Settings(BaseSettings):
     # `memory-sim serve`: the tokens clients must send (TOKEN or TOKEN:ACCOUNT entries)
     server_tokens: str | None = Field(None, validation_alias="MEMORY_SIM_API_TOKEN", repr=False)
     # A local Env that owns its folder serves it to other processes on loopback (memory_sim/owner.py)
+    ray_address: str | None = Field(
+        None, description="experiment run: run on Ray: 'local' (a local Ray), 'auto' or ray://host:port (a cluster)"
+    )
     serve_owner: bool = Field(True, description="a program's local Env serves its folder to other processes")
     owner_port: int | None = Field(
         None, ge=1, le=65535, description="the owner's loopback port (default: any free one)"

@@ -1,6 +1,6 @@
 """`memory-sim experiment run|report|export`: parameter sweeps over the memory system (memory_sim/experiments).
 
-    memory-sim experiment run SPEC.toml [--out DIR] [--jobs N] [--yes]
+    memory-sim experiment run SPEC.toml [--out DIR] [--jobs N | --ray [ADDRESS]] [--yes]
     memory-sim experiment report DIR [--to REPORT_DIR]
     memory-sim experiment export DIR [--format parquet|csv] [--to EXPORT_DIR]
 
@@ -28,6 +28,11 @@ def register(sub: Any) -> None:
     run.add_argument("--out", type=arguments.folder, default=None,
                      help="the experiment folder (default: results/<spec name> beside the spec)")
     run.add_argument("--jobs", type=arguments.whole("jobs", 1, 64), default=1, help="runs at once, one process each")
+    run.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                     help="each run a Ray task: no ADDRESS starts a local Ray; 'auto' or ray://host:port joins a "
+                          "cluster (default: $MEMORY_SIM_RAY_ADDRESS; needs pip install 'memory-sim[ray]')")
+    run.add_argument("--ray-cpus", type=arguments.whole("ray-cpus", 1, 4096), default=None,
+                     help="CPUs of the local Ray (default: all of this machine's)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.add_argument("--yes", action="store_true", help="run a spec of more than 1,000 runs")
     json_flag(run)
@@ -46,15 +51,22 @@ def register(sub: Any) -> None:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from memory_sim.experiments.on_ray import RayTarget
     from memory_sim.experiments.runner import run_experiment
     from memory_sim.experiments.spec import load_spec
 
     spec = load_spec(args.spec, confirm_runs=args.yes)
     out = args.out or Path(args.spec).parent / "results" / spec.name
-    outcome = run_experiment(spec, out, args.jobs, progress=not args.quiet)
-    say(args, f"{len(outcome.ran)} runs done, {len(outcome.skipped)} finished before; results in {out}",
-        {"ran": len(outcome.ran), "finished_before": len(outcome.skipped), "results": str(out)})
-    return 0
+    address = args.ray if args.ray is not None else args.settings.ray_address
+    ray = None if address is None else RayTarget(address, args.ray_cpus)
+    outcome = run_experiment(spec, out, args.jobs, progress=not args.quiet, ray=ray)
+    for run_id, error in outcome.failed.items():
+        print(f"memory-sim: run {run_id} failed: {error}", file=sys.stderr)
+    failed = f", {len(outcome.failed)} failed (run the spec again to retry them)" if outcome.failed else ""
+    say(args, f"{len(outcome.ran)} runs done, {len(outcome.skipped)} finished before{failed}; results in {out}",
+        {"ran": len(outcome.ran), "finished_before": len(outcome.skipped), "failed": outcome.failed,
+         "results": str(out)})
+    return 1 if outcome.failed else 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:

@@ -1,5 +1,6 @@
 """Runs an experiment: every run of the spec not finished yet, each in its own data folder
-(`<out>/runs/<run id>/data`), one after the other or in `jobs` processes; the parent alone writes the results
+(`<out>/runs/<run id>/data`), one after the other or in `jobs` processes (or as Ray tasks, each in a folder on its
+worker: experiments/on_ray.py); the parent alone writes the results
 database, one transaction per finished run. A run cut short (killed, failed) left only its folder, which is
 removed and the run started again from its first sim day. Runs are independent and seeded, and their results
 carry no wall-clock value outside `measurements`, so the order they finish in changes nothing.
@@ -9,16 +10,14 @@ from __future__ import annotations
 
 import shutil
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory_sim.experiments import store
-from memory_sim.experiments.probes import DayRecord, Timer
+from memory_sim.experiments import on_ray, store
+from memory_sim.experiments.one_run import OnDay, execute
+from memory_sim.experiments.probes import Timer
 from memory_sim.experiments.spec import Run, Spec, Target
-
-OnDay = Callable[[Run, int], None]
 
 
 @dataclass
@@ -26,6 +25,7 @@ class Outcome:
     folder: Path
     ran: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # finished by an earlier invocation
+    failed: dict[str, str] = field(default_factory=dict)  # on Ray: runs that failed for good, with their errors
 
 
 def run_folder(out: Path, run: Run) -> Path:
@@ -34,10 +34,11 @@ def run_folder(out: Path, run: Run) -> Path:
 
 def run_experiment(
     spec: Spec, out: Path, jobs: int = 1, *, progress: bool = True, on_day: OnDay | None = None,
-    timer: Timer = time.perf_counter,
+    timer: Timer = time.perf_counter, ray: on_ray.RayTarget | None = None,
 ) -> Outcome:
-    """Runs what is left of `spec` into the folder `out`. `on_day(run, day)` is called in this process after each
-    recorded sim day (with `jobs` 1 only); `timer` measures latency and seconds (with `jobs` 1 only)."""
+    """Runs what is left of `spec` into the folder `out`: in this process, in `jobs` processes, or as Ray tasks
+    where `ray` says where (then `jobs` is not used). `on_day(run, day)` is called in this process after each
+    recorded sim day (in this process only); `timer` measures latency and seconds (in this process only)."""
     out.mkdir(parents=True, exist_ok=True)
     with store.connect(out) as db:
         store.claim(db, spec.name, spec.text, spec.canonical())
@@ -48,7 +49,9 @@ def run_experiment(
             shutil.rmtree(run_folder(out, run), ignore_errors=True)  # a run cut short starts again cleanly
         bar = _bar(spec, len(outcome.skipped), progress)
         try:
-            if jobs <= 1 or len(todo) <= 1:
+            if ray is not None and todo:
+                outcome.ran, outcome.failed = on_ray.run_all(db, spec.target, todo, ray, bar)
+            elif jobs <= 1 or len(todo) <= 1:
                 for run in todo:
                     store.save_run(db, execute(run, spec.target, run_folder(out, run), _reporter(bar, on_day), timer))
                     outcome.ran.append(run.id)
@@ -58,34 +61,6 @@ def run_experiment(
         finally:
             bar.close()
     return outcome
-
-
-def execute(run: Run, target: Target, folder: Path, on_day: OnDay, timer: Timer) -> dict[str, list[dict[str, Any]]]:
-    """One run from its first sim day, in `folder`; returns its rows for every table of the store."""
-    data = folder / "data"
-    data.mkdir(parents=True, exist_ok=True)
-    if target.kind == "locomo":
-        from memory_sim.experiments.locomo import run_locomo
-
-        records = run_locomo(data, run.config, target, lambda day: on_day(run, day), timer)
-    else:
-        from memory_sim.experiments.village import run_village
-
-        records = run_village(data, run.config, run.seed, lambda day: on_day(run, day), timer)
-    return rows_of(run, target, records)
-
-
-def rows_of(run: Run, target: Target, records: list[DayRecord]) -> dict[str, list[dict[str, Any]]]:
-    run_row = {"run_id": run.id, "position": run.position, "variant": run.variant, "seed": run.seed,
-               "target": target.kind, "dataset": None if target.dataset is None else str(target.dataset),
-               "conversations": target.conversations, **run.config.flat()}
-    mine = {"run_id": run.id}
-    return {
-        "runs": [run_row],
-        "daily_metrics": [mine | r.daily_row() for r in records],
-        "question_results": [mine | {"day": r.day} | q for r in records for q in r.questions],
-        "measurements": [mine | r.measurement_row() for r in records],
-    }
 
 
 def _work(run: Run, target: Target, folder: Path, days: Any) -> dict[str, list[dict[str, Any]]]:

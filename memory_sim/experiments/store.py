@@ -5,6 +5,7 @@
     daily_metrics     per run and sim day: counts, and recall quality means over the day's questions
     question_results  per run, sim day, question and method (plain | weighted): its scores
     measurements      per run and sim day, what the wall clock and the disk say (latency, sizes, seconds)
+    failed_runs       runs that failed for good on Ray, with their error; a run that later finishes leaves it
 
 The first four are the same, row for row, whenever the same spec runs (whatever --jobs); `measurements` is apart
 because timings and file sizes are not. A run's rows are written in one transaction once it has finished, so
@@ -76,6 +77,7 @@ def create(db: Any) -> None:
     for table, cols in columns().items():
         body = ", ".join(f"{name} {kind}" for name, kind in cols)
         db.execute(f"CREATE TABLE IF NOT EXISTS {table} ({body}, PRIMARY KEY ({', '.join(KEYS[table])}))")
+    db.execute("CREATE TABLE IF NOT EXISTS failed_runs (run_id TEXT PRIMARY KEY, error TEXT NOT NULL)")
     for name, kind in knob_columns():  # a results folder from before a knob existed gains its column
         db.execute(f"ALTER TABLE runs ADD COLUMN IF NOT EXISTS {name} {kind}")
 
@@ -106,10 +108,21 @@ def save_run(db: Any, rows: dict[str, list[dict[str, Any]]]) -> None:
             if values:
                 db.executemany(f"INSERT INTO {table} ({', '.join(names)}) VALUES ({', '.join('?' for _ in names)})",
                                values)  # by name: an older folder's runs table has a later knob's column last
+        db.execute("DELETE FROM failed_runs WHERE run_id = ?", [run_id])
         db.execute("COMMIT")
     except BaseException:
         db.execute("ROLLBACK")
         raise
+
+
+def save_failure(db: Any, run_id: str, error: str) -> None:
+    """A run that failed for good: its error, in place of any earlier failure of it; it stays unfinished."""
+    db.execute("INSERT INTO failed_runs VALUES (?, ?) ON CONFLICT (run_id) DO UPDATE SET error = excluded.error",
+               [run_id, error])
+
+
+def failures(db: Any) -> dict[str, str]:
+    return dict(db.execute("SELECT run_id, error FROM failed_runs ORDER BY run_id").fetchall())
 
 
 def table_rows(db: Any, table: str) -> list[tuple[Any, ...]]:

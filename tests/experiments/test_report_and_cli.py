@@ -3,6 +3,8 @@ mean ± spread, PNG plots), `export` (Parquet and CSV that read back to the same
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,11 @@ def test_the_progress_bar_shows_runs_done_and_the_sim_day(fast_tmp: Path, capsys
     assert "1 runs done, 0 finished before" in captured.out
     frames = captured.err.replace("\r", "\n")
     assert "0/1" in frames and "1/1" in frames and ": sim day 2" in frames
+
+
+def test_run_on_ray_without_ray_says_the_pip_command(tiny_spec: Path, fast_tmp: Path) -> None:
+    hide_ray = "import sys; sys.modules['ray'] = None; from memory_sim.cli import main; sys.exit(main())"
+    done = subprocess.run([sys.executable, "-c", hide_ray, "experiment", "run", str(tiny_spec), "--out",
+                           str(fast_tmp / "out"), "--ray", "--quiet"], capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    assert done.stderr.strip().splitlines() == ["error: Ray is not installed: pip install 'memory-sim[ray]'"]
