@@ -52,7 +52,8 @@ def run_spec(spec: Path, out: Path, *flags: str, env: dict[str, str] | None = No
 def two_node_cluster(spec: Path, out: Path, scratch: Path) -> float:
     """A head of one CPU and a second node of one CPU, both `ray start` on 127.0.0.1; the run joins with `auto`."""
     # Ray's token authentication: one token shared by both nodes and the driver, as on a real cluster
-    env = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    token = secrets.token_hex(32)
+    env = os.environ | {"RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": token}
     common = ["--node-ip-address", "127.0.0.1", "--num-cpus", "1", "--disable-usage-stats"]
     subprocess.run([str(RAY), "start", "--head", "--port", "6390", "--include-dashboard", "false",
                     "--temp-dir", str(scratch / "ray"), *common], check=True, capture_output=True, env=env)
