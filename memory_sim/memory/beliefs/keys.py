@@ -27,7 +27,7 @@ The NPC's own state (about another NPC, `<aspect>:<npc>`: "health:tom" is Tom's 
 - `whereabouts`: where the NPC is for a while, away from home (travelling, staying with someone).
 - `work`: the NPC's job, trade or master.
 - `possession:<thing>`: having, losing, finding, selling or lending a thing, one key per kind of thing
-  ("possession:horse" for a mare or a cob).
+  ("possession:horse" for a stallion or a pony).
 - `plan:<thing>`: an intention, its change, cancelling or putting off, keyed by what it is for ("plan:fair",
   "plan:roof").
 
@@ -38,13 +38,30 @@ Other memories (events, opinions of things, facts) set no state: key None.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
+from memory_sim.memory.beliefs.aspects import CUES, KINSHIP, NONE, OWN, PLACE_NOUNS, PROTOTYPES, RELATIONAL
+from memory_sim.memory.beliefs.things import TIME_WORDS, canonical, phrase_heads, tokens
+
 # Texts -> unit-length row vectors (the memory system's embedder); None where no model is at hand.
 Embed = Callable[[Sequence[str]], np.ndarray]
+
+CONFIDENCE_FLOOR = 0.5  # below it the guess is not a key
+CUE_WEIGHT = 0.25  # a cue word of an aspect adds this to its similarity
+TYPE_WEIGHT = 0.15  # the memory's type leans toward its aspects
+_TYPE_LEANS = {
+    "opinion": ("opinion",),
+    "relationship": RELATIONAL,
+    "place": ("home", "whereabouts", "place"),
+    "event": (),
+}
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+_NOT_AN_ACTOR = frozenset("the a an this that someone somebody everyone nobody word they there it".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +80,119 @@ def infer_key(
     type: str,
     subjects: tuple[str, ...],
     embed: Embed | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> KeyGuess:
     """The state key `text` sets, for a memory of `type` about the NPC ids `subjects` (its `about` and the NPCs
-    its text names, resolved by the caller through the registry; the memory's own NPC left out)."""
-    if type == "opinion" and len(subjects) == 1:
-        return KeyGuess(f"opinion:{subjects[0]}", 0.9, "an opinion about one NPC")
-    return KeyGuess(None, 0.0, "no rule names a key")
+    its text names, resolved by the caller through the registry; the memory's own NPC left out). `embed` reads
+    the meaning (without it, cue words and the type decide, less surely); `names` (id -> name) keeps NPC names
+    out of the things keys name (without it, the ids are taken for names)."""
+    people = tuple(dict.fromkeys(subjects))
+    lowered = text.lower()
+    if KINSHIP.search(lowered):
+        return KeyGuess(None, 0.9, "kinship, a fact that never changes")
+    scores = aspect_scores(text, type=type, embed=embed)
+    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered)}
+    ranked = sorted(allowed.items(), key=lambda item: -item[1])
+    if not ranked:
+        return KeyGuess(None, 0.0, "no aspect fits")
+    (best, top), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)
+    confidence = _confidence(top, runner_up, embed is not None)
+    if best == NONE:
+        return KeyGuess(None, confidence, "sets no state (a fact, a habit or an event)")
+    key = _key(best, text, people, _name_words(people, names))
+    if key is None:
+        return KeyGuess(None, confidence * 0.5, f"{best}, but no thing to key it by")
+    if confidence < CONFIDENCE_FLOOR:
+        return KeyGuess(None, confidence, f"unsure: {key} at {confidence:.2f}")
+    return KeyGuess(key, confidence, f"{best} ({'meaning and cues' if embed else 'cues'}, type {type})")
+
+
+def aspect_scores(text: str, *, type: str, embed: Embed | None = None) -> dict[str, float]:
+    """Each aspect's score for `text`: its best prototype's cosine (where `embed` is given), plus CUE_WEIGHT
+    where one of its cue words occurs, plus TYPE_WEIGHT where the memory's type leans to it."""
+    lowered = text.lower()
+    scores = dict.fromkeys(PROTOTYPES, 0.0)
+    if embed is not None:
+        labels, matrix = _prototypes(embed)
+        similarities = matrix @ np.asarray(embed([text]), dtype=np.float32)[0]
+        for label, similarity in zip(labels, similarities.tolist(), strict=True):
+            scores[label] = max(scores[label], float(similarity))
+    for aspect, cue in CUES.items():
+        if cue.search(lowered):
+            scores[aspect] += CUE_WEIGHT
+    for aspect in _TYPE_LEANS.get(type, ()):
+        scores[aspect] += TYPE_WEIGHT
+    return scores
+
+
+@lru_cache(maxsize=4)
+def _prototypes(embed: Embed) -> tuple[tuple[str, ...], np.ndarray]:
+    """The prototypes' labels and unit vectors, embedded once per embedding function."""
+    labels = tuple(aspect for aspect, examples in PROTOTYPES.items() for _ in examples)
+    texts = [example for examples in PROTOTYPES.values() for example in examples]
+    return labels, np.asarray(embed(texts), dtype=np.float32)
+
+
+def _possible(aspect: str, people: tuple[str, ...], lowered: str) -> bool:
+    """Structure first: a relational aspect needs exactly one other NPC; a place needs a place it names."""
+    if aspect in RELATIONAL:
+        return len(people) == 1
+    if aspect == "place":
+        return any(word.lower() in PLACE_NOUNS for word in tokens(lowered))
+    return True
+
+
+def _confidence(top: float, runner_up: float, embedded: bool) -> float:
+    """How sure: the winner's score and its lead over the runner-up, lower without an embedder."""
+    lead = max(0.0, top - runner_up)
+    base = 0.45 + lead * 1.5 + max(0.0, top - 0.4) * 0.5
+    return round(min(1.0, base if embedded else base * 0.9 + 0.1), 3)
+
+
+def _name_words(people: tuple[str, ...], names: Mapping[str, str] | None) -> frozenset[str]:
+    named = [(names or {}).get(person, person) for person in people]
+    return frozenset(word.lower() for name in named for word in name.split())
+
+
+def _actor(text: str, people: tuple[str, ...]) -> str | None:
+    """The other NPC whose own state the text reports ("Tom is ill"), or None when it is the NPC's own: one NPC
+    named, no first-person word, and a name (not "the", "someone") opening the sentence."""
+    if len(people) != 1 or _FIRST_PERSON.search(text.lower()):
+        return None
+    words = tokens(text)
+    first = words[0] if words else ""
+    opener = first.lower().removesuffix("'s")
+    return people[0] if first[:1].isupper() and opener not in _NOT_AN_ACTOR else None
+
+
+def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str]) -> str | None:
+    if aspect in RELATIONAL:
+        return f"{aspect}:{people[0]}"
+    actor = _actor(text, people)
+    if aspect in OWN:
+        return f"{aspect}:{actor}" if actor else aspect
+    thing = _thing(aspect, text, names)
+    if thing is None:
+        return None
+    key = f"{aspect}:{thing}" if aspect == "place" or not actor else f"{aspect}:{actor}:{thing}"
+    return key if len(key.encode()) <= 64 else None
+
+
+def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
+    """The thing a possession, plan or place is keyed by (see memory/beliefs/things.py)."""
+    heads = [(opener, head) for opener, head in phrase_heads(text, names=names) if head not in TIME_WORDS]
+    if aspect == "place":
+        places = [head for _, head in heads if head in PLACE_NOUNS]
+        words = [w.lower() for w in tokens(text) if w.lower() in PLACE_NOUNS]
+        found = places or words
+        return found[0] if found else None
+    if aspect == "possession":
+        own = [head for opener, head in heads if opener in ("my", "our")]
+        heads_only = own or [head for _, head in heads]
+        return _slug(canonical(heads_only[0])) if heads_only else None
+    return _slug(canonical(heads[0][1])) if heads else None  # a plan: what it is for, named first
+
+
+def _slug(word: str) -> str | None:
+    slug = re.sub(r"[^a-z0-9_.-]", "", word.lower())
+    return slug or None

@@ -1,0 +1,49 @@
+"""State-key inference (memory/beliefs/keys.py) measured on the labelled pairs with the bundled MiniLM, as the
+memory system runs it: writes benchmarks/state_keys.{md,json} (both splits, misses listed).
+
+    .venv/bin/python scripts/measure_state_keys.py             # bundled all-MiniLM-L6-v2, about a minute
+    .venv/bin/python scripts/measure_state_keys.py --no-embed  # cue words and types only
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memory_sim.env import Env  # noqa: E402
+from memory_sim.eval.state_keys import load_pairs, measure, report  # noqa: E402
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+PAIRS = ROOT / "tests" / "memory" / "data" / "state_key_pairs.json"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-embed", action="store_true", help="cue words and types only (no embedder)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks", help="folder for state_keys.{md,json}")
+    parser.add_argument("--split", action="append", help="tuning and/or held_out (default: both)")
+    args = parser.parse_args(argv)
+    data = load_pairs(PAIRS)
+    splits = args.split or ["tuning", "held_out"]
+    with tempfile.TemporaryDirectory() as folder, Env.local(folder, environ={}, embed_model=MINILM) as env:
+        embed = None if args.no_embed else env.embedder.embed
+        results = {split: measure(data, split, embed) for split in splits}
+    model = "none (cue words and types)" if args.no_embed else MINILM
+    name = "state_keys_no_embed" if args.no_embed else "state_keys"
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / f"{name}.md").write_text(report(results, model), "utf-8")
+    payload = {"model": model, "splits": {split: {**f.summary(), "misses": f.misses} for split, f in results.items()}}
+    (args.out / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n", "utf-8")
+    for split, figures in results.items():
+        print(split, json.dumps(figures.summary()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
