@@ -39,7 +39,8 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
         "We are partners in business.",
     ),
     "health": (
-        "I am sick with a fever.", "I have a bad cough.", "I am ill and in bed.", "I broke my leg.",
+        "I am sick with a fever.", "My eyes are weak and I cannot see well.", "I have a bad cough.",
+        "I am ill and in bed.", "I broke my leg.",
         "My back hurts.", "I have recovered and feel strong.", "My wound has healed.", "I am healthy.",
         "He is sick.", "She has recovered from her illness.",
     ),
@@ -98,11 +99,12 @@ CUES: dict[str, re.Pattern[str]] = {
     ),
     "health": re.compile(
         r"\b(fever|sick|sickness|ill|illness|cough\w*|pain|aches?|hurts?|injur\w*|broke my|broken (arm|leg)|"
-        r"wound\w*|heal\w*|recover\w*|pox|chill|plague|limp\w*|sore|ankle|bed|healthy|well again|"
+        r"wound\w*|heal(s|ed|ing)?|recover\w*|pox|chill|plague|limp\w*|sore|ankle|bed|healthy|well again|"
         r"strong)\b"
     ),
     "home": re.compile(
-        r"\b(live|lives|lived|living|home|moved|move|lodge|lodging|rooms|settled|house of (my|her|his) own)\b"
+        r"\b(live|lives|lived|living|(my|our|a|new) home|home is|moved|move|lodge|lodging|rooms|settled|"
+        r"house of (my|her|his) own)\b"
     ),
     "whereabouts": re.compile(
         r"\b(away|staying|visiting|back (in|from)|returned from|home again|"
@@ -119,6 +121,7 @@ CUES: dict[str, re.Pattern[str]] = {
         r"\b(plan|plans|planning|mean to|going to|i'll|will|won't|want to|decided|cancel\w*|"
         r"postpone\w*|idea of|until next|instead)\b"
     ),
+    NONE: re.compile(r"\b(together|taught me|showed me|helped me)\b"),
     "place": re.compile(
         r"\b(flooded|repaired|broken|dry|closed|open|opened|crumbling|cracked|"
         r"muddy|collapsed)\b"
@@ -133,6 +136,11 @@ KIN = (
 # "Tom is my mother's brother", "Wren is my cousin", "we are cousins": facts that never stop being true.
 KINSHIP = re.compile(
     rf"\b(is|was|are) (my|our) ({_W}'s )?({KIN})\b|\bare (cousins|brothers|sisters|twins|kin)\b"
+)
+# Parts of the body: what happens to them is health, never a possession ("I have a broken finger").
+BODY_PARTS = frozenset(
+    "arm arms leg legs back ankle ankles knee knees foot feet hand hands finger fingers toe toes head eye eyes "
+    "ear ears tooth teeth chest side throat hip hips shoulder neck wrist stomach belly skin lungs heart".split()
 )
 # Nouns a place memory is keyed by, first found first taken.
 PLACE_NOUNS = frozenset(

@@ -45,7 +45,16 @@ from functools import lru_cache
 
 import numpy as np
 
-from memory_sim.memory.beliefs.aspects import CUES, KINSHIP, NONE, OWN, PLACE_NOUNS, PROTOTYPES, RELATIONAL
+from memory_sim.memory.beliefs.aspects import (
+    BODY_PARTS,
+    CUES,
+    KINSHIP,
+    NONE,
+    OWN,
+    PLACE_NOUNS,
+    PROTOTYPES,
+    RELATIONAL,
+)
 from memory_sim.memory.beliefs.things import TIME_WORDS, canonical, phrase_heads, tokens
 
 # Texts -> unit-length row vectors (the memory system's embedder); None where no model is at hand.
@@ -53,12 +62,13 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 
 CONFIDENCE_FLOOR = 0.5  # below it the guess is not a key
 CUE_WEIGHT = 0.25  # a cue word of an aspect adds this to its similarity
-TYPE_WEIGHT = 0.15  # the memory's type leans toward its aspects
-_TYPE_LEANS = {
-    "opinion": ("opinion",),
-    "relationship": RELATIONAL,
-    "place": ("home", "whereabouts", "place"),
-    "event": (),
+SECOND_CUE_WEIGHT = 0.1  # and a second, different one this
+# The memory's type leans toward its aspects: an opinion memory about one NPC is most likely an opinion of them.
+_TYPE_LEANS: dict[str, dict[str, float]] = {
+    "opinion": {"opinion": 0.3},
+    "relationship": dict.fromkeys(RELATIONAL, 0.15),
+    "place": dict.fromkeys(("home", "whereabouts", "place"), 0.15),
+    "event": {},
 }
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
 _NOT_AN_ACTOR = frozenset("the a an this that someone somebody everyone nobody word they there it".split())
@@ -91,25 +101,26 @@ def infer_key(
     if KINSHIP.search(lowered):
         return KeyGuess(None, 0.9, "kinship, a fact that never changes")
     scores = aspect_scores(text, type=type, embed=embed)
-    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered)}
+    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type)}
     ranked = sorted(allowed.items(), key=lambda item: -item[1])
-    if not ranked:
-        return KeyGuess(None, 0.0, "no aspect fits")
-    (best, top), runner_up = ranked[0], (ranked[1][1] if len(ranked) > 1 else 0.0)
-    confidence = _confidence(top, runner_up, embed is not None)
-    if best == NONE:
-        return KeyGuess(None, confidence, "sets no state (a fact, a habit or an event)")
-    key = _key(best, text, people, _name_words(people, names))
-    if key is None:
-        return KeyGuess(None, confidence * 0.5, f"{best}, but no thing to key it by")
-    if confidence < CONFIDENCE_FLOOR:
-        return KeyGuess(None, confidence, f"unsure: {key} at {confidence:.2f}")
-    return KeyGuess(key, confidence, f"{best} ({'meaning and cues' if embed else 'cues'}, type {type})")
+    name_words = _name_words(people, names)
+    for place, (best, top) in enumerate(ranked):  # a thing aspect with no thing to key by gives way to the next
+        key = None if best == NONE else _key(best, text, people, name_words)
+        if key is None and best != NONE:
+            continue
+        runner_up = max((v for a, v in ranked if a != best), default=0.0)
+        confidence = _confidence(top, runner_up, embed is not None) * (0.8 if place else 1.0)
+        if key is None:
+            return KeyGuess(None, confidence, "sets no state (a fact, a habit or an event)")
+        if confidence < CONFIDENCE_FLOOR:
+            return KeyGuess(None, confidence, f"unsure: {key} at {confidence:.2f}")
+        return KeyGuess(key, confidence, f"{best} ({'meaning and cues' if embed else 'cues'}, type {type})")
+    return KeyGuess(None, 0.0, "no aspect fits")
 
 
 def aspect_scores(text: str, *, type: str, embed: Embed | None = None) -> dict[str, float]:
     """Each aspect's score for `text`: its best prototype's cosine (where `embed` is given), plus CUE_WEIGHT
-    where one of its cue words occurs, plus TYPE_WEIGHT where the memory's type leans to it."""
+    where one of its cue words occurs, plus what the memory's type leans to it (_TYPE_LEANS)."""
     lowered = text.lower()
     scores = dict.fromkeys(PROTOTYPES, 0.0)
     if embed is not None:
@@ -118,10 +129,10 @@ def aspect_scores(text: str, *, type: str, embed: Embed | None = None) -> dict[s
         for label, similarity in zip(labels, similarities.tolist(), strict=True):
             scores[label] = max(scores[label], float(similarity))
     for aspect, cue in CUES.items():
-        if cue.search(lowered):
-            scores[aspect] += CUE_WEIGHT
-    for aspect in _TYPE_LEANS.get(type, ()):
-        scores[aspect] += TYPE_WEIGHT
+        hits = len(set(match.group(0) for match in cue.finditer(lowered)))
+        scores[aspect] += CUE_WEIGHT * min(hits, 1) + SECOND_CUE_WEIGHT * (hits > 1)
+    for aspect, lean in _TYPE_LEANS.get(type, {}).items():
+        scores[aspect] += lean
     return scores
 
 
@@ -133,10 +144,13 @@ def _prototypes(embed: Embed) -> tuple[tuple[str, ...], np.ndarray]:
     return labels, np.asarray(embed(texts), dtype=np.float32)
 
 
-def _possible(aspect: str, people: tuple[str, ...], lowered: str) -> bool:
-    """Structure first: a relational aspect needs exactly one other NPC; a place needs a place it names."""
+def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str) -> bool:
+    """Structure first: a relational aspect needs exactly one other NPC, and a tie, debt or trade needs the NPC
+    itself in it: an opinion or relationship memory, or a first-person word ("Jory got married", an event, is
+    Jory's news, not the NPC's tie); a place needs a place it names."""
     if aspect in RELATIONAL:
-        return len(people) == 1
+        involved = aspect == "opinion" or type in ("opinion", "relationship") or bool(_FIRST_PERSON.search(lowered))
+        return len(people) == 1 and involved
     if aspect == "place":
         return any(word.lower() in PLACE_NOUNS for word in tokens(lowered))
     return True
@@ -189,6 +203,8 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
     if aspect == "possession":
         own = [head for opener, head in heads if opener in ("my", "our")]
         heads_only = own or [head for _, head in heads]
+        if heads_only and heads_only[0] in BODY_PARTS:
+            return None  # "a broken finger" is health's
         return _slug(canonical(heads_only[0])) if heads_only else None
     return _slug(canonical(heads[0][1])) if heads else None  # a plan: what it is for, named first
 
