@@ -43,19 +43,22 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
         "I am ill and in bed.", "I broke my leg.",
         "My back hurts.", "I have recovered and feel strong.", "My wound has healed.", "I am healthy.",
         "He is sick.", "She has recovered from her illness.",
+        "I worked all day in the field and felt fine.", "She is up and about, full of life.",
     ),
     "home": (
         "I live in a cottage by the river.", "I moved to another town.", "My home is the farm.",
-        "I rent a room at the inn.", "She lives with her parents.", "He moved away to the city.",
+        "I rent a room above the shop.", "She lives with her parents.", "He moved away to the city.",
         "I settled in a new house.",
     ),
     "whereabouts": (
         "I am away travelling.", "I am staying with my cousin for a week.", "I came back from my journey.",
         "He is away on a trip.", "She returned from the city yesterday.", "I am visiting relatives for a while.",
+        "She has gone away to look after her family in another village.", "He is home from his travels.",
     ),
     "work": (
         "I work as a shepherd.", "My job is at the mill.", "I serve the smith as his helper.",
         "I took a new job.", "She works at the inn.", "He quit his job and became a baker.",
+        "I cut wood for a living.", "He herds sheep for the manor.", "I went into service at the big house.",
     ),
     "possession": (
         "I own a horse.", "I have a cart.", "I lost my ring.", "I found my knife.", "Someone stole my purse.",
@@ -78,53 +81,64 @@ PROTOTYPES: dict[str, tuple[str, ...]] = {
     ),
 }
 
+# Parts of the body: what happens to them is health, never a possession ("I have a broken finger").
+BODY_PARTS = frozenset(
+    "arm arms leg legs back ankle ankles knee knees foot feet hand hands finger fingers toe toes head eye eyes "
+    "ear ears tooth teeth chest side throat hip hips shoulder neck wrist stomach belly skin lungs heart".split()
+)
 _W = r"[a-z'-]+"
 CUES: dict[str, re.Pattern[str]] = {
     "opinion": re.compile(
         r"\b(trust|distrust|like|likes|dislike|admire|despise|hate|loathe|can't stand|honest|cheat|"
         r"thief|sneak|fool|bully|wary|kind|kindest|cruel|generous|decent|wicked|good man|good woman|friends?|"
         r"enem(y|ies)|quarrel\w*|feud\w*|falling out|grudge|made peace|"
-        r"buried the hatchet|haven't spoken|wrong about)\b"
+        r"buried the hatchet|haven't spoken|wrong about|loggerheads|fight|fought)\b"
     ),
     "relationship": re.compile(
         r"\b(marr(y|ied|iage)|engaged|engagement|betroth\w*|court(ing|ed|s)?|sweethearts?|"
-        r"husband|wife|walking out|parted ways|separated|divorce\w*)\b"
+        r"husband|wife|wed|wedding|walking out|seeing each other|parted ways|separated|ring|divorce\w*)\b"
     ),
     "debt": re.compile(
-        r"\b(owe|owes|owed|owing|debts?|borrow\w*|lent|lend|loan|repa(y|id)|paid|pay|settled?)\b"
+        r"\b(owe|owes|owed|owing|debts?|borrow\w*|lent|lend|loan|repa(y|id)|paid|pay|settled?|"
+        r"quits|into me for|returned|"
+        r"(brought|gave|handed|paid)( \w+){0,3} back)\b"
     ),
     "trade": re.compile(
-        r"\b(buy|buys|bought from|sell|sells|trade|trades|trading|deal|deals|dealings|supplier|customer|"
+        r"\b(buy|buys|bought from|sell|sells|trade|trades|trading|deal|deals|dealings|supplier|customer|custom|"
+        r"gets? (my|her|his|our|their) \w+ from|"
         r"partners?|stall)\b"
     ),
     "health": re.compile(
         r"\b(fever|sick|sickness|ill|illness|cough\w*|pain|aches?|hurts?|injur\w*|broke my|broken (arm|leg)|"
-        r"wound\w*|heal(s|ed|ing)?|recover\w*|pox|chill|plague|limp\w*|sore|ankle|bed|healthy|well again|"
-        r"strong)\b"
+        r"wound\w*|heal(s|ed|ing)?|recover\w*|pox|chill|plague|ague|limp\w*|sore|ankle|"
+        r"in bed|to (my|his|her) bed|bedridden|"
+        r"healthy|well again|"
+        r"strong)\b|\bmy (" + "|".join(sorted(BODY_PARTS)) + r")\b"
     ),
     "home": re.compile(
-        r"\b(live|lives|lived|living|(my|our|a|new) home|home is|moved|move|lodge|lodging|rooms|settled|"
+        r"\b(live|lives|lived|living|(my|our|a|new) home|home is|has a house|moved|move|lodge|lodging|rooms|settled|"
         r"house of (my|her|his) own)\b"
     ),
     "whereabouts": re.compile(
-        r"\b(away|staying|visiting|back (in|from)|returned from|home again|"
+        r"\b(away|staying|visiting|back (in|from)|returned from|home again|home from|gone to (nurse|stay|visit)|"
         r"for (a|the) (week|fortnight|month))\b"
     ),
     "work": re.compile(
-        r"\b(work|works|worked|job|farmhand|employ\w*|hired|became the|became a|as a)\b"
+        r"\b(work|works|worked|job|farmhand|employ\w*|hired|became|become|as a|for a living|into service)\b"
     ),
     "possession": re.compile(
-        r"\b(own|owns|have an?|keep|lost|found|stole|stolen|missing|sold my|bought an?|took my|got my|died|"
+        r"\b(own|owns|have an?|keep|lost|found|can't find|stole|stolen|missing|traded my|sold my|"
+        r"bought an?|took my|got my|died|"
         r"killed|smashed)\b"
     ),
     "plan": re.compile(
-        r"\b(plan|plans|planning|mean to|going to|i'll|will|won't|want to|decided|cancel\w*|"
-        r"postpone\w*|idea of|until next|instead)\b"
+        r"\b(plan|plans|planning|mean to|going to|i'll|will|won't|want to|hoping to|set on|decided|cancel\w*|"
+        r"postpone\w*|idea of|until next|instead|have to wait|thought better)\b"
     ),
     NONE: re.compile(r"\b(together|taught me|showed me|helped me)\b"),
     "place": re.compile(
         r"\b(flooded|repaired|broken|dry|closed|open|opened|crumbling|cracked|"
-        r"muddy|collapsed)\b"
+        r"muddy|collapsed|choked|snowed in|cleared)\b"
     ),
 }
 
@@ -136,11 +150,6 @@ KIN = (
 # "Tom is my mother's brother", "Wren is my cousin", "we are cousins": facts that never stop being true.
 KINSHIP = re.compile(
     rf"\b(is|was|are) (my|our) ({_W}'s )?({KIN})\b|\bare (cousins|brothers|sisters|twins|kin)\b"
-)
-# Parts of the body: what happens to them is health, never a possession ("I have a broken finger").
-BODY_PARTS = frozenset(
-    "arm arms leg legs back ankle ankles knee knees foot feet hand hands finger fingers toe toes head eye eyes "
-    "ear ears tooth teeth chest side throat hip hips shoulder neck wrist stomach belly skin lungs heart".split()
 )
 # Nouns a place memory is keyed by, first found first taken.
 PLACE_NOUNS = frozenset(

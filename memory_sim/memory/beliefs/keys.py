@@ -100,8 +100,11 @@ def infer_key(
     lowered = text.lower()
     if KINSHIP.search(lowered):
         return KeyGuess(None, 0.9, "kinship, a fact that never changes")
+    if type == "opinion" and len(people) == 1:
+        return KeyGuess(f"opinion:{people[0]}", 0.9, "an opinion memory about one NPC")
     scores = aspect_scores(text, type=type, embed=embed)
-    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type)}
+    actor = _actor(text, people)
+    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor)}
     ranked = sorted(allowed.items(), key=lambda item: -item[1])
     name_words = _name_words(people, names)
     for place, (best, top) in enumerate(ranked):  # a thing aspect with no thing to key by gives way to the next
@@ -144,13 +147,20 @@ def _prototypes(embed: Embed) -> tuple[tuple[str, ...], np.ndarray]:
     return labels, np.asarray(embed(texts), dtype=np.float32)
 
 
-def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str) -> bool:
-    """Structure first: a relational aspect needs exactly one other NPC, and a tie, debt or trade needs the NPC
-    itself in it: an opinion or relationship memory, or a first-person word ("Jory got married", an event, is
-    Jory's news, not the NPC's tie); a place needs a place it names."""
+def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str, actor: str | None) -> bool:
+    """Structure first. A relational aspect needs exactly one other NPC; a tie, debt or trade needs the NPC
+    itself in it (a relationship memory, or a first-person word: "Jory got married", an event, is Jory's news)
+    and one of its cue words (their vocabulary is closed: marry, owe, buy...). A relationship memory is about a
+    tie, so it sets no own state of the NPC's (another NPC's home or health, yes); a place memory sets a home,
+    a whereabouts or a place's condition. A place needs a place it names."""
     if aspect in RELATIONAL:
-        involved = aspect == "opinion" or type in ("opinion", "relationship") or bool(_FIRST_PERSON.search(lowered))
-        return len(people) == 1 and involved
+        involved = aspect == "opinion" or type == "relationship" or bool(_FIRST_PERSON.search(lowered))
+        cued = aspect == "opinion" or bool(CUES[aspect].search(lowered))
+        return len(people) == 1 and involved and cued
+    if type == "relationship" and aspect != NONE and (aspect not in OWN or actor is None):
+        return False
+    if type == "place" and aspect not in ("home", "whereabouts", "place", NONE):
+        return False
     if aspect == "place":
         return any(word.lower() in PLACE_NOUNS for word in tokens(lowered))
     return True

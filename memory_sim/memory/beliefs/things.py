@@ -25,7 +25,8 @@ _NOT_NOUNS = frozenset(
     will would shall should can could may might must won't can't don't didn't isn't wasn't i'm i've i'll i'd it's
     there's he's she's and or but so if of to in on at by for with from into onto over under up down out off about
     after before until since than as like near behind across through around without within against along instead
-    again back home away here there then now today tonight yesterday tomorrow too very still just not no never ever
+    again back home away here there anywhere everywhere somewhere nowhere along then now today tonight yesterday
+    tomorrow too very still just not no never ever
     all none left right only also even soon later last next once twice well too much many more most less few
     who whom whose which what when where why how that this these those
     is gone went go goes going come came comes coming get got gets take took takes taken give gave given make made
@@ -50,7 +51,16 @@ TIME_WORDS = frozenset(
     "monday tuesday wednesday thursday friday saturday sunday while time".split()
 )
 # Verbs whose object may come without a determiner ("I keep goats").
-_BARE_OBJECT_VERBS = frozenset("own owns keep keeps have has sell sells sold buy bought raise raises".split())
+_BARE_OBJECT_VERBS = frozenset(
+    "own owns keep keeps have has sell sells sold buy bought raise raises plant sow grow paint build fix mend "
+    "repair dig visit".split()
+)
+# Words ending in -ed that are nouns; other -ed words are taken for verbs ("my mule wandered off").
+_ED_NOUNS = frozenset("bread thread steed creed speed sled shed bed reed weed seed deed feed need".split())
+_PAST_TENSE = frozenset(
+    "threw went came ran fell broke took gave got sat stood wore tore drove rode swam sank grew knew flew "
+    "bit hid shook woke wrote spoke stole froze chose".split()
+)
 # Words that measure or frame the thing meant: the phrase after them names it.
 _FRAMES = frozenset(
     "flock herd pair sack sacks basket bag loaf loaves trip journey visit voyage idea thought plan plans dozen "
@@ -81,9 +91,10 @@ def _is_possessive(word: str) -> bool:
 
 def _noun(word: str) -> bool:
     plain = _plain(word)
+    verb_like = plain in _PAST_TENSE or (plain.endswith("ed") and plain not in _ED_NOUNS)
     return (
         len(plain) > 1 and plain.isalpha() and plain not in _NOT_NOUNS and plain not in DETERMINERS
-        and plain not in ADJECTIVES and plain not in NUMBERS
+        and plain not in ADJECTIVES and plain not in NUMBERS and not verb_like
     )
 
 
