@@ -27,10 +27,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-embed", action="store_true", help="cue words and types only (no embedder)")
     parser.add_argument("--out", type=Path, default=ROOT / "benchmarks", help="folder for state_keys.{md,json}")
-    parser.add_argument("--split", action="append", help="tuning and/or held_out (default: both)")
+    parser.add_argument("--split", action="append", help="tuning, held_out or held_out_2 (default: all)")
     args = parser.parse_args(argv)
     data = load_pairs(PAIRS)
-    splits = args.split or ["tuning", "held_out"]
+    splits = args.split or list(dict.fromkeys(pair["split"] for pair in data["pairs"]))
     with tempfile.TemporaryDirectory() as folder, Env.local(folder, environ={}, embed_model=MINILM) as env:
         embed = None if args.no_embed else env.embedder.embed
         results = {split: measure(data, split, embed) for split in splits}
