@@ -55,6 +55,7 @@ from memory_sim.memory.beliefs.aspects import (
     PROTOTYPES,
     RELATIONAL,
 )
+from memory_sim.memory.beliefs.exemplars import EXAMPLES
 from memory_sim.memory.beliefs.things import TIME_WORDS, canonical, phrase_heads, tokens
 
 # Texts -> unit-length row vectors (the memory system's embedder); None where no model is at hand.
@@ -63,6 +64,10 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 CONFIDENCE_FLOOR = 0.5  # below it the guess is not a key
 CUE_WEIGHT = 0.25  # a cue word of an aspect adds this to its similarity
 SECOND_CUE_WEIGHT = 0.1  # and a second, different one this
+NEIGHBOURS = 7  # labelled example memories (exemplars.py) that vote on the aspect
+NEIGHBOUR_WEIGHT = 0.5  # an aspect's share of the neighbours' similarity, weighted so
+SAME_TEXT = 0.995  # an example this similar is the memory itself (the tuning half measured): it never votes
+NEUTRAL_NAME = "Sam"  # the examples' one NPC name; a memory's NPC names read as it
 # The memory's type leans toward its aspects: an opinion memory about one NPC is most likely an opinion of them.
 _TYPE_LEANS: dict[str, dict[str, float]] = {
     "opinion": {"opinion": 0.3},
@@ -102,11 +107,11 @@ def infer_key(
         return KeyGuess(None, 0.9, "kinship, a fact that never changes")
     if type == "opinion" and len(people) == 1:
         return KeyGuess(f"opinion:{people[0]}", 0.9, "an opinion memory about one NPC")
-    scores = aspect_scores(text, type=type, embed=embed)
+    name_words = _name_words(people, names)
+    scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
     actor = _actor(text, people)
     allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor)}
     ranked = sorted(allowed.items(), key=lambda item: -item[1])
-    name_words = _name_words(people, names)
     for place, (best, top) in enumerate(ranked):  # a thing aspect with no thing to key by gives way to the next
         key = None if best == NONE else _key(best, text, people, name_words)
         if key is None and best != NONE:
@@ -122,15 +127,18 @@ def infer_key(
 
 
 def aspect_scores(text: str, *, type: str, embed: Embed | None = None) -> dict[str, float]:
-    """Each aspect's score for `text`: its best prototype's cosine (where `embed` is given), plus CUE_WEIGHT
-    where one of its cue words occurs, plus what the memory's type leans to it (_TYPE_LEANS)."""
+    """Each aspect's score for `text`: where `embed` is given, its best prototype's cosine plus NEIGHBOUR_WEIGHT
+    times its share of the nearest labelled examples' similarity; plus CUE_WEIGHT where one of its cue words
+    occurs, plus what the memory's type leans to it (_TYPE_LEANS)."""
     lowered = text.lower()
     scores = dict.fromkeys(PROTOTYPES, 0.0)
     if embed is not None:
+        vector = np.asarray(embed([text]), dtype=np.float32)[0]
         labels, matrix = _prototypes(embed)
-        similarities = matrix @ np.asarray(embed([text]), dtype=np.float32)[0]
-        for label, similarity in zip(labels, similarities.tolist(), strict=True):
+        for label, similarity in zip(labels, (matrix @ vector).tolist(), strict=True):
             scores[label] = max(scores[label], float(similarity))
+        for aspect, share in _neighbour_vote(vector, embed).items():
+            scores[aspect] += NEIGHBOUR_WEIGHT * share
     for aspect, cue in CUES.items():
         hits = len(set(match.group(0) for match in cue.finditer(lowered)))
         scores[aspect] += CUE_WEIGHT * min(hits, 1) + SECOND_CUE_WEIGHT * (hits > 1)
@@ -145,6 +153,33 @@ def _prototypes(embed: Embed) -> tuple[tuple[str, ...], np.ndarray]:
     labels = tuple(aspect for aspect, examples in PROTOTYPES.items() for _ in examples)
     texts = [example for examples in PROTOTYPES.values() for example in examples]
     return labels, np.asarray(embed(texts), dtype=np.float32)
+
+
+@lru_cache(maxsize=4)
+def _examples(embed: Embed) -> tuple[tuple[str, ...], np.ndarray]:
+    """The labelled examples' aspects and unit vectors, embedded once per embedding function."""
+    return tuple(aspect for _, aspect in EXAMPLES), np.asarray(embed([t for t, _ in EXAMPLES]), dtype=np.float32)
+
+
+def _neighbour_vote(vector: np.ndarray, embed: Embed) -> dict[str, float]:
+    """Each aspect's share of the similarity of the NEIGHBOURS nearest labelled examples (the memory's own text,
+    where it is one of them, left out)."""
+    labels, matrix = _examples(embed)
+    similarities = matrix @ vector
+    order = [i for i in np.argsort(-similarities).tolist() if similarities[i] < SAME_TEXT][:NEIGHBOURS]
+    total = float(sum(max(0.0, float(similarities[i])) for i in order)) or 1.0
+    vote: dict[str, float] = {}
+    for i in order:
+        vote[labels[i]] = vote.get(labels[i], 0.0) + max(0.0, float(similarities[i])) / total
+    return vote
+
+
+def _neutral(text: str, name_words: frozenset[str]) -> str:
+    """`text` with the NPC names it names read as the examples' one name."""
+    if not name_words:
+        return text
+    pattern = r"\b(" + "|".join(re.escape(word) for word in sorted(name_words)) + r")\b"
+    return re.sub(pattern, NEUTRAL_NAME, text, flags=re.IGNORECASE)
 
 
 def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str, actor: str | None) -> bool:
