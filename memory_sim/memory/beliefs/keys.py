@@ -41,32 +41,28 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
+from memory_sim.memory.beliefs.aspect_model import probabilities
 from memory_sim.memory.beliefs.aspects import (
+    ASPECTS,
     BODY_PARTS,
     CUES,
     KINSHIP,
     NONE,
     OWN,
     PLACE_NOUNS,
-    PROTOTYPES,
     RELATIONAL,
 )
-from memory_sim.memory.beliefs.exemplars import EXAMPLES
 from memory_sim.memory.beliefs.things import TIME_WORDS, canonical, phrase_heads, tokens
 
 # Texts -> unit-length row vectors (the memory system's embedder); None where no model is at hand.
 Embed = Callable[[Sequence[str]], np.ndarray]
 
-CONFIDENCE_FLOOR = 0.5  # below it the guess is not a key
+CONFIDENCE_FLOOR = 0.3  # below it the guess is not a key
 CUE_WEIGHT = 0.25  # a cue word of an aspect adds this to its similarity
 SECOND_CUE_WEIGHT = 0.1  # and a second, different one this
-NEIGHBOURS = 7  # labelled example memories (exemplars.py) that vote on the aspect
-NEIGHBOUR_WEIGHT = 0.5  # an aspect's share of the neighbours' similarity, weighted so
-SAME_TEXT = 0.995  # an example this similar is the memory itself (the tuning half measured): it never votes
 NEUTRAL_NAME = "Sam"  # the examples' one NPC name; a memory's NPC names read as it
 # The memory's type leans toward its aspects: an opinion memory about one NPC is most likely an opinion of them.
 _TYPE_LEANS: dict[str, dict[str, float]] = {
@@ -116,8 +112,11 @@ def infer_key(
         key = None if best == NONE else _key(best, text, people, name_words)
         if key is None and best != NONE:
             continue
-        runner_up = max((v for a, v in ranked if a != best), default=0.0)
-        confidence = _confidence(top, runner_up, embed is not None) * (0.8 if place else 1.0)
+        if embed is not None:  # the model's probability among the aspects the structure allows
+            confidence = round(top / (sum(v for _, v in ranked) or 1.0), 3)
+        else:
+            runner_up = max((v for a, v in ranked if a != best), default=0.0)
+            confidence = _confidence(top, runner_up) * (0.8 if place else 1.0)
         if key is None:
             return KeyGuess(None, confidence, "sets no state (a fact, a habit or an event)")
         if confidence < CONFIDENCE_FLOOR:
@@ -127,51 +126,20 @@ def infer_key(
 
 
 def aspect_scores(text: str, *, type: str, embed: Embed | None = None) -> dict[str, float]:
-    """Each aspect's score for `text`: where `embed` is given, its best prototype's cosine plus NEIGHBOUR_WEIGHT
-    times its share of the nearest labelled examples' similarity; plus CUE_WEIGHT where one of its cue words
-    occurs, plus what the memory's type leans to it (_TYPE_LEANS)."""
+    """Each aspect's score for `text`: with `embed`, the aspect model's probability (aspect_model.py: the
+    embedding, the cue words and the type, fitted on the labelled tuning memories); without, CUE_WEIGHT where one
+    of its cue words occurs (SECOND_CUE_WEIGHT more for a second) plus what the memory's type leans to it."""
     lowered = text.lower()
-    scores = dict.fromkeys(PROTOTYPES, 0.0)
     if embed is not None:
         vector = np.asarray(embed([text]), dtype=np.float32)[0]
-        labels, matrix = _prototypes(embed)
-        for label, similarity in zip(labels, (matrix @ vector).tolist(), strict=True):
-            scores[label] = max(scores[label], float(similarity))
-        for aspect, share in _neighbour_vote(vector, embed).items():
-            scores[aspect] += NEIGHBOUR_WEIGHT * share
+        return probabilities(vector, lowered, type, embed)
+    scores = dict.fromkeys(ASPECTS, 0.0)
     for aspect, cue in CUES.items():
         hits = len(set(match.group(0) for match in cue.finditer(lowered)))
         scores[aspect] += CUE_WEIGHT * min(hits, 1) + SECOND_CUE_WEIGHT * (hits > 1)
     for aspect, lean in _TYPE_LEANS.get(type, {}).items():
         scores[aspect] += lean
     return scores
-
-
-@lru_cache(maxsize=4)
-def _prototypes(embed: Embed) -> tuple[tuple[str, ...], np.ndarray]:
-    """The prototypes' labels and unit vectors, embedded once per embedding function."""
-    labels = tuple(aspect for aspect, examples in PROTOTYPES.items() for _ in examples)
-    texts = [example for examples in PROTOTYPES.values() for example in examples]
-    return labels, np.asarray(embed(texts), dtype=np.float32)
-
-
-@lru_cache(maxsize=4)
-def _examples(embed: Embed) -> tuple[tuple[str, ...], np.ndarray]:
-    """The labelled examples' aspects and unit vectors, embedded once per embedding function."""
-    return tuple(aspect for _, aspect in EXAMPLES), np.asarray(embed([t for t, _ in EXAMPLES]), dtype=np.float32)
-
-
-def _neighbour_vote(vector: np.ndarray, embed: Embed) -> dict[str, float]:
-    """Each aspect's share of the similarity of the NEIGHBOURS nearest labelled examples (the memory's own text,
-    where it is one of them, left out)."""
-    labels, matrix = _examples(embed)
-    similarities = matrix @ vector
-    order = [i for i in np.argsort(-similarities).tolist() if similarities[i] < SAME_TEXT][:NEIGHBOURS]
-    total = float(sum(max(0.0, float(similarities[i])) for i in order)) or 1.0
-    vote: dict[str, float] = {}
-    for i in order:
-        vote[labels[i]] = vote.get(labels[i], 0.0) + max(0.0, float(similarities[i])) / total
-    return vote
 
 
 def _neutral(text: str, name_words: frozenset[str]) -> str:
@@ -201,11 +169,10 @@ def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str, act
     return True
 
 
-def _confidence(top: float, runner_up: float, embedded: bool) -> float:
-    """How sure: the winner's score and its lead over the runner-up, lower without an embedder."""
+def _confidence(top: float, runner_up: float) -> float:
+    """How sure the cue words are: the winner's score and its lead over the runner-up."""
     lead = max(0.0, top - runner_up)
-    base = 0.45 + lead * 1.5 + max(0.0, top - 0.4) * 0.5
-    return round(min(1.0, base if embedded else base * 0.9 + 0.1), 3)
+    return round(min(1.0, 0.5 + lead * 1.2 + max(0.0, top - 0.4) * 0.4), 3)
 
 
 def _name_words(people: tuple[str, ...], names: Mapping[str, str] | None) -> frozenset[str]:
