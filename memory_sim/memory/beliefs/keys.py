@@ -106,7 +106,7 @@ def infer_key(
     name_words = _name_words(people, names)
     scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
     actor = _actor(text, people)
-    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor)}
+    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
     ranked = sorted(allowed.items(), key=lambda item: -item[1])
     for place, (best, top) in enumerate(ranked):  # a thing aspect with no thing to key by gives way to the next
         key = None if best == NONE else _key(best, text, people, name_words)
@@ -150,15 +150,16 @@ def _neutral(text: str, name_words: frozenset[str]) -> str:
     return re.sub(pattern, NEUTRAL_NAME, text, flags=re.IGNORECASE)
 
 
-def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str, actor: str | None) -> bool:
+def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str, actor: str | None,
+              cues_only: bool) -> bool:
     """Structure first. A relational aspect needs exactly one other NPC; a tie, debt or trade needs the NPC
-    itself in it (a relationship memory, or a first-person word: "Jory got married", an event, is Jory's news)
-    and one of its cue words (their vocabulary is closed: marry, owe, buy...). A relationship memory is about a
+    itself in it (a relationship memory, or a first-person word: "Jory got married", an event, is Jory's news),
+    and, where cue words alone decide, one of its cue words (marry, owe, buy...). A relationship memory is about a
     tie, so it sets no own state of the NPC's (another NPC's home or health, yes); a place memory sets a home,
     a whereabouts or a place's condition. A place needs a place it names."""
     if aspect in RELATIONAL:
         involved = aspect == "opinion" or type == "relationship" or bool(_FIRST_PERSON.search(lowered))
-        cued = aspect == "opinion" or bool(CUES[aspect].search(lowered))
+        cued = aspect == "opinion" or not cues_only or bool(CUES[aspect].search(lowered))
         return len(people) == 1 and involved and cued
     if type == "relationship" and aspect != NONE and (aspect not in OWN or actor is None):
         return False
@@ -218,7 +219,8 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
         if heads_only and heads_only[0] in BODY_PARTS:
             return None  # "a broken finger" is health's
         return _slug(canonical(heads_only[0])) if heads_only else None
-    return _slug(canonical(heads[0][1])) if heads else None  # a plan: what it is for, named first
+    aims = [head for _, head in heads if head not in BODY_PARTS]  # "I've set my heart on the fair"
+    return _slug(canonical(aims[0])) if aims else None  # a plan: what it is for, named first
 
 
 def _slug(word: str) -> str | None:

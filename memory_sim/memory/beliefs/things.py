@@ -28,6 +28,7 @@ _NOT_NOUNS = frozenset(
     again back home away here there anywhere everywhere somewhere nowhere along then now today tonight yesterday
     tomorrow too very still just not no never ever
     all none left right only also even soon later last next once twice well too much many more most less few
+    rather quite almost
     who whom whose which what when where why how that this these those
     is gone went go goes going come came comes coming get got gets take took takes taken give gave given make made
     keep kept keeps find found lose lost sell sold buy bought bring brought put puts let lets see saw seen say said
