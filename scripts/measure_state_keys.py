@@ -21,6 +21,18 @@ from memory_sim.eval.state_keys import load_pairs, measure, report  # noqa: E402
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 PAIRS = ROOT / "tests" / "memory" / "data" / "state_key_pairs.json"
+HISTORY = """
+## How blind each held-out split is
+
+- held_out was written first and committed before any code ran on it. Its one blind run
+  (state_keys_first_held_out_run.md: link precision 0.978, recall 0.667) listed its misses; since then it has
+  been the validation split (choosing between variants; some tuning pairs were written against the kinds of
+  confusion it showed), so its figures here are not blind.
+- held_out_2 was written after that run and committed before any code ran on it. Its figures were looked at
+  three times in aggregate, never its misses, while the rules and the tuning data changed
+  (state_keys_first_held_out_2_run.md: link 0.943/0.550; then 0.974/0.633; then the figures above). It is the
+  nearest to a blind test; its misses are listed above for the record and were not used.
+"""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -37,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     model = "none (cue words and types)" if args.no_embed else MINILM
     name = "state_keys_no_embed" if args.no_embed else "state_keys"
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / f"{name}.md").write_text(report(results, model), "utf-8")
+    (args.out / f"{name}.md").write_text(report(results, model) + HISTORY, "utf-8")
     payload = {"model": model, "splits": {split: {**f.summary(), "misses": f.misses} for split, f in results.items()}}
     (args.out / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n", "utf-8")
     for split, figures in results.items():

@@ -6,13 +6,14 @@ memory with its text, type, `about` and gold key (null: no state), and the pair'
 replaces the older: same key) or 'compatible' (both stay true: different keys or none). Its splits, in the order
 they were written:
 - held_out (116 pairs) was written first and committed before any inference code ran on it. Its first run
-  (benchmarks/state_keys_first_held_out_run.md) listed its misses, so it is no longer blind; it has since served
-  as validation (choosing between variants), never as training data.
-- tuning (159 pairs) was written next; the cue words, the structure rules and the aspect model's training
-  examples (memory/beliefs/exemplars.py, generated from this split only) come from it.
+  (benchmarks/state_keys_first_held_out_run.md) listed its misses, so it is no longer blind; since then it has
+  served as validation (choosing between variants; some tuning pairs were written against the kinds of
+  confusion it showed), never edited and never among the training examples.
+- tuning (251 pairs) was written next and grew in four rounds; the cue words, the structure rules and the
+  aspect model's training examples (memory/beliefs/exemplars.py, generated from this split only) come from it.
 - held_out_2 (92 pairs) was written after the first held-out run, and committed before any code ran on it.
-  Only its aggregate figures have been looked at while the rules changed (twice); it is the nearest to a blind
-  test. No held-out pair is ever edited after running on it.
+  Only its aggregate figures were looked at (three times) while the rules and the tuning data changed; it is
+  the nearest to a blind test. No held-out pair is ever edited after running on it.
 scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md.
 """
 
@@ -38,9 +39,9 @@ DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
-    "tuning": (0.99, 0.9, 0.97, 0.95),
-    "held_out": (0.99, 0.83, 0.88, 0.87),
-    "held_out_2": (0.97, 0.63, 0.85, 0.8),
+    "tuning": (0.99, 0.97, 0.98, 0.98),
+    "held_out": (0.99, 0.87, 0.89, 0.89),
+    "held_out_2": (0.97, 0.75, 0.87, 0.85),
 }
 
 
@@ -207,9 +208,12 @@ def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="not reached: held-out link recall 0.833 (held_out) and 0.633 (held_out_2) "
-                                       "against the goal 0.85; benchmarks/state_keys.md")
-@pytest.mark.parametrize("split", ["held_out", "held_out_2"])
+@pytest.mark.parametrize("split", [
+    "held_out",  # seen: used as validation since its first run
+    pytest.param("held_out_2", marks=pytest.mark.xfail(strict=True, reason=(
+        "not reached: held_out_2 link recall 0.75 (precision 0.978) against the goal 0.85; "
+        "benchmarks/state_keys.md"))),
+])
 def test_held_out_linking_meets_the_goal(minilm: Any, split: str) -> None:
     got = measure(DATA, split, minilm).summary()
     assert got["link_precision"] >= GOAL_PRECISION and got["link_recall"] >= GOAL_RECALL, got
