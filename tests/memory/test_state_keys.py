@@ -30,6 +30,7 @@ from fake_chat_server import FakeChatServer
 
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.env import Env
+from memory_sim.errors import EmbeddingUnavailable
 from memory_sim.eval.state_keys import GOAL_PRECISION, GOAL_RECALL, load_pairs, measure, subjects_for
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
@@ -147,6 +148,14 @@ def test_the_same_memory_gets_the_same_key_every_time() -> None:
 ])
 def test_change_words_do_not_decide_the_key(subjects: tuple[str, ...], plain: str, marked: str) -> None:
     assert key(plain, subjects=subjects) == key(marked, subjects=subjects) is not None
+
+
+def test_a_failing_embedder_leaves_the_cue_words_to_decide() -> None:
+    def down(texts: Any) -> Any:
+        raise EmbeddingUnavailable("embedder unreachable")
+
+    guess = infer_key("I owe Mira three silver.", type="event", subjects=("mira",), embed=down)
+    assert guess.key == "debt:mira" and "embedder unavailable (EmbeddingUnavailable)" in guess.reason
 
 
 # --- the chat refiner, on the fake OpenAI-compatible server ------------------------------------------------------

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from memory_sim.errors import AiError
 from memory_sim.memory.beliefs.aspect_model import probabilities
 from memory_sim.memory.beliefs.aspects import (
     ASPECTS,
@@ -95,8 +96,10 @@ def infer_key(
 ) -> KeyGuess:
     """The state key `text` sets, for a memory of `type` about the NPC ids `subjects` (its `about` and the NPCs
     its text names, resolved by the caller through the registry; the memory's own NPC left out). `embed` reads
-    the meaning (without it, cue words and the type decide, less surely); `names` (id -> name) keeps NPC names
-    out of the things keys name (without it, the ids are taken for names)."""
+    the meaning (without it, or while it fails, cue words and the type decide, less surely); pass the same
+    function each time (a bound method such as `env.embedder.embed` is): the aspect model is fitted once per
+    function, embedding its examples (a few seconds). `names` (id -> name) keeps NPC names out of the things
+    keys name (without it, the ids are taken for names)."""
     people = tuple(dict.fromkeys(subjects))
     lowered = text.lower()
     if KINSHIP.search(lowered):
@@ -104,11 +107,21 @@ def infer_key(
     if type == "opinion" and len(people) == 1:
         return KeyGuess(f"opinion:{people[0]}", 0.9, "an opinion memory about one NPC")
     name_words = _name_words(people, names)
-    scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
+    try:
+        scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
+    except AiError as exc:  # the embedder is down: the cue words decide, and the guess says so
+        guess = infer_key(text, type=type, subjects=subjects, names=names)
+        return KeyGuess(guess.key, guess.confidence, f"{guess.reason}; embedder unavailable ({_type_name(exc)})")
     actor = _actor(text, people)
     allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
-    ranked = sorted(allowed.items(), key=lambda item: -item[1])
-    for place, (best, top) in enumerate(ranked):  # a thing aspect with no thing to key by gives way to the next
+    return _best(sorted(allowed.items(), key=lambda item: -item[1]), text, people, name_words, type, embed)
+
+
+def _best(ranked: list[tuple[str, float]], text: str, people: tuple[str, ...], name_words: frozenset[str],
+          type: str, embed: Embed | None) -> KeyGuess:
+    """The key of the best-scored aspect the structure allows; a thing aspect with no thing to key it by gives
+    way to the next."""
+    for place, (best, top) in enumerate(ranked):
         key = None if best == NONE else _key(best, text, people, name_words)
         if key is None and best != NONE:
             continue
@@ -116,13 +129,17 @@ def infer_key(
             confidence = round(top / (sum(v for _, v in ranked) or 1.0), 3)
         else:
             runner_up = max((v for a, v in ranked if a != best), default=0.0)
-            confidence = _confidence(top, runner_up) * (0.8 if place else 1.0)
+            confidence = round(_confidence(top, runner_up) * (0.8 if place else 1.0), 3)
         if key is None:
             return KeyGuess(None, confidence, "sets no state (a fact, a habit or an event)")
         if confidence < CONFIDENCE_FLOOR:
             return KeyGuess(None, confidence, f"unsure: {key} at {confidence:.2f}")
         return KeyGuess(key, confidence, f"{best} ({'meaning and cues' if embed else 'cues'}, type {type})")
     return KeyGuess(None, 0.0, "no aspect fits")
+
+
+def _type_name(exc: Exception) -> str:
+    return type(exc).__name__
 
 
 def aspect_scores(text: str, *, type: str, embed: Embed | None = None) -> dict[str, float]:
