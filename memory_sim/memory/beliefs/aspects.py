@@ -91,5 +91,5 @@ KINSHIP = re.compile(
 PLACE_NOUNS = frozenset(
     "bridge road well ford mill tower chapel church inn tavern square market lane path river pond "
     "field fields harbour dock wall gate barn granary forge smithy bakery school fair fairground green pass "
-    "track street crossing dam weir quarry mine orchard".split()
+    "track street dam weir quarry mine orchard".split()
 )

@@ -56,7 +56,7 @@ from memory_sim.memory.beliefs.aspects import (
     PLACE_NOUNS,
     RELATIONAL,
 )
-from memory_sim.memory.beliefs.things import TIME_WORDS, canonical, phrase_heads, tokens
+from memory_sim.memory.beliefs.things import ERRAND_WORDS, TIME_WORDS, canonical, phrase_heads, tokens
 
 # Texts -> unit-length row vectors (the memory system's embedder); None where no model is at hand.
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -226,10 +226,7 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
     """The thing a possession, plan or place is keyed by (see memory/beliefs/things.py)."""
     heads = [(opener, head) for opener, head in phrase_heads(text, names=names) if head not in TIME_WORDS]
     if aspect == "place":
-        places = [head for _, head in heads if head in PLACE_NOUNS]
-        words = [w.lower() for w in tokens(text) if w.lower() in PLACE_NOUNS]
-        found = places or words
-        return found[0] if found else None
+        return _place(text)
     if aspect == "possession":
         own = [head for opener, head in heads if opener in ("my", "our")]
         heads_only = own or [head for _, head in heads]
@@ -237,7 +234,17 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
             return None  # "a broken finger" is health's
         return _slug(canonical(heads_only[0])) if heads_only else None
     aims = [head for _, head in heads if head not in BODY_PARTS]  # "I've set my heart on the fair"
+    aims.sort(key=lambda head: head in ERRAND_WORDS)  # "ask the smith for a plough": the plough
     return _slug(canonical(aims[0])) if aims else None  # a plan: what it is for, named first
+
+
+def _place(text: str) -> str | None:
+    """The first place the text names; of two in a row, the second ("the mill bridge" is a bridge)."""
+    words = [w.lower() for w in tokens(text)]
+    for i, word in enumerate(words):
+        if word in PLACE_NOUNS:
+            return words[i + 1] if i + 1 < len(words) and words[i + 1] in PLACE_NOUNS else word
+    return None
 
 
 def _slug(word: str) -> str | None:

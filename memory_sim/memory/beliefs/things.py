@@ -28,7 +28,7 @@ _NOT_NOUNS = frozenset(
     again back home away here there anywhere everywhere somewhere nowhere along then now today tonight yesterday
     tomorrow too very still just not no never ever
     all none left right only also even soon later last next once twice well too much many more most less few
-    rather quite almost
+    rather quite almost aside apart ahead abroad together alone
     who whom whose which what when where why how that this these those
     is gone went go goes going come came comes coming get got gets take took takes taken give gave given make made
     keep kept keeps find found lose lost sell sold buy bought bring brought put puts let lets see saw seen say said
@@ -51,6 +51,12 @@ TIME_WORDS = frozenset(
     "day days week weeks month months year years morning evening night spring summer autumn winter harvest "
     "monday tuesday wednesday thursday friday saturday sunday while time".split()
 )
+# People and money: what a plan is for only when nothing else is named ("ask the smith for a plough").
+ERRAND_WORDS = frozenset(
+    "smith reeve priest miller baker doctor healer physician neighbour man woman boy girl lad lass mother father "
+    "brother sister son daughter cousin aunt uncle wife husband friend friends child children widow king lord "
+    "lady thief constable drover merchant money savings coin coins penny pennies silver rent".split()
+)
 # Verbs whose object may come without a determiner ("I keep goats").
 _BARE_OBJECT_VERBS = frozenset(
     "own owns keep keeps have has sell sells sold buy bought raise raises plant sow grow paint build fix mend "
@@ -60,12 +66,13 @@ _BARE_OBJECT_VERBS = frozenset(
 _ED_NOUNS = frozenset("bread thread steed creed speed sled shed bed reed weed seed deed feed need".split())
 _PAST_TENSE = frozenset(
     "threw went came ran fell broke took gave got sat stood wore tore drove rode swam sank grew knew flew "
-    "bit hid shook woke wrote spoke stole froze chose".split()
+    "bit hid shook woke wrote spoke stole froze chose blew drew sang rang began ate hung felt kept met paid "
+    "sent spent thought won".split()
 )
 # Words that measure or frame the thing meant: the phrase after them names it.
 _FRAMES = frozenset(
     "flock herd pair sack sacks basket bag loaf loaves trip journey visit voyage idea thought plan plans dozen "
-    "head piece pieces lot bit cup jug barrel crate load".split()
+    "head piece pieces lot bit cup jug barrel crate load hive swarm".split()
 )
 SYNONYMS = {
     "stallion": "horse", "pony": "horse", "colt": "horse", "gelding": "horse",
