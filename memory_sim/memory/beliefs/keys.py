@@ -33,7 +33,19 @@ The NPC's own state (about another NPC, `<aspect>:<npc>`: "health:tom" is Tom's 
 
 The world: `place:<thing>`: the condition of a place (a washed-out bridge, a dry well, a blocked road).
 
-Other memories (events, opinions of things, facts) set no state: key None.
+Other memories (events, opinions of things, facts) set no state: key None. Another NPC's possession or plan
+is `possession:<npc>:<thing>`, `plan:<npc>:<thing>`.
+
+How a key is inferred. Structure first: kinship sets none; an opinion memory about one NPC is `opinion:<npc>`;
+a relational aspect needs exactly one other NPC, and a tie, debt or trade needs the NPC in it (a relationship
+memory or a first-person word); a relationship memory sets no own state of the NPC's, a place memory only a
+home, a whereabouts or a place's condition; whose own state it is follows from the text (one NPC named, no
+first-person word, the name opening it: "Tom is ill" is `health:tom`). Then meaning: the aspect model
+(aspect_model.py, a softmax regression over the sentence embedding, cue words and type, fitted on the labelled
+set's tuning half) scores the aspects the structure allows, and its probability among them is the confidence;
+without an embedder the cue words (aspects.py) decide. A thing comes from the text's noun phrases (things.py).
+A key below CONFIDENCE_FLOOR is not given. No change words ("now", "no longer", "at last") are read: a memory
+sets a state by what it says. Measured in benchmarks/state_keys.md.
 """
 
 from __future__ import annotations
