@@ -91,5 +91,7 @@ KINSHIP = re.compile(
 PLACE_NOUNS = frozenset(
     "bridge road well ford mill tower chapel church inn tavern square market lane path river pond "
     "field fields harbour dock wall gate barn granary forge smithy bakery school fair fairground green pass "
-    "track street dam weir quarry mine orchard".split()
+    "track street dam weir quarry mine orchard watchtower churchyard graveyard castle manor hall abbey priory "
+    "shrine pier jetty quay canal ferry pasture meadow common wood forest marsh moor cave stables school tannery "
+    "brewery alehouse tower".split()
 )

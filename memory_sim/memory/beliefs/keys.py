@@ -68,7 +68,14 @@ from memory_sim.memory.beliefs.aspects import (
     PLACE_NOUNS,
     RELATIONAL,
 )
-from memory_sim.memory.beliefs.things import ERRAND_WORDS, TIME_WORDS, canonical, phrase_heads, tokens
+from memory_sim.memory.beliefs.things import (
+    ERRAND_WORDS,
+    TIME_WORDS,
+    canonical,
+    object_of,
+    phrase_heads,
+    tokens,
+)
 
 # Texts -> unit-length row vectors (the memory system's embedder); None where no model is at hand.
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -84,6 +91,11 @@ _TYPE_LEANS: dict[str, dict[str, float]] = {
     "place": dict.fromkeys(("home", "whereabouts", "place"), 0.15),
     "event": {},
 }
+# Verbs whose object is the thing possessed ("I found a lost lamb", "the wolves took my sheep").
+POSSESSION_VERBS = frozenset(
+    "own owns owned have has had keep keeps kept lost lose found find sold sell bought buy stole stolen took "
+    "lent lend gave give pawned traded".split()
+)
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
 _NOT_AN_ACTOR = frozenset("the a an this that someone somebody everyone nobody word they there it".split())
 
@@ -240,8 +252,9 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
     if aspect == "place":
         return _place(text)
     if aspect == "possession":
-        own = [head for opener, head in heads if opener in ("my", "our")]
-        heads_only = own or [head for _, head in heads]
+        held = object_of(text, POSSESSION_VERBS, names=names)  # "I found a lost lamb and keep it in my yard"
+        own = [head for opener, head in heads if opener in ("my", "our")]  # "A girl found my locket"
+        heads_only = ([held] if held and held not in TIME_WORDS else []) or own or [head for _, head in heads]
         if heads_only and heads_only[0] in BODY_PARTS:
             return None  # "a broken finger" is health's
         return _slug(canonical(heads_only[0])) if heads_only else None

@@ -27,7 +27,7 @@ _NOT_NOUNS = frozenset(
     after before until since than as like near behind across through around without within against along instead
     again back home away here there anywhere everywhere somewhere nowhere along then now today tonight yesterday
     tomorrow too very still just not no never ever
-    all none left right only also even soon later last next once twice well too much many more most less few
+    all none left right only also even soon later last next once twice too much many more most less few
     rather quite almost aside apart ahead abroad together alone
     who whom whose which what when where why how that this these those
     is gone went go goes going come came comes coming get got gets take took takes taken give gave given make made
@@ -75,9 +75,9 @@ _FRAMES = frozenset(
     "head piece pieces lot bit cup jug barrel crate load hive swarm".split()
 )
 SYNONYMS = {
-    "stallion": "horse", "pony": "horse", "colt": "horse", "gelding": "horse",
+    "mare": "horse", "stallion": "horse", "cob": "horse", "pony": "horse", "colt": "horse", "gelding": "horse",
     "filly": "horse", "steed": "horse", "nag": "horse",
-    "wagon": "cart", "waggon": "cart", "barrow": "cart", "wheelbarrow": "cart", "cart": "cart",
+    "handcart": "cart", "wagon": "cart", "waggon": "cart", "barrow": "cart", "wheelbarrow": "cart", "cart": "cart",
     "sow": "pig", "hog": "pig", "boar": "pig", "piglet": "pig",
     "sheepdog": "dog", "hound": "dog", "puppy": "dog", "pup": "dog",
     "heifer": "cow", "calf": "cow",
@@ -156,6 +156,20 @@ def _framed(words: Sequence[str], i: int, skip: set[str]) -> tuple[str, int]:
                 return _head_after(words, j, skip)
             j += 1
     return "", i
+
+
+def object_of(text: str, verbs: frozenset[str], *, names: Iterable[str] = ()) -> str:
+    """The head noun of the first phrase right after one of `verbs` ("found a lost lamb" -> "lamb"), or ""."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    for i, word in enumerate(words[:-1]):
+        if _plain(word) in verbs:
+            opener = _plain(words[i + 1])
+            start = i + 2 if opener in DETERMINERS or opener in NUMBERS else i + 1
+            head, _ = _head_after(words, start, skip)
+            if head:
+                return head
+    return ""
 
 
 def canonical(noun: str) -> str:
