@@ -9,11 +9,12 @@ they were written:
   (benchmarks/state_keys_first_held_out_run.md) listed its misses, so it is no longer blind; since then it has
   served as validation (choosing between variants; some tuning pairs were written against the kinds of
   confusion it showed), never edited and never among the training examples.
-- tuning (389 pairs) was written next and grew in five rounds; the cue words, the structure rules and the
+- tuning (480 pairs) was written next and grew in seven rounds; the cue words, the structure rules and the
   aspect model's training examples (memory/beliefs/exemplars.py, generated from this split only) come from it.
 - held_out_2 (92 pairs) was written after the first held-out run, and committed before any code ran on it.
-  Only its aggregate figures were looked at (four times) while the rules and the tuning data changed; it is
-  the nearest to a blind test. No held-out pair is ever edited after running on it.
+  Only its aggregate figures were looked at (five times) while the rules and the tuning data changed.
+- held_out_3 (100 pairs) was written after that, committed before any code ran on it, and run once with the
+  final code: the one blind split. No held-out pair is ever edited after running on it.
 scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md.
 """
 
@@ -40,9 +41,10 @@ DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
-    "tuning": (0.99, 0.97, 0.98, 0.98),
-    "held_out": (0.99, 0.86, 0.88, 0.89),
-    "held_out_2": (0.97, 0.76, 0.87, 0.85),
+    "tuning": (0.99, 0.97, 0.98, 0.97),
+    "held_out": (0.99, 0.89, 0.92, 0.93),
+    "held_out_2": (0.97, 0.78, 0.87, 0.87),
+    "held_out_3": (0.98, 0.86, 0.96, 0.93),
 }
 
 
@@ -62,7 +64,7 @@ def test_the_labelled_set_has_the_size_and_spread_the_issue_asks() -> None:
     assert len(plain) >= len(updates) / 2
     topics = {p["topic"] for p in updates}
     assert {"opinion", "debt", "health", "home", "place", "possession", "plan", "relationship", "feud"} <= topics
-    for split in ("held_out", "tuning", "held_out_2"):
+    for split in ("held_out", "tuning", "held_out_2", "held_out_3"):
         assert sum(p["split"] == split and p["label"] == "update" for p in pairs) >= 50
         assert sum(p["split"] == split and p["label"] == "compatible" for p in pairs) >= 30
 
@@ -220,8 +222,9 @@ def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
 @pytest.mark.parametrize("split", [
     "held_out",  # seen: used as validation since its first run
     pytest.param("held_out_2", marks=pytest.mark.xfail(strict=True, reason=(
-        "not reached: held_out_2 link recall 0.767 (precision 0.979) against the goal 0.85; "
+        "not reached: held_out_2 link recall 0.783 (precision 0.979) against the goal 0.85; "
         "benchmarks/state_keys.md"))),
+    "held_out_3",  # blind: run once, with the final code
 ])
 def test_held_out_linking_meets_the_goal(minilm: Any, split: str) -> None:
     got = measure(DATA, split, minilm).summary()
