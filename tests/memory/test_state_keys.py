@@ -116,6 +116,7 @@ def test_things_key_possessions_plans_and_places_apart() -> None:
     assert key("I mean to fix the roof before winter.") == "plan:roof"
     assert key("The bridge over the river is flooded.", "place") == "place:bridge"
     assert key("I have a broken finger.") != "possession:finger"  # a body part is health's
+    assert key("I cut my hand badly on the scythe.") != "possession:badly"  # an adverb is no thing
 
 
 def test_npc_names_are_never_the_thing() -> None:

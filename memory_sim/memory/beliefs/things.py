@@ -64,6 +64,7 @@ _BARE_OBJECT_VERBS = frozenset(
 )
 # Words ending in -ed that are nouns; other -ed words are taken for verbs ("my mule wandered off").
 _ED_NOUNS = frozenset("bread thread steed creed speed sled shed bed reed weed seed deed feed need".split())
+_LY_NOUNS = frozenset("belly jelly lily holly folly bully ally family fly rally gully tally doily".split())
 _PAST_TENSE = frozenset(
     "threw went came ran fell broke took gave got sat stood wore tore drove rode swam sank grew knew flew "
     "bit hid shook woke wrote spoke stole froze chose blew drew sang rang began ate hung felt kept met paid "
@@ -99,7 +100,8 @@ def _is_possessive(word: str) -> bool:
 
 def _noun(word: str) -> bool:
     plain = _plain(word)
-    verb_like = plain in _PAST_TENSE or (plain.endswith("ed") and plain not in _ED_NOUNS)
+    verb_like = (plain in _PAST_TENSE or (plain.endswith("ed") and plain not in _ED_NOUNS)
+                 or (plain.endswith("ly") and plain not in _LY_NOUNS))  # "my hand badly": an adverb
     return (
         len(plain) > 1 and plain.isalpha() and plain not in _NOT_NOUNS and plain not in DETERMINERS
         and plain not in ADJECTIVES and plain not in NUMBERS and not verb_like
