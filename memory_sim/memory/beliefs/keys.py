@@ -4,17 +4,100 @@ The newest memory of an NPC under a key is that NPC's current state; older memor
 history. The game names the key where it knows it (`ShortTermMemory.state_key`); otherwise `infer_key` guesses it
 when the memory is written, structure first (the memory's type and the one NPC it is about), then meaning, and
 says how sure it is. Pure: the caller resolves the NPCs a text names and passes an embedding function if any.
+
+Granularity is the point of a key: two memories share a key exactly when the newer one replaces the older (an
+update), and get different keys when both stay true (a kinship fact and a new shared habit; owning a horse and
+owning a cart; a plan to visit the fair and a plan to fix the roof).
+
+The vocabulary (`<npc>` is an NPC id, `<thing>` a lower-case noun such as "horse", "cart", "fair", "roof"):
+
+Between the NPC and one other NPC, `<aspect>:<npc>`:
+- `opinion:<npc>`: how the NPC regards and gets on with them: trust, liking, respect, contempt, suspicion, and
+  the standing that goes with it: friends, a quarrel or feud, making peace. ("I don't trust Cole", "Tom and I
+  shook hands over the boundary stones")
+- `relationship:<npc>`: a tie held one at a time: courting, engaged, married, separated, a match broken off.
+- `debt:<npc>`: what is owed between them, either way: a loan, an unpaid bill, its settling or forgiving.
+- `trade:<npc>`: whether and how they do business: a regular supplier or buyer, a refusal or vow not to trade.
+- never a key: kinship ("Tom is my mother's brother") and other facts that never stop being true, shared
+  habits and one-off events ("Tom and I fish at the weir on Sundays", "I sold Hilda a basket of apples").
+
+The NPC's own state (about another NPC, `<aspect>:<npc>`: "health:tom" is Tom's health as the NPC knows it):
+- `health`: ill, injured, recovering, well.
+- `home`: where the NPC lives.
+- `whereabouts`: where the NPC is for a while, away from home (travelling, staying with someone).
+- `work`: the NPC's job, trade or master.
+- `possession:<thing>`: having, losing, finding, selling or lending a thing, one key per kind of thing
+  ("possession:horse" for a stallion or a pony).
+- `plan:<thing>`: an intention, its change, cancelling or putting off, keyed by what it is for ("plan:fair",
+  "plan:roof").
+
+The world: `place:<thing>`: the condition of a place (a washed-out bridge, a dry well, a blocked road).
+
+Other memories (events, opinions of things, facts) set no state: key None. Another NPC's possession or plan
+is `possession:<npc>:<thing>`, `plan:<npc>:<thing>`.
+
+How a key is inferred. Structure first: kinship sets none; an opinion memory about one NPC is `opinion:<npc>`;
+a relational aspect needs exactly one other NPC, and a tie, debt or trade needs the NPC in it (a relationship
+memory or a first-person word); a relationship memory sets no own state of the NPC's, a place memory only a
+home, a whereabouts or a place's condition; whose own state it is follows from the text (one NPC named, no
+first-person word, the name opening it: "Tom is ill" is `health:tom`). Then meaning: the aspect model
+(aspect_model.py, a softmax regression over the sentence embedding, cue words and type, fitted on the labelled
+set's tuning half) scores the aspects the structure allows, and its probability among them is the confidence;
+without an embedder the cue words (aspects.py) decide. A thing comes from the text's noun phrases (things.py).
+A key below CONFIDENCE_FLOOR is not given. No change words ("now", "no longer", "at last") are read: a memory
+sets a state by what it says. Measured in benchmarks/state_keys.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from memory_sim.errors import AiError
+from memory_sim.memory.beliefs.aspect_model import probabilities
+from memory_sim.memory.beliefs.aspects import (
+    ASPECTS,
+    BODY_PARTS,
+    CUES,
+    KINSHIP,
+    NONE,
+    OWN,
+    PLACE_NOUNS,
+    RELATIONAL,
+)
+from memory_sim.memory.beliefs.things import (
+    ERRAND_WORDS,
+    TIME_WORDS,
+    canonical,
+    object_of,
+    phrase_heads,
+    tokens,
+)
+
 # Texts -> unit-length row vectors (the memory system's embedder); None where no model is at hand.
 Embed = Callable[[Sequence[str]], np.ndarray]
+
+CONFIDENCE_FLOOR = 0.3  # below it the guess is not a key
+CUE_WEIGHT = 0.25  # a cue word of an aspect adds this to its similarity
+SECOND_CUE_WEIGHT = 0.1  # and a second, different one this
+NEUTRAL_NAME = "Sam"  # the examples' one NPC name; a memory's NPC names read as it
+# The memory's type leans toward its aspects: an opinion memory about one NPC is most likely an opinion of them.
+_TYPE_LEANS: dict[str, dict[str, float]] = {
+    "opinion": {"opinion": 0.3},
+    "relationship": dict.fromkeys(RELATIONAL, 0.15),
+    "place": dict.fromkeys(("home", "whereabouts", "place"), 0.15),
+    "event": {},
+}
+# Verbs whose object is the thing possessed ("I found a lost lamb", "the wolves took my sheep").
+POSSESSION_VERBS = frozenset(
+    "own owns owned have has had keep keeps kept lost lose found find sold sell bought buy stole stolen took "
+    "lent lend gave give pawned traded".split()
+)
+_FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+_NOT_AN_ACTOR = frozenset("the a an this that someone somebody everyone nobody word they there it".split())
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,9 +116,162 @@ def infer_key(
     type: str,
     subjects: tuple[str, ...],
     embed: Embed | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> KeyGuess:
     """The state key `text` sets, for a memory of `type` about the NPC ids `subjects` (its `about` and the NPCs
-    its text names, resolved by the caller through the registry; the memory's own NPC left out)."""
-    if type == "opinion" and len(subjects) == 1:
-        return KeyGuess(f"opinion:{subjects[0]}", 0.9, "an opinion about one NPC")
-    return KeyGuess(None, 0.0, "no rule names a key")
+    its text names, resolved by the caller through the registry; the memory's own NPC left out). `embed` reads
+    the meaning (without it, or while it fails, cue words and the type decide, less surely); pass the same
+    function each time (a bound method such as `env.embedder.embed` is): the aspect model is fitted once per
+    function, embedding its examples (a few seconds). `names` (id -> name) keeps NPC names out of the things
+    keys name (without it, the ids are taken for names)."""
+    people = tuple(dict.fromkeys(subjects))
+    lowered = text.lower()
+    if KINSHIP.search(lowered):
+        return KeyGuess(None, 0.9, "kinship, a fact that never changes")
+    if type == "opinion" and len(people) == 1:
+        return KeyGuess(f"opinion:{people[0]}", 0.9, "an opinion memory about one NPC")
+    name_words = _name_words(people, names)
+    try:
+        scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
+    except AiError as exc:  # the embedder is down: the cue words decide, and the guess says so
+        guess = infer_key(text, type=type, subjects=subjects, names=names)
+        return KeyGuess(guess.key, guess.confidence, f"{guess.reason}; embedder unavailable ({_type_name(exc)})")
+    actor = _actor(text, people)
+    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
+    return _best(sorted(allowed.items(), key=lambda item: -item[1]), text, people, name_words, type, embed)
+
+
+def _best(ranked: list[tuple[str, float]], text: str, people: tuple[str, ...], name_words: frozenset[str],
+          type: str, embed: Embed | None) -> KeyGuess:
+    """The key of the best-scored aspect the structure allows; a thing aspect with no thing to key it by gives
+    way to the next."""
+    for place, (best, top) in enumerate(ranked):
+        key = None if best == NONE else _key(best, text, people, name_words)
+        if key is None and best != NONE:
+            continue
+        if embed is not None:  # the model's probability among the aspects the structure allows
+            confidence = round(top / (sum(v for _, v in ranked) or 1.0), 3)
+        else:
+            runner_up = max((v for a, v in ranked if a != best), default=0.0)
+            confidence = round(_confidence(top, runner_up) * (0.8 if place else 1.0), 3)
+        if key is None:
+            return KeyGuess(None, confidence, "sets no state (a fact, a habit or an event)")
+        if confidence < CONFIDENCE_FLOOR:
+            return KeyGuess(None, confidence, f"unsure: {key} at {confidence:.2f}")
+        return KeyGuess(key, confidence, f"{best} ({'meaning and cues' if embed else 'cues'}, type {type})")
+    return KeyGuess(None, 0.0, "no aspect fits")
+
+
+def _type_name(exc: Exception) -> str:
+    return type(exc).__name__
+
+
+def aspect_scores(text: str, *, type: str, embed: Embed | None = None) -> dict[str, float]:
+    """Each aspect's score for `text`: with `embed`, the aspect model's probability (aspect_model.py: the
+    embedding, the cue words and the type, fitted on the labelled tuning memories); without, CUE_WEIGHT where one
+    of its cue words occurs (SECOND_CUE_WEIGHT more for a second) plus what the memory's type leans to it."""
+    lowered = text.lower()
+    if embed is not None:
+        vector = np.asarray(embed([text]), dtype=np.float32)[0]
+        return probabilities(vector, lowered, type, embed)
+    scores = dict.fromkeys(ASPECTS, 0.0)
+    for aspect, cue in CUES.items():
+        hits = len(set(match.group(0) for match in cue.finditer(lowered)))
+        scores[aspect] += CUE_WEIGHT * min(hits, 1) + SECOND_CUE_WEIGHT * (hits > 1)
+    for aspect, lean in _TYPE_LEANS.get(type, {}).items():
+        scores[aspect] += lean
+    return scores
+
+
+def _neutral(text: str, name_words: frozenset[str]) -> str:
+    """`text` with the NPC names it names read as the examples' one name."""
+    if not name_words:
+        return text
+    pattern = r"\b(" + "|".join(re.escape(word) for word in sorted(name_words)) + r")\b"
+    return re.sub(pattern, NEUTRAL_NAME, text, flags=re.IGNORECASE)
+
+
+def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str, actor: str | None,
+              cues_only: bool) -> bool:
+    """Structure first. A relational aspect needs exactly one other NPC; a tie, debt or trade needs the NPC
+    itself in it (a relationship memory, or a first-person word: "Jory got married", an event, is Jory's news),
+    and, where cue words alone decide, one of its cue words (marry, owe, buy...). A relationship memory is about a
+    tie, so it sets no own state of the NPC's (another NPC's home or health, yes); a place memory sets a home,
+    a whereabouts or a place's condition. A place needs a place it names."""
+    if aspect in RELATIONAL:
+        involved = aspect == "opinion" or type == "relationship" or bool(_FIRST_PERSON.search(lowered))
+        cued = aspect == "opinion" or not cues_only or bool(CUES[aspect].search(lowered))
+        return len(people) == 1 and involved and cued
+    if type == "relationship" and aspect != NONE and (aspect not in OWN or actor is None):
+        return False
+    if type == "place" and aspect not in ("home", "whereabouts", "place", NONE):
+        return False
+    if aspect == "place":
+        return any(word.lower() in PLACE_NOUNS for word in tokens(lowered))
+    return True
+
+
+def _confidence(top: float, runner_up: float) -> float:
+    """How sure the cue words are: the winner's score and its lead over the runner-up."""
+    lead = max(0.0, top - runner_up)
+    return round(min(1.0, 0.5 + lead * 1.2 + max(0.0, top - 0.4) * 0.4), 3)
+
+
+def _name_words(people: tuple[str, ...], names: Mapping[str, str] | None) -> frozenset[str]:
+    named = [(names or {}).get(person, person) for person in people]
+    return frozenset(word.lower() for name in named for word in name.split())
+
+
+def _actor(text: str, people: tuple[str, ...]) -> str | None:
+    """The other NPC whose own state the text reports ("Tom is ill"), or None when it is the NPC's own: one NPC
+    named, no first-person word, and a name (not "the", "someone") opening the sentence."""
+    if len(people) != 1 or _FIRST_PERSON.search(text.lower()):
+        return None
+    words = tokens(text)
+    first = words[0] if words else ""
+    opener = first.lower().removesuffix("'s")
+    return people[0] if first[:1].isupper() and opener not in _NOT_AN_ACTOR else None
+
+
+def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str]) -> str | None:
+    if aspect in RELATIONAL:
+        return f"{aspect}:{people[0]}"
+    actor = _actor(text, people)
+    if aspect in OWN:
+        return f"{aspect}:{actor}" if actor else aspect
+    thing = _thing(aspect, text, names)
+    if thing is None:
+        return None
+    key = f"{aspect}:{thing}" if aspect == "place" or not actor else f"{aspect}:{actor}:{thing}"
+    return key if len(key.encode()) <= 64 else None
+
+
+def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
+    """The thing a possession, plan or place is keyed by (see memory/beliefs/things.py)."""
+    heads = [(opener, head) for opener, head in phrase_heads(text, names=names) if head not in TIME_WORDS]
+    if aspect == "place":
+        return _place(text)
+    if aspect == "possession":
+        held = object_of(text, POSSESSION_VERBS, names=names)  # "I found a lost lamb and keep it in my yard"
+        own = [head for opener, head in heads if opener in ("my", "our")]  # "A girl found my locket"
+        heads_only = ([held] if held and held not in TIME_WORDS else []) or own or [head for _, head in heads]
+        if heads_only and heads_only[0] in BODY_PARTS:
+            return None  # "a broken finger" is health's
+        return _slug(canonical(heads_only[0])) if heads_only else None
+    aims = [head for _, head in heads if head not in BODY_PARTS]  # "I've set my heart on the fair"
+    aims.sort(key=lambda head: head in ERRAND_WORDS)  # "ask the smith for a plough": the plough
+    return _slug(canonical(aims[0])) if aims else None  # a plan: what it is for, named first
+
+
+def _place(text: str) -> str | None:
+    """The first place the text names; of two in a row, the second ("the mill bridge" is a bridge)."""
+    words = [w.lower() for w in tokens(text)]
+    for i, word in enumerate(words):
+        if word in PLACE_NOUNS:
+            return words[i + 1] if i + 1 < len(words) and words[i + 1] in PLACE_NOUNS else word
+    return None
+
+
+def _slug(word: str) -> str | None:
+    slug = re.sub(r"[^a-z0-9_.-]", "", word.lower())
+    return slug or None

@@ -1,0 +1,179 @@
+"""The thing a possession, plan or place memory is about, as a key's last part ("horse", "fair", "bridge").
+
+No parser: a noun phrase is a determiner (or number) followed by modifiers and a run of nouns, and its head is the
+run's last noun ("my mother's silver locket" -> "locket", "the shop sign green" -> "sign"). A few words that name
+a measure or an errand ("a flock of sheep", "a trip to the sea", "the idea of buying a goat") hand over to the
+phrase after them. Pure and small: word lists, not a tagger, so it misses what they miss.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+_TOKEN = re.compile(r"[A-Za-z][A-Za-z'-]*|\d+|[.,;:!?]")
+DETERMINERS = frozenset(
+    "a an the my his her our their your its this that these those some every all another".split()
+)
+NUMBERS = frozenset(
+    "one two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred dozen".split()
+)
+# Words that end a noun run or are never a thing (function words, common verbs and adverbs).
+_NOT_NOUNS = frozenset(
+    """
+    i me we us you he him she they them it itself myself is am are was were be been being has have had do does did
+    will would shall should can could may might must won't can't don't didn't isn't wasn't i'm i've i'll i'd it's
+    there's he's she's and or but so if of to in on at by for with from into onto over under up down out off about
+    after before until since than as like near behind across through around without within against along instead
+    again back home away here there anywhere everywhere somewhere nowhere along then now today tonight yesterday
+    tomorrow too very still just not no never ever
+    all none left right only also even soon later last next once twice too much many more most less few
+    rather quite almost aside apart ahead abroad together alone
+    who whom whose which what when where why how that this these those
+    is gone went go goes going come came comes coming get got gets take took takes taken give gave given make made
+    keep kept keeps find found lose lost sell sold buy bought bring brought put puts let lets see saw seen say said
+    tell told own owns owned plan plans planned mean means meant want wants wanted intend intends decide decided
+    try tried hope hoped need needs needed use used called named worth left stole stolen took missing broke broken
+    smashed died killed returned spent saving saved dropped cancelled cancel won't will work works worked
+    """.split()
+)
+ADJECTIVES = frozenset(
+    """
+    old new young good fine great big small little best better worse worst poor rich fresh rotten sturdy heavy light
+    grey gray brown black white red green blue yellow golden silver copper iron wooden stone leather wool woollen
+    prize loyal lame sick sound dry wet muddy broken cracked second first third last other own whole half full empty
+    long short tall low high deep shallow wide narrow cold warm hot sweet sour dear cheap lovely fat thin strong
+    weak two-wheeled lost stolen fallen
+    """.split()
+)
+# Never the thing a plan or possession is keyed by.
+TIME_WORDS = frozenset(
+    "day days week weeks month months year years morning evening night spring summer autumn winter harvest "
+    "monday tuesday wednesday thursday friday saturday sunday while time".split()
+)
+# People and money: what a plan is for only when nothing else is named ("ask the smith for a plough").
+ERRAND_WORDS = frozenset(
+    "smith reeve priest miller baker doctor healer physician neighbour man woman boy girl lad lass mother father "
+    "brother sister son daughter cousin aunt uncle wife husband friend friends child children widow king lord "
+    "lady thief constable drover merchant money savings coin coins penny pennies silver rent".split()
+)
+# Verbs whose object may come without a determiner ("I keep goats").
+_BARE_OBJECT_VERBS = frozenset(
+    "own owns keep keeps have has sell sells sold buy bought raise raises plant sow grow paint build fix mend "
+    "repair dig visit".split()
+)
+# Words ending in -ed that are nouns; other -ed words are taken for verbs ("my mule wandered off").
+_ED_NOUNS = frozenset("bread thread steed creed speed sled shed bed reed weed seed deed feed need".split())
+_LY_NOUNS = frozenset("belly jelly lily holly folly bully ally family fly rally gully tally doily".split())
+_PAST_TENSE = frozenset(
+    "threw went came ran fell broke took gave got sat stood wore tore drove rode swam sank grew knew flew "
+    "bit hid shook woke wrote spoke stole froze chose blew drew sang rang began ate hung felt kept met paid "
+    "sent spent thought won".split()
+)
+# Words that measure or frame the thing meant: the phrase after them names it.
+_FRAMES = frozenset(
+    "flock herd pair sack sacks basket bag loaf loaves trip journey visit voyage idea thought plan plans dozen "
+    "head piece pieces lot bit cup jug barrel crate load hive swarm".split()
+)
+SYNONYMS = {
+    "mare": "horse", "stallion": "horse", "cob": "horse", "pony": "horse", "colt": "horse", "gelding": "horse",
+    "filly": "horse", "steed": "horse", "nag": "horse",
+    "handcart": "cart", "wagon": "cart", "waggon": "cart", "barrow": "cart", "wheelbarrow": "cart", "cart": "cart",
+    "sow": "pig", "hog": "pig", "boar": "pig", "piglet": "pig",
+    "sheepdog": "dog", "hound": "dog", "puppy": "dog", "pup": "dog",
+    "heifer": "cow", "calf": "cow",
+}
+
+
+def tokens(text: str) -> list[str]:
+    """Words (possessive 's kept on the word) and the punctuation that ends a phrase."""
+    return _TOKEN.findall(text)
+
+
+def _plain(word: str) -> str:
+    return word.lower().removesuffix("'s").removesuffix("'")
+
+
+def _is_possessive(word: str) -> bool:
+    return word.lower().endswith("'s") or word.lower().endswith("s'")
+
+
+def _noun(word: str) -> bool:
+    plain = _plain(word)
+    verb_like = (plain in _PAST_TENSE or (plain.endswith("ed") and plain not in _ED_NOUNS)
+                 or (plain.endswith("ly") and plain not in _LY_NOUNS))  # "my hand badly": an adverb
+    return (
+        len(plain) > 1 and plain.isalpha() and plain not in _NOT_NOUNS and plain not in DETERMINERS
+        and plain not in ADJECTIVES and plain not in NUMBERS and not verb_like
+    )
+
+
+def phrase_heads(text: str, *, names: Iterable[str] = ()) -> list[tuple[str, str]]:
+    """(determiner, head noun) of each noun phrase in order; `names` (lower-case) are never heads."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    heads: list[tuple[str, str]] = []
+    i = 0
+    while i < len(words):
+        opener = _plain(words[i])
+        if (opener in DETERMINERS or opener in NUMBERS or opener in _BARE_OBJECT_VERBS
+                or (_is_possessive(words[i]) and i > 0)):
+            head, i = _head_after(words, i + 1, skip)
+            if head:
+                heads.append((opener, head))
+            continue
+        i += 1
+    return heads
+
+
+def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, int]:
+    """The head noun of the phrase starting at `start` (after a determiner) and where scanning goes on."""
+    i = start
+    while i < len(words) and (_plain(words[i]) in ADJECTIVES or _plain(words[i]) in NUMBERS
+                              or _is_possessive(words[i])):
+        i += 1  # modifiers: "old", "twenty", "my mother's"
+    run: list[str] = []
+    while i < len(words) and _noun(words[i]) and not _is_possessive(words[i]):
+        run.append(_plain(words[i]))
+        i += 1
+    run = [w for w in run if w not in skip]
+    if not run:
+        return "", i
+    head = run[-1]
+    if head in _FRAMES:
+        rest, after = _framed(words, i, skip)
+        if rest:
+            return rest, after
+    return head, i
+
+
+def _framed(words: Sequence[str], i: int, skip: set[str]) -> tuple[str, int]:
+    """After a framing word ("a trip", "a flock"): the head of the phrase that follows "of"/"to"/"for"."""
+    if i < len(words) and _plain(words[i]) in ("of", "to", "for"):
+        j = i + 1
+        while j < len(words) and j < i + 4:  # "of buying a goat": a verb or two before the phrase
+            if _plain(words[j]) in DETERMINERS or _plain(words[j]) in NUMBERS:
+                return _head_after(words, j + 1, skip)
+            if _noun(words[j]) and not _plain(words[j]).endswith("ing"):  # "of buying a goat": not "buying"
+                return _head_after(words, j, skip)
+            j += 1
+    return "", i
+
+
+def object_of(text: str, verbs: frozenset[str], *, names: Iterable[str] = ()) -> str:
+    """The head noun of the first phrase right after one of `verbs` ("found a lost lamb" -> "lamb"), or ""."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    for i, word in enumerate(words[:-1]):
+        if _plain(word) in verbs:
+            opener = _plain(words[i + 1])
+            start = i + 2 if opener in DETERMINERS or opener in NUMBERS else i + 1
+            head, _ = _head_after(words, start, skip)
+            if head:
+                return head
+    return ""
+
+
+def canonical(noun: str) -> str:
+    """The key's spelling of a thing: a few kinds named one way ("stallion" -> "horse"), else the noun itself."""
+    return SYNONYMS.get(noun, noun)

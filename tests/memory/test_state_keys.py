@@ -1,0 +1,262 @@
+"""State-key inference (memory/beliefs/keys.py): the structure rules with no embedder or the fake one, the chat
+refiner against the fake OpenAI-compatible server, and (slow) the figures on real MiniLM.
+
+The labelled set, tests/memory/data/state_key_pairs.json: pairs of memories of one NPC (older, newer), each
+memory with its text, type, `about` and gold key (null: no state), and the pair's label, 'update' (the newer
+replaces the older: same key) or 'compatible' (both stay true: different keys or none). Its splits, in the order
+they were written:
+- held_out (116 pairs) was written first and committed before any inference code ran on it. Its first run
+  (benchmarks/state_keys_first_held_out_run.md) listed its misses, so it is no longer blind; since then it has
+  served as validation (choosing between variants; some tuning pairs were written against the kinds of
+  confusion it showed), never edited and never among the training examples.
+- tuning (480 pairs) was written next and grew in seven rounds; the cue words, the structure rules and the
+  aspect model's training examples (memory/beliefs/exemplars.py, generated from this split only) come from it.
+- held_out_2 (92 pairs) was written after the first held-out run, and committed before any code ran on it.
+  Only its aggregate figures were looked at (five times) while the rules and the tuning data changed.
+- held_out_3 (100 pairs) was written after that, committed before any code ran on it, and run once with the
+  final code: the one blind split. No held-out pair is ever edited after running on it.
+scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from fake_chat_server import FakeChatServer
+
+from memory_sim.embedding.fake import HashingEmbedder
+from memory_sim.env import Env
+from memory_sim.errors import EmbeddingUnavailable
+from memory_sim.eval.state_keys import GOAL_PRECISION, GOAL_RECALL, load_pairs, measure, subjects_for
+from memory_sim.memory import rules
+from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
+from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
+
+DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+# What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
+FLOORS = {  # split: (link precision, link recall, key precision, key recall)
+    "tuning": (0.99, 0.97, 0.98, 0.97),
+    "held_out": (0.99, 0.89, 0.92, 0.93),
+    "held_out_2": (0.97, 0.78, 0.87, 0.87),
+    "held_out_3": (0.98, 0.86, 0.96, 0.93),
+}
+
+
+def key(text: str, type: str = "event", subjects: tuple[str, ...] = (), **options: Any) -> str | None:
+    return infer_key(text, type=type, subjects=subjects, **options).key
+
+
+# --- the labelled set ------------------------------------------------------------------------------------------
+
+
+def test_the_labelled_set_has_the_size_and_spread_the_issue_asks() -> None:
+    pairs = DATA["pairs"]
+    updates = [p for p in pairs if p["label"] == "update"]
+    words = re.compile(r"\b(" + "|".join(DATA["change_words"]) + r")\b", re.I)
+    plain = [p for p in updates if not words.search(p["older"]["text"] + " " + p["newer"]["text"])]
+    assert len(pairs) >= 200 and len(updates) >= 100 and len(pairs) - len(updates) >= 60
+    assert len(plain) >= len(updates) / 2
+    topics = {p["topic"] for p in updates}
+    assert {"opinion", "debt", "health", "home", "place", "possession", "plan", "relationship", "feud"} <= topics
+    for split in ("held_out", "tuning", "held_out_2", "held_out_3"):
+        assert sum(p["split"] == split and p["label"] == "update" for p in pairs) >= 50
+        assert sum(p["split"] == split and p["label"] == "compatible" for p in pairs) >= 30
+
+
+def test_every_gold_key_is_valid_and_agrees_with_its_label() -> None:
+    for pair in DATA["pairs"]:
+        older, newer = pair["older"]["key"], pair["newer"]["key"]
+        rules.state_key(older), rules.state_key(newer)
+        if pair["label"] == "update":
+            assert older is not None and older == newer, pair["id"]
+        else:
+            assert older is None or older != newer, pair["id"]
+
+
+# --- structure, no embedder ------------------------------------------------------------------------------------
+
+
+def test_an_opinion_memory_about_one_npc_is_that_opinion() -> None:
+    guess = infer_key("Tom is a lazy lout.", type="opinion", subjects=("tom",))
+    assert guess == KeyGuess("opinion:tom", 0.9, "an opinion memory about one NPC")
+    assert key("Tom and Mira are lazy louts.", "opinion", ("tom", "mira")) != "opinion:tom"
+
+
+def test_kinship_never_sets_state() -> None:
+    assert key("Tom is my mother's brother.", "relationship", ("tom",)) is None
+    assert key("Wren and I are cousins.", "relationship", ("wren",)) is None
+
+
+def test_a_debt_a_trade_or_a_tie_needs_one_npc_and_the_npc_itself_in_it() -> None:
+    assert key("I owe Mira three silver.", subjects=("mira",)) == "debt:mira"
+    assert key("Mira owes me two crowns.", subjects=("mira",)) == "debt:mira"
+    assert not (key("Tom and Mira owe me a crown each.", subjects=("tom", "mira")) or "").startswith("debt")
+    assert key("Jory got married last spring.", subjects=("jory",)) != "relationship:jory"  # Jory's news
+    assert key("Jory and I got married last spring.", subjects=("jory",)) == "relationship:jory"
+
+
+def test_own_state_is_keyed_by_whose_it_is() -> None:
+    assert key("I'm sick with a fever.") == "health"
+    assert key("Tom is sick with a fever.", subjects=("tom",)) == "health:tom"
+    assert key("I caught Tom's fever and I'm sick in bed.", subjects=("tom",)) == "health"
+    assert key("I live in the cottage by the mill.", "place") == "home"
+
+
+def test_things_key_possessions_plans_and_places_apart() -> None:
+    assert key("I own a horse.") == "possession:horse"
+    assert key("I own a cart.") == "possession:cart"
+    assert key("I sold my old stallion to the drover.") == "possession:horse"  # one key per kind of thing
+    assert key("I plan to go to the fair.") == "plan:fair"
+    assert key("I mean to fix the roof before winter.") == "plan:roof"
+    assert key("The bridge over the river is flooded.", "place") == "place:bridge"
+    assert key("I have a broken finger.") != "possession:finger"  # a body part is health's
+    assert key("I cut my hand badly on the scythe.") != "possession:badly"  # an adverb is no thing
+
+
+def test_npc_names_are_never_the_thing() -> None:
+    assert key("I plan to visit Mira's farm on Sunday.", subjects=("mira",), names={"mira": "Mira"}) == "plan:farm"
+
+
+def test_keys_are_valid_and_confidence_bounded_on_every_labelled_memory() -> None:
+    for embedder in (None, HashingEmbedder(64)):
+        embed = None if embedder is None else embedder.embed
+        for pair in DATA["pairs"]:
+            for side in ("older", "newer"):
+                memory = pair[side]
+                guess = infer_key(memory["text"], type=memory["type"],
+                                  subjects=subjects_for(memory, pair["npc"], DATA["npcs"]), embed=embed)
+                rules.state_key(guess.key)
+                assert 0.0 <= guess.confidence <= 1.0 and guess.reason
+                if guess.key is not None:
+                    assert guess.confidence >= CONFIDENCE_FLOOR
+
+
+def test_the_same_memory_gets_the_same_key_every_time() -> None:
+    embed = HashingEmbedder(64).embed
+    text = "Hilda lent me a sack of seed barley."
+    assert infer_key(text, type="event", subjects=("hilda",), embed=embed) == \
+        infer_key(text, type="event", subjects=("hilda",), embed=embed)
+
+
+@pytest.mark.parametrize(("subjects", "plain", "marked"), [
+    (("mira",), "Mira paid me back the three silver.", "Mira finally paid me back the three silver."),
+    ((), "I live in Ashford.", "I live in Ashford now."),
+    (("tom",), "Tom is an honest man.", "Turns out Tom is an honest man."),
+])
+def test_change_words_do_not_decide_the_key(subjects: tuple[str, ...], plain: str, marked: str) -> None:
+    assert key(plain, subjects=subjects) == key(marked, subjects=subjects) is not None
+
+
+def test_a_failing_embedder_leaves_the_cue_words_to_decide() -> None:
+    def down(texts: Any) -> Any:
+        raise EmbeddingUnavailable("embedder unreachable")
+
+    guess = infer_key("I owe Mira three silver.", type="event", subjects=("mira",), embed=down)
+    assert guess.key == "debt:mira" and "embedder unavailable (EmbeddingUnavailable)" in guess.reason
+
+
+# --- the chat refiner, on the fake OpenAI-compatible server ------------------------------------------------------
+
+GUESS = KeyGuess("opinion:mira", 0.6, "a rule")
+
+
+def refine(answer: str, behaviour: str = "ok") -> tuple[KeyGuess, ChatKeyRefiner, FakeChatServer]:
+    with FakeChatServer(lambda messages: answer, api_key="key", delay_s=1.0) as server:
+        server.behaviour = behaviour
+        refiner = ChatKeyRefiner(server.base_url, "key-model", api_key="key", timeout_s=0.5)
+        try:
+            got = refiner.refine("I gave Mira back her three silver.", GUESS, type="event", subjects=("mira",))
+        finally:
+            refiner.close()
+    return got, refiner, server
+
+
+def test_the_chat_model_names_a_better_key() -> None:
+    got, refiner, server = refine("debt:mira")
+    assert got.key == "debt:mira" and refiner.fallbacks == 0
+    prompt = server.requests[0]["messages"][0]["content"]
+    assert "I gave Mira back her three silver." in prompt and "opinion:mira" in prompt and "mira" in prompt
+
+
+def test_the_chat_model_may_say_no_state() -> None:
+    assert refine("none")[0].key is None
+
+
+@pytest.mark.parametrize("answer", ["Debt of Mira!", "debt:tom", "colour:blue", "opinion", "debt:mira:extra"])
+def test_an_answer_outside_the_vocabulary_keeps_the_offline_guess(answer: str) -> None:
+    got, refiner, _ = refine(answer)
+    assert got == GUESS and refiner.fallbacks == 1
+
+
+@pytest.mark.parametrize("behaviour", ["error", "slow", "bad-json", "no-choices"])
+def test_a_failing_chat_model_keeps_the_offline_guess(behaviour: str) -> None:
+    got, refiner, _ = refine("debt:mira", behaviour)
+    assert got == GUESS and refiner.fallbacks == 1
+
+
+# --- real MiniLM ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    with Env.local(tmp_path_factory.mktemp("minilm"), environ={}, embed_model=MINILM) as env:
+        yield env.embedder.embed
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", list(FLOORS))
+def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
+    figures = measure(DATA, split, minilm)
+    got = figures.summary()
+    print(split, json.dumps(got), *figures.misses, sep="\n  ")
+    measured = (got["link_precision"], got["link_recall"], got["key_precision"], got["key_recall"])
+    assert all(m >= floor for m, floor in zip(measured, FLOORS[split], strict=True)), (measured, FLOORS[split])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("split", [
+    "held_out",  # seen: used as validation since its first run
+    pytest.param("held_out_2", marks=pytest.mark.xfail(strict=True, reason=(
+        "not reached: held_out_2 link recall 0.783 (precision 0.979) against the goal 0.85; "
+        "benchmarks/state_keys.md"))),
+    "held_out_3",  # blind: run once, with the final code
+])
+def test_held_out_linking_meets_the_goal(minilm: Any, split: str) -> None:
+    got = measure(DATA, split, minilm).summary()
+    assert got["link_precision"] >= GOAL_PRECISION and got["link_recall"] >= GOAL_RECALL, got
+
+
+# The issue's siblings, in words of their own (none of them in the labelled set): (npc, older, newer, update?).
+SIBLINGS = [
+    ("tom", ("relationship", "Tom and I have been feuding over the orchard wall."),
+     ("event", "Tom brought me a jar of his best honey and we made our peace over the orchard wall."), True),
+    ("mira", ("relationship", "I owe Mira six silver for the lambs."),
+     ("relationship", "I paid Mira the six silver for the lambs."), True),
+    ("", ("event", "I'm sick with a fever and can't get out of bed."),
+     ("event", "I've recovered from the fever and I'm working in the field again."), True),
+    ("", ("place", "I live in a cottage in Dunmere."),
+     ("place", "I moved to Ashford and live above the bakery."), True),
+    ("", ("event", "I lost my silver ring at the market."), ("event", "I found my silver ring in the straw."), True),
+    ("oswin", ("relationship", "Oswin and I are engaged to be married."),
+     ("relationship", "I broke off my engagement to Oswin."), True),
+    ("hilda", ("relationship", "I buy all my wool from Hilda."),
+     ("relationship", "I swore never to trade with Hilda again after she cheated me."), True),
+    ("tom", ("relationship", "Tom is my cousin."), ("event", "Tom and I go fishing together every Sunday."), False),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("npc", "older", "newer", "update"), SIBLINGS)
+def test_the_issues_siblings(minilm: Any, npc: str, older: tuple[str, str], newer: tuple[str, str],
+                             update: bool) -> None:
+    subjects = (npc,) if npc else ()
+    keys = [infer_key(text, type=type, subjects=subjects, embed=minilm, names={npc: npc.title()}).key
+            for type, text in (older, newer)]
+    linked = keys[0] is not None and keys[0] == keys[1]
+    assert linked == update, keys
