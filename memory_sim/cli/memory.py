@@ -61,17 +61,11 @@ def _refuse_missing_folder(settings: Any) -> None:
 
 
 def _known_npc(system: MemorySystem, npc_id: str) -> None:
-    """Recall of an NPC with no memories at all is a mistake (a typo, a capital), not an empty answer."""
-    from memory_sim.errors import InvalidInput
-    from memory_sim.memory.ledger import store
+    """An NPC neither registered nor with any memory is a mistake (a typo, a capital, a role given for an id), not
+    an empty answer: refused as the library refuses it, with its hint (memory/npcs.py `refuse_unknown`)."""
+    from memory_sim.memory import npcs
 
-    db = system.env.DB
-    if db.prepare("SELECT 1 AS x FROM short_term_memories WHERE npc_id = ? LIMIT 1").bind(npc_id).first("x"):
-        return
-    near = db.prepare("SELECT DISTINCT npc_id FROM short_term_memories WHERE lower(npc_id) = lower(?) LIMIT 1")
-    match = near.bind(npc_id).first("npc_id")
-    hint = f"; did you mean {match!r}?" if match else f" ({store.count_memories(db)} memories of other NPCs)"
-    raise InvalidInput(f"no memories of NPC {npc_id!r} in this folder{hint}")
+    npcs.refuse_unknown(system.env.DB, npc_id)
 
 
 def _resume(system: MemorySystem) -> None:

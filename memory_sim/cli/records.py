@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory_sim.cli.memory import _open, _print
+from memory_sim.cli.memory import _known_npc, _open, _print
 
 
 def _memory_json(memory: Any) -> dict[str, Any]:
@@ -68,8 +68,9 @@ def _new(changes: dict[str, Any]) -> dict[str, Any]:
 
 
 def cmd_memories(args: argparse.Namespace) -> int:
-    env, system = _open(args)
+    env, system = _open(args, reads=True)
     with env:
+        _known_npc(system, args.npc)
         page = system.memories(args.npc, since_day=args.since_day, until_day=args.until_day, type=args.type,
                                kind=args.kind, state=args.state, limit=args.limit, cursor=args.cursor)
         if args.json:
