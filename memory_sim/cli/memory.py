@@ -94,7 +94,11 @@ def cmd_remember(args: argparse.Namespace) -> int:
         when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
         memory = ShortTermMemory(args.npc, args.text, args.importance, when, args.type, args.about)
         indexed = system.remember(memory)
-        _print({"id": memory.id, "indexed": indexed})
+        if args.json:
+            _print({"id": memory.id, "indexed": indexed})
+        else:
+            where = "in D1 and the index" if indexed else "in D1 only (not in the index now)"
+            print(f"remembered {memory.id} {where}")
     return 0
 
 
@@ -155,7 +159,12 @@ def _job(name: str) -> Callable[[argparse.Namespace], int]:
 def cmd_stats(args: argparse.Namespace) -> int:
     env, system = _open(args, reads=True)
     with env:
-        _print(system.stats())
+        counts = system.stats()
+        if args.json:
+            _print(counts)
+        else:
+            width = max(map(len, counts), default=0)
+            print("\n".join(f"{name:<{width}}  {value}" for name, value in sorted(counts.items())))
     return 0
 
 
@@ -258,7 +267,7 @@ def register(sub: Any) -> None:
     )
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
-    remember.add_argument("--json", action="store_true", help=ALWAYS_JSON)
+    remember.add_argument("--json", action="store_true", help="print the id and whether it is indexed as JSON")
     remember.set_defaults(handler=cmd_remember)
 
     recall = sub.add_parser("recall", help="an NPC's memories by meaning")
@@ -284,7 +293,7 @@ def register(sub: Any) -> None:
         parser.set_defaults(handler=_job(method))
 
     stats = sub.add_parser("stats", help="memories in D1, vectors, counters")
-    stats.add_argument("--json", action="store_true", help=ALWAYS_JSON)
+    stats.add_argument("--json", action="store_true", help="print the counts as JSON")
     stats.set_defaults(handler=cmd_stats)
     rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)",
                              description="With --model M the index is recreated for M (a known name or a "

@@ -1,8 +1,10 @@
-"""An NPC id that names no one is refused with the likeliest NPC meant: by role, name or alias (with or without
-"the"), by case, or one typo away; the command line's verbs that read an NPC refuse it the same way, exit 2."""
+"""The command line says what it does: an NPC id that names no one is refused with the likeliest NPC meant (by
+role, name or alias with or without "the", by case, one typo away), exit 2; `remember` and `stats` print text for
+people and JSON only with `--json`."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -48,3 +50,18 @@ def test_a_known_npc_is_listed_and_recalled(folder: Path, capsys: pytest.Capture
     assert "The cellar flooded again." in capsys.readouterr().out
     assert main(["--data", str(folder), *FAKE, "recall", "ada", "cellar"]) == 0
     assert "The cellar flooded again." in capsys.readouterr().out
+
+
+def test_remember_and_stats_print_json_only_when_asked(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = ["--data", str(tmp_path / "d"), *FAKE]
+    capsys.readouterr()
+    assert main([*data, "remember", "bram", "Rain at last.", "--importance", "0.9"]) == 0
+    said = capsys.readouterr().out
+    assert said.startswith("remembered bram-") and said.rstrip().endswith("in D1 and the index")
+    assert main([*data, "stats"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert "{" not in lines[0] and any(line.split() == ["memories", "1"] for line in lines)
+    assert main([*data, "remember", "bram", "Mud again.", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["indexed"] is False  # importance 0.5: D1 only
+    assert main([*data, "stats", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["memories"] == 2
