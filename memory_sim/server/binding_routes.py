@@ -103,7 +103,6 @@ VECTORIZE_OPS = {"info": "INDEX_GET", "query": "VECTOR_QUERY", "insert": "VECTOR
                  "getByIds": "VECTOR_GET", "deleteByIds": "VECTOR_DELETE"}
 
 
-@router.api_route("/vectorize/{name}", methods=["GET", "POST"])
 async def vectorize(request: Request, account_id: str, name: str) -> JSONResponse:
     try:
         call = await binding_call(request, account_id)
@@ -111,6 +110,12 @@ async def vectorize(request: Request, account_id: str, name: str) -> JSONRespons
     except Exception as exc:  # the module reads `{code, error}` and throws `<OP>_ERROR (code = N): error`
         error = to_api_error(exc)
         return EnvelopeResponse({"code": error.code, "error": error.message}, status_code=error.status)
+
+
+# One operation per method, each with its own OpenAPI id (a route of two methods gives both the same id).
+for _method in ("GET", "POST"):
+    router.add_api_route("/vectorize/{name}", vectorize, methods=[_method],
+                         operation_id=f"vectorize_binding_{_method.lower()}")
 
 
 def vectorize_result(accounts: Any, account_id: str, name: str, call: BindingCall) -> Any:
