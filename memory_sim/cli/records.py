@@ -145,7 +145,7 @@ def cmd_diary(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     from memory_sim.cli import arguments
-    from memory_sim.memory.writing import forgetting
+    from memory_sim.memory import rules  # the page limit and states, without importing the memory system
 
     def verb(name: str, help: str, handler: Any) -> Any:
         parser = sub.add_parser(name, help=help)
@@ -167,9 +167,9 @@ def register(sub: Any) -> None:
     memories.add_argument("--until-day", type=arguments.day)
     memories.add_argument("--type", choices=["event", "relationship", "opinion", "place"])
     memories.add_argument("--kind", choices=["observation", "summary"])
-    memories.add_argument("--state", choices=list(forgetting.MEMORY_STATES))
+    memories.add_argument("--state", choices=list(rules.MEMORY_STATES))
     memories.add_argument(
-        "--limit", type=arguments.whole("limit", 1, forgetting.PAGE_LIMIT), default=forgetting.PAGE_LIMIT
+        "--limit", type=arguments.whole("limit", 1, rules.PAGE_LIMIT), default=rules.PAGE_LIMIT
     )
     memories.add_argument("--cursor", type=arguments.cursor, help="the cursor the previous page printed")
 
