@@ -31,6 +31,7 @@ from starlette.concurrency import run_in_threadpool
 from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.errors import D1Error, VectorizeInputError
+from memory_sim.server.ai_capacity import AiCapacity
 from memory_sim.server.bodies import BadJson, json_value
 from memory_sim.server.d1_routes import bound_value, served_database
 from memory_sim.server.envelope import (
@@ -234,17 +235,30 @@ async def ai(request: Request, account_id: str) -> JSONResponse:
         call = await binding_call(request, account_id)
         request.app.state.accounts.get(account_id)  # validates the id; models are shared by every account
         model = call.headers.get("cf-consn-model-id", "")
-        return answer(await run_in_threadpool(ai_result, request.app.state.ai, model, call.body))
+        capacity = app_capacity(request.app)
+        return answer(await run_in_threadpool(ai_result, request.app.state.ai, model, call.body, capacity))
     except Exception as exc:  # the module reads `errors[0]` and throws `InferenceUpstreamError("code: message")`
         error = to_api_error(exc)
         return EnvelopeResponse(failure(error.code, error.message), status_code=error.status)
 
 
-def ai_result(ai: Any, model: str, body: bytes) -> Any:
-    """`ai.run(model, inputs)` for a binding's `{inputs, options}` body (the model comes in a header)."""
+def ai_result(ai: Any, model: str, body: bytes, capacity: AiCapacity | None = None) -> Any:
+    """`ai.run(model, inputs)` for a binding's `{inputs, options}` body (the model comes in a header); with
+    `options.rejectIfBusy`, refused at once (429, 3040) while another run of the model is under way."""
     try:
         parsed = json_value(body)
     except BadJson as exc:
         raise ApiError(400, CODE_BAD_REQUEST, f"invalid request: body: not valid JSON: {exc}") from None
     inputs = parsed.get("inputs") if isinstance(parsed, dict) else None
-    return ai.run(model, inputs if isinstance(inputs, dict) else {})
+    options = parsed.get("options") if isinstance(parsed, dict) else None
+    reject_if_busy = isinstance(options, dict) and options.get("rejectIfBusy") is True
+    with (capacity or AiCapacity()).running(model, reject_if_busy=reject_if_busy):
+        return ai.run(model, inputs if isinstance(inputs, dict) else {})
+
+
+def app_capacity(app: Any) -> AiCapacity:
+    """The app's one AiCapacity, made on first use."""
+    found: AiCapacity | None = getattr(app.state, "ai_capacity", None)
+    if found is None:
+        found = app.state.ai_capacity = AiCapacity()
+    return found
