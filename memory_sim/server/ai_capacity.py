@@ -1,7 +1,8 @@
-"""Workers AI's `rejectIfBusy` run option (`env.AI.run(model, inputs, {rejectIfBusy: true})`, 2026-09-17), locally:
-a run asking it while another run of the same model is under way on this server is refused at once with Workers
-AI's out-of-capacity error (HTTP 429, internal code 3040, "No more data centers to forward the request to", from
-its errors table) instead of waiting its turn. Without the option a run waits, as before."""
+"""Workers AI's `rejectIfBusy` run option (2026-09-17): the binding's third argument (`env.AI.run(model, inputs,
+{rejectIfBusy: true})`) or `options` in a REST body. Locally, a run asking it while another run of the same model
+is under way on this server is refused at once as Workers AI refuses it when capacity is unavailable: HTTP 429,
+internal code 3040, "Capacity temporarily exceeded, please try again." (cloudflare-docs
+`src/content/docs/workers-ai/features/reject-if-busy.mdx`). Without the option a run waits its turn, as before."""
 
 from __future__ import annotations
 
@@ -16,7 +17,12 @@ CODE_AI_OUT_OF_CAPACITY = 3040
 
 
 def out_of_capacity() -> ApiError:
-    return ApiError(429, CODE_AI_OUT_OF_CAPACITY, "AiError: No more data centers to forward the request to")
+    return ApiError(429, CODE_AI_OUT_OF_CAPACITY, "Capacity temporarily exceeded, please try again.")
+
+
+def rejects_if_busy(options: object) -> bool:
+    """Whether a run's `options` ask for `rejectIfBusy` (only `true` does)."""
+    return isinstance(options, dict) and options.get("rejectIfBusy") is True
 
 
 class AiCapacity:

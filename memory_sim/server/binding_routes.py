@@ -31,7 +31,7 @@ from starlette.concurrency import run_in_threadpool
 from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.errors import D1Error, VectorizeInputError
-from memory_sim.server.ai_capacity import AiCapacity
+from memory_sim.server.ai_capacity import AiCapacity, rejects_if_busy
 from memory_sim.server.bodies import BadJson, json_value
 from memory_sim.server.d1_routes import bound_value, served_database
 from memory_sim.server.envelope import (
@@ -251,8 +251,7 @@ def ai_result(ai: Any, model: str, body: bytes, capacity: AiCapacity | None = No
         raise ApiError(400, CODE_BAD_REQUEST, f"invalid request: body: not valid JSON: {exc}") from None
     inputs = parsed.get("inputs") if isinstance(parsed, dict) else None
     options = parsed.get("options") if isinstance(parsed, dict) else None
-    reject_if_busy = isinstance(options, dict) and options.get("rejectIfBusy") is True
-    with (capacity or AiCapacity()).running(model, reject_if_busy=reject_if_busy):
+    with (capacity or AiCapacity()).running(model, reject_if_busy=rejects_if_busy(options)):
         return ai.run(model, inputs if isinstance(inputs, dict) else {})
 
 

@@ -1,6 +1,6 @@
-"""`env.AI.run(model, inputs, {rejectIfBusy: true})` through the Worker binding route: while another run of the
-same model is under way on the server it is refused at once with Workers AI's out-of-capacity error (429, 3040);
-without the option, or for another model, it waits its turn and answers."""
+"""`env.AI.run(model, inputs, {rejectIfBusy: true})` through the Worker binding route, and `options` in a REST
+body: while another run of the same model is under way on the server it is refused at once with Workers AI's
+capacity error (429, 3040, its wording); without the option, or for another model, it waits its turn and answers."""
 
 from __future__ import annotations
 
@@ -55,8 +55,12 @@ def test_reject_if_busy_is_refused_while_the_model_runs(held: tuple[ServerForTes
         refused = _run(server, SLOW, {"rejectIfBusy": True})
         assert refused.status_code == 429
         assert refused.json()["errors"][0] == {"code": 3040,
-                                               "message": "AiError: No more data centers to forward the request to"}
+                                               "message": "Capacity temporarily exceeded, please try again."}
         assert _run(server, OTHER, {"rejectIfBusy": True}).status_code == 200  # another model is not busy
+        rest = httpx.post(f"{server.base_url}/accounts/{server.fresh_account_id()}/ai/run/{SLOW}", timeout=60,
+                          json={"text": ["x"], "options": {"rejectIfBusy": True}},
+                          headers={"Authorization": f"Bearer {TEST_TOKEN}"})
+        assert rest.status_code == 429 and rest.json()["errors"][0]["code"] == 3040  # REST: `options` in the body
         waiting = pool.submit(_run, server, SLOW, {"rejectIfBusy": False})  # waits its turn
         ai.release.set()
         assert first.result(60).status_code == 200 and waiting.result(60).status_code == 200
