@@ -180,3 +180,19 @@ def test_output_shapes_are_the_schemas() -> None:
     assert ai_models.embeddings_output(request, [[0.6, 0.8]] * 3) == {"shape": [3, 2], "data": [[0.6, 0.8]] * 3}
     ranked = ai_models.scored_output([0.1, 0.9, 0.5, 0.9], top_k=3)
     assert ranked == {"response": [{"id": 1, "score": 0.9}, {"id": 3, "score": 0.9}, {"id": 2, "score": 0.5}]}
+
+
+def test_the_command_line_lists_them_and_names_the_setting(no_weights: None, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from memory_sim.cli import main
+
+    assert main(["models", "--json"]) == 0
+    listed = {row["name"]: row for row in json.loads(capsys.readouterr().out)}
+    for name in (BGE_M3, EMBEDDINGGEMMA, QWEN3_EMBEDDING, OMNI_BGE):
+        assert listed[name]["available"] is False and CATALOGUE[name].path_env in listed[name]["detail"]
+    assert BGE_RERANKER not in listed  # it embeds nothing
+    assert main(["--data", str(tmp_path / "d"), "--model", BGE_M3, "remember", "ada", "hello", "--json"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "$MEMORY_SIM_BGE_M3_PATH" in err and not (tmp_path / "d").exists()

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from memory_sim.bindings.ai_models import BGE_M3, CATALOGUE, EMBEDDINGGEMMA, OMNI_BGE, QWEN3_EMBEDDING, ModelSpec
 from memory_sim.errors import ConfigError
-from memory_sim.local.ai.models import LocalModel, bge_dir, hf_snapshot, is_model_folder, read_folder
+from memory_sim.local.ai.models import LocalModel, ModelStatus, bge_dir, hf_snapshot, is_model_folder, read_folder
 
 NOT_RUN_HERE = {
     EMBEDDINGGEMMA: "its pooling is followed by dense projection layers the local encoders do not run",
@@ -66,3 +66,17 @@ def _folder(spec: ModelSpec, model_dirs: Mapping[str, Path] | None, env: Mapping
                                   "sentence-transformers model")
             return folder
     return hf_snapshot(spec.hf_id, env)
+
+
+def catalogue_statuses(environ: Mapping[str, str] | None = None) -> list[ModelStatus]:
+    """What `memory-sim models` lists for the catalogue's embedding models: usable here or not, and where or why."""
+    statuses = []
+    for spec in CATALOGUE.values():
+        if spec.dimensions is None:
+            continue  # the reranker embeds nothing: no index can be filled with it
+        try:
+            found = locate_catalogue_model(spec.name, environ=environ)
+            statuses.append(ModelStatus(spec.name, found.dimensions, True, str(found.path)))
+        except ConfigError as exc:
+            statuses.append(ModelStatus(spec.name, spec.dimensions, False, str(exc)))
+    return statuses
