@@ -160,7 +160,7 @@ class OldPath:
         store.revisions(env.DB)  # the cache's proof, after the vector query as it was
         vector = {i: s for i, s in matches if i in self.by_id}
         ranked = hybrid_rank(vector, self.index.scores(query), self.timeline, k, params, self.positions)
-        found = [recall.to_recollection(self.by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
+        found = [recall.to_recollection(self.by_id[i], s, "vectorize" if i in vector else "keyword") for i, s in ranked]
         return rank_by_score(found, k)
 
 

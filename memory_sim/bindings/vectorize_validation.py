@@ -211,7 +211,7 @@ def _metadata_and_json(metadata: Any, op: str) -> tuple[Metadata | None, str | N
         raise VectorizeInputError(
             op,
             f"metadata too large: {size} bytes > {limits.VECTORIZE_MAX_METADATA_BYTES} bytes per vector",
-            CODE_BAD_METADATA,
+            codes.METADATA_TOO_LARGE,
         )
     return json.loads(compact), compact  # the private copy, from the one serialisation the size check needed
 

@@ -15,7 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from memory_sim.bindings.ai import BGE_BASE, DEFAULT_MODEL, Ai, Embedder, Pooling
+from memory_sim.bindings.ai_models import CATALOGUE
 from memory_sim.errors import ConfigError
+from memory_sim.local.ai.catalogue_models import catalogue_statuses, locate_catalogue_model
 from memory_sim.local.ai.models import (
     MINILM,
     LocalModel,
@@ -91,7 +93,7 @@ def _runs_locally(ai: Ai) -> bool:
 
 def model_statuses() -> list[ModelStatus]:
     """Each known model, whether it can run here, and where or why not (`memory-sim models`)."""
-    return _statuses()
+    return [*_statuses(), *catalogue_statuses()]
 
 
 def default_model() -> str:
@@ -102,4 +104,6 @@ def default_model() -> str:
 def find_local_model(name: str) -> LocalModel | None:
     """The local model behind a name, alias or folder; None when nothing here knows the name. ConfigError when
     the name is known but its weights are not on this machine."""
+    if name in CATALOGUE:  # Workers AI's newer embedding models (not the reranker: it embeds nothing)
+        return locate_catalogue_model(name) if CATALOGUE[name].dimensions is not None else None
     return locate(canonical(name))

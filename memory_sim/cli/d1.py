@@ -104,13 +104,18 @@ def _print_table(rows: list[dict[str, Any]]) -> None:
 
 
 def _described(account: Any, name: str | None = None) -> list[dict[str, Any]]:
-    """The databases as the API describes them; a folder's own have no uuid or creation time to give."""
+    """The databases as the API describes them; a folder's own under the stable uuid and creation time that
+    `memory-sim serve` lists for them (folder_lock.database_id_for, the file's time)."""
+    from memory_sim.folder_lock import database_id_for
+    from memory_sim.server.env_account import file_created_at
+
     describe = getattr(account, "describe", None)
     if describe is not None:
         return [d for d in describe() if name is None or d.get("name") == name]
     names = account.list() if name is None else [name]
-    return [{"uuid": None, "name": n, "created_at": None, "version": "production", "num_tables": None,
-             "file_size": account.path(n).stat().st_size} for n in names]
+    return [{"uuid": database_id_for(n), "name": n, "created_at": file_created_at(account.path(n)),
+             "version": "production", "num_tables": None, "file_size": account.path(n).stat().st_size}
+            for n in names]
 
 
 def _list(args: argparse.Namespace) -> int:

@@ -61,17 +61,11 @@ def _refuse_missing_folder(settings: Any) -> None:
 
 
 def _known_npc(system: MemorySystem, npc_id: str) -> None:
-    """Recall of an NPC with no memories at all is a mistake (a typo, a capital), not an empty answer."""
-    from memory_sim.errors import InvalidInput
-    from memory_sim.memory.ledger import store
+    """An NPC neither registered nor with any memory is a mistake (a typo, a capital, a role given for an id), not
+    an empty answer: refused as the library refuses it, with its hint (memory/npcs.py `refuse_unknown`)."""
+    from memory_sim.memory import npcs
 
-    db = system.env.DB
-    if db.prepare("SELECT 1 AS x FROM short_term_memories WHERE npc_id = ? LIMIT 1").bind(npc_id).first("x"):
-        return
-    near = db.prepare("SELECT DISTINCT npc_id FROM short_term_memories WHERE lower(npc_id) = lower(?) LIMIT 1")
-    match = near.bind(npc_id).first("npc_id")
-    hint = f"; did you mean {match!r}?" if match else f" ({store.count_memories(db)} memories of other NPCs)"
-    raise InvalidInput(f"no memories of NPC {npc_id!r} in this folder{hint}")
+    npcs.refuse_unknown(system.env.DB, npc_id)
 
 
 def _resume(system: MemorySystem) -> None:
@@ -100,7 +94,11 @@ def cmd_remember(args: argparse.Namespace) -> int:
         when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
         memory = ShortTermMemory(args.npc, args.text, args.importance, when, args.type, args.about)
         indexed = system.remember(memory)
-        _print({"id": memory.id, "indexed": indexed})
+        if args.json:
+            _print({"id": memory.id, "indexed": indexed})
+        else:
+            where = "in D1 and the index" if indexed else "in D1 only (not in the index now)"
+            print(f"remembered {memory.id} {where}")
     return 0
 
 
@@ -161,7 +159,12 @@ def _job(name: str) -> Callable[[argparse.Namespace], int]:
 def cmd_stats(args: argparse.Namespace) -> int:
     env, system = _open(args, reads=True)
     with env:
-        _print(system.stats())
+        counts = system.stats()
+        if args.json:
+            _print(counts)
+        else:
+            width = max(map(len, counts), default=0)
+            print("\n".join(f"{name:<{width}}  {value}" for name, value in sorted(counts.items())))
     return 0
 
 
@@ -264,7 +267,7 @@ def register(sub: Any) -> None:
     )
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
-    remember.add_argument("--json", action="store_true", help=ALWAYS_JSON)
+    remember.add_argument("--json", action="store_true", help="print the id and whether it is indexed as JSON")
     remember.set_defaults(handler=cmd_remember)
 
     recall = sub.add_parser("recall", help="an NPC's memories by meaning")
@@ -290,7 +293,7 @@ def register(sub: Any) -> None:
         parser.set_defaults(handler=_job(method))
 
     stats = sub.add_parser("stats", help="memories in D1, vectors, counters")
-    stats.add_argument("--json", action="store_true", help=ALWAYS_JSON)
+    stats.add_argument("--json", action="store_true", help="print the counts as JSON")
     stats.set_defaults(handler=cmd_stats)
     rebuild = sub.add_parser("reembed", help="rebuild the vector index from D1 (e.g. after changing model)",
                              description="With --model M the index is recreated for M (a known name or a "

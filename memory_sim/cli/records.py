@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from memory_sim.cli.memory import _open, _print
+from memory_sim.cli.memory import _known_npc, _open, _print
 
 
 def _memory_json(memory: Any) -> dict[str, Any]:
@@ -68,8 +68,9 @@ def _new(changes: dict[str, Any]) -> dict[str, Any]:
 
 
 def cmd_memories(args: argparse.Namespace) -> int:
-    env, system = _open(args)
+    env, system = _open(args, reads=True)
     with env:
+        _known_npc(system, args.npc)
         page = system.memories(args.npc, since_day=args.since_day, until_day=args.until_day, type=args.type,
                                kind=args.kind, state=args.state, limit=args.limit, cursor=args.cursor)
         if args.json:
@@ -144,7 +145,7 @@ def cmd_diary(args: argparse.Namespace) -> int:
 
 def register(sub: Any) -> None:
     from memory_sim.cli import arguments
-    from memory_sim.memory.writing import forgetting
+    from memory_sim.memory import rules  # the page limit and states, without importing the memory system
 
     def verb(name: str, help: str, handler: Any) -> Any:
         parser = sub.add_parser(name, help=help)
@@ -166,9 +167,9 @@ def register(sub: Any) -> None:
     memories.add_argument("--until-day", type=arguments.day)
     memories.add_argument("--type", choices=["event", "relationship", "opinion", "place"])
     memories.add_argument("--kind", choices=["observation", "summary"])
-    memories.add_argument("--state", choices=list(forgetting.MEMORY_STATES))
+    memories.add_argument("--state", choices=list(rules.MEMORY_STATES))
     memories.add_argument(
-        "--limit", type=arguments.whole("limit", 1, forgetting.PAGE_LIMIT), default=forgetting.PAGE_LIMIT
+        "--limit", type=arguments.whole("limit", 1, rules.PAGE_LIMIT), default=rules.PAGE_LIMIT
     )
     memories.add_argument("--cursor", type=arguments.cursor, help="the cursor the previous page printed")
 

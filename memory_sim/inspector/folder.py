@@ -89,6 +89,7 @@ class Folder:
         with self.env() as env:
             if self._system is None or self._system.env is not env:
                 self._system = MemorySystem(env, clock=lambda: seconds)
+                self._system.read_only = True  # the inspector's recalls change no count, record no access
             self._system.clock = lambda: seconds
             yield self._system
 

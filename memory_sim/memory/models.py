@@ -19,7 +19,9 @@ if TYPE_CHECKING:
 
 MemoryType = Literal["event", "relationship", "opinion", "place"]
 MemoryKind = Literal["observation", "summary"]  # a summary is a consolidated diary day
-Source = Literal["vectorize", "short_term", "d1"]  # "d1": a recent memory kept in D1 only (memory/recalling/recent.py)
+# What answered: the index, BM25 over D1, D1 without the index (memory/recalling/recall.py), or a recent memory kept
+# in D1 only (memory/recalling/recent.py)
+Source = Literal["vectorize", "keyword", "short_term", "d1"]
 RecallMode = Literal["vector", "keyword", "hybrid"]  # candidate generation; weighting is weighted_recall's
 # hybrid won on LoCoMo through the API (recall@5 0.63 vs vector 0.37, keyword 0.52; docs/evaluation.md)
 DEFAULT_RECALL_MODE: RecallMode = "hybrid"
@@ -209,8 +211,9 @@ class Recollection:
             answer too; each query cue a memory matches doubles it (`MemoryConfig.query_cues`,
             memory/recalling/cues.py), so with cues it can reach 16 x 1.8. "d1" results: keyword share x
             recency, 0..1 (memory/recalling/recent.py). Equal scores rank by `id`, ascending.
-        source: "vectorize" (found through the index), "short_term" (D1, when the index failed or has not
-            caught up yet) or "d1" (a recent memory kept in D1 only, asked for with `include_recent`).
+        source: what answered: "vectorize" (the index), "keyword" (BM25 over D1: keyword mode, or hybrid's
+            keyword side), "short_term" (D1 without the index: the index or the embedder failed, or the index has
+            not caught up yet) or "d1" (a recent memory kept in D1 only, asked for with `include_recent`).
         effective_score: `weighted_recall`'s score, `score * importance / (1 + age_days * decay_factor)`;
             None from `recall`.
         decay_factor: the memory's current decay factor (grows daily in `decay_and_prune`).

@@ -9,6 +9,7 @@ registration, and an id that is not registered but matches one in another case i
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -143,20 +144,44 @@ def refuse_case_twin(db: D1Database, npc_id: str) -> None:
 def refuse_unknown(db: D1Database, npc_id: str) -> None:
     """Raises InvalidInput when the NPC is neither registered nor has any memory (forgotten ones count): a typo,
     a capital, or a name or role given for an id is a mistake, not an empty answer. The message is the CLI's,
-    with a hint: the id in another case, or the registered NPC whose name or role it is."""
+    with a hint: the registered NPC whose name, alias or role it is ("did you mean 'ada' (the innkeeper)?"), the
+    id in another case, or an id one typo away."""
     refuse_case_twin(db, npc_id)
     if store.npc_profile(db, npc_id) is not None or store.has_memories(db, npc_id):
         return
-    hint = _named_so(db, npc_id) or store.memory_npc_in_other_case(db, npc_id)
-    shown = f"; did you mean {hint!r}?" if hint else f" ({store.count_memories(db)} memories of other NPCs)"
-    raise InvalidInput(f"no memories of NPC {npc_id!r}{shown}")
+    raise InvalidInput(f"no memories of NPC {npc_id!r}{unknown_hint(db, npc_id)}")
 
 
-def _named_so(db: D1Database, words: str) -> str | None:
-    """The registered NPC whose name, alias or role `words` is ("the baker" -> 'hilda'), or None."""
-    wanted = " ".join(words.casefold().split())
+def unknown_hint(db: D1Database, npc_id: str) -> str:
+    """What `refuse_unknown` adds after "no memories of NPC 'x'": the likeliest NPC meant, else how many memories
+    the other NPCs have."""
+    named = _named_so(db, npc_id)
+    if named is not None:
+        return f"; did you mean {named.id!r}" + (f" ({named.role})?" if named.role else "?")
+    other = store.memory_npc_in_other_case(db, npc_id) or _one_typo_away(db, npc_id)
+    return f"; did you mean {other!r}?" if other else f" ({store.count_memories(db)} memories of other NPCs)"
+
+
+def _plain(words: str) -> str:
+    """Words compared without case, spacing or a leading article: "The  Innkeeper" and "innkeeper" agree."""
+    folded = " ".join(words.casefold().split())
+    for article in ("the ", "a ", "an "):
+        if folded.startswith(article):
+            return folded[len(article):]
+    return folded
+
+
+def _named_so(db: D1Database, words: str) -> Npc | None:
+    """The registered NPC whose name, alias or role `words` is ("the baker" or "baker" -> Hilda), or None."""
+    wanted = _plain(words)
     for npc in all_npcs(db):
-        called = [npc.name, *npc.aliases, npc.role, *(f"the {n}" for n in (npc.role,) if n)]
-        if wanted in (" ".join(c.casefold().split()) for c in called if c):
-            return npc.id
+        if wanted in (_plain(c) for c in (npc.name, *npc.aliases, npc.role) if c):
+            return npc
     return None
+
+
+def _one_typo_away(db: D1Database, npc_id: str) -> str | None:
+    """The registered or remembering NPC id closest to a misspelt one (difflib's ratio 0.8 or more), or None."""
+    known = {n.id for n in all_npcs(db)} | set(store.memory_npc_ids(db))
+    close = difflib.get_close_matches(npc_id, sorted(known), n=1, cutoff=0.8)
+    return close[0] if close else None

@@ -25,6 +25,10 @@ MAX_TEXT_BYTES = D1_MAX_STRING_OR_BLOB_BYTES  # D1's limit on one string
 # About 2.7 million years of world time: world seconds stay exact in a float, and days fit in the 64-byte ids.
 MAX_DAY = 1_000_000_000
 HOURS_PER_DAY = 24
+# A memory's index states, and the most memories one page of `memories()` holds (memory/writing/forgetting.py);
+# here so that the command line's parser reads them without importing the memory system.
+MEMORY_STATES = ("none", "pending", "indexed", "unindexed", "forgotten")
+PAGE_LIMIT = 100
 
 
 def shown(value: Any, limit: int = 60) -> str:

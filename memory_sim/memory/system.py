@@ -14,6 +14,7 @@ D1 is written first and is the source of truth: a memory to index is written `pe
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Concatenate, ParamSpec, Protocol, TypeVar
@@ -52,6 +53,7 @@ from memory_sim.memory.writing.background import Background
 from memory_sim.memory.writing.forgetting import MemoryPage
 
 Clock = Callable[[], float]
+_LOG = logging.getLogger(__name__)
 
 
 class BeliefJudge(Protocol):
@@ -118,6 +120,9 @@ class MemorySystem:
     times passed as `now` are seconds of world time, as `clock()` gives them. The jobs (`consolidate`,
     `decay_and_prune`, `retry_pending`) are what a scheduler runs; each is idempotent for a given `now`.
     """
+
+    # A read-only face (the inspector) sets this: its recalls change no count and record no access.
+    read_only: bool = False
 
     def __init__(
         self,
@@ -335,9 +340,16 @@ class MemorySystem:
         found = self._distinct_top(
             npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent, weighted=True
         )
-        if found:
+        if found and not self.read_only:
             self.env.DB.batch(access.record(self.env.DB, [r.id for r in found], now_hours))
         return found or self._nothing_for(npc_id)
+
+    def _fell_back(self, npc_id: str, cause: str) -> None:
+        """Says where it happens, in one line, that a recall answered from D1 without the index, and why; counts
+        it in `stats()["fallbacks"]` unless this system is a read-only face (the inspector)."""
+        _LOG.warning("recall of %r answered from D1 without the vector index: %s", npc_id, cause)
+        if not self.read_only:
+            self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
 
     def _nothing_for(self, npc_id: str) -> list[Recollection]:
         """An empty recall, unless the NPC is unknown (neither registered nor remembering anything; a name or
@@ -361,7 +373,7 @@ class MemorySystem:
                 self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
             )
             if candidates.fell_back:
-                self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
+                self._fell_back(npc_id, candidates.cause)
             found = recall_sources.with_sources(self.env, candidates.recollections)
             found += [r for r in recent if r.id not in {f.id for f in found}]
             if mode == "hybrid" and not weighted:

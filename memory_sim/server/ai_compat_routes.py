@@ -20,7 +20,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from memory_sim.bindings.ai_validation import bad_input
-from memory_sim.server.binding_routes import ai_result, answer
+from memory_sim.server.binding_routes import ai_result, answer, app_capacity
 from memory_sim.server.bodies import json_object
 from memory_sim.server.envelope import EnvelopeResponse, failure, to_api_error
 
@@ -40,7 +40,8 @@ async def run_proxy(request: Request, account_id: str) -> JSONResponse:
     try:
         request.app.state.accounts.get(account_id)  # validates the id; models are shared by every account
         model = request.headers.get("cf-consn-model-id", "")
-        return answer(await run_in_threadpool(ai_result, request.app.state.ai, model, await request.body()))
+        body = await request.body()
+        return answer(await run_in_threadpool(ai_result, request.app.state.ai, model, body, app_capacity(request.app)))
     except Exception as exc:
         error = to_api_error(exc)
         return EnvelopeResponse(failure(error.code, error.message), status_code=error.status)

@@ -31,6 +31,7 @@ from starlette.concurrency import run_in_threadpool
 from memory_sim.bindings import limits
 from memory_sim.bindings import vectorize_codes as codes
 from memory_sim.errors import D1Error, VectorizeInputError
+from memory_sim.server.ai_capacity import AiCapacity, rejects_if_busy
 from memory_sim.server.bodies import BadJson, json_value
 from memory_sim.server.d1_routes import bound_value, served_database
 from memory_sim.server.envelope import (
@@ -103,7 +104,6 @@ VECTORIZE_OPS = {"info": "INDEX_GET", "query": "VECTOR_QUERY", "insert": "VECTOR
                  "getByIds": "VECTOR_GET", "deleteByIds": "VECTOR_DELETE"}
 
 
-@router.api_route("/vectorize/{name}", methods=["GET", "POST"])
 async def vectorize(request: Request, account_id: str, name: str) -> JSONResponse:
     try:
         call = await binding_call(request, account_id)
@@ -111,6 +111,12 @@ async def vectorize(request: Request, account_id: str, name: str) -> JSONRespons
     except Exception as exc:  # the module reads `{code, error}` and throws `<OP>_ERROR (code = N): error`
         error = to_api_error(exc)
         return EnvelopeResponse({"code": error.code, "error": error.message}, status_code=error.status)
+
+
+# One operation per method, each with its own OpenAPI id (a route of two methods gives both the same id).
+for _method in ("GET", "POST"):
+    router.add_api_route("/vectorize/{name}", vectorize, methods=[_method],
+                         operation_id=f"vectorize_binding_{_method.lower()}")
 
 
 def vectorize_result(accounts: Any, account_id: str, name: str, call: BindingCall) -> Any:
@@ -229,17 +235,29 @@ async def ai(request: Request, account_id: str) -> JSONResponse:
         call = await binding_call(request, account_id)
         request.app.state.accounts.get(account_id)  # validates the id; models are shared by every account
         model = call.headers.get("cf-consn-model-id", "")
-        return answer(await run_in_threadpool(ai_result, request.app.state.ai, model, call.body))
+        capacity = app_capacity(request.app)
+        return answer(await run_in_threadpool(ai_result, request.app.state.ai, model, call.body, capacity))
     except Exception as exc:  # the module reads `errors[0]` and throws `InferenceUpstreamError("code: message")`
         error = to_api_error(exc)
         return EnvelopeResponse(failure(error.code, error.message), status_code=error.status)
 
 
-def ai_result(ai: Any, model: str, body: bytes) -> Any:
-    """`ai.run(model, inputs)` for a binding's `{inputs, options}` body (the model comes in a header)."""
+def ai_result(ai: Any, model: str, body: bytes, capacity: AiCapacity | None = None) -> Any:
+    """`ai.run(model, inputs)` for a binding's `{inputs, options}` body (the model comes in a header); with
+    `options.rejectIfBusy`, refused at once (429, 3040) while another run of the model is under way."""
     try:
         parsed = json_value(body)
     except BadJson as exc:
         raise ApiError(400, CODE_BAD_REQUEST, f"invalid request: body: not valid JSON: {exc}") from None
     inputs = parsed.get("inputs") if isinstance(parsed, dict) else None
-    return ai.run(model, inputs if isinstance(inputs, dict) else {})
+    options = parsed.get("options") if isinstance(parsed, dict) else None
+    with (capacity or AiCapacity()).running(model, reject_if_busy=rejects_if_busy(options)):
+        return ai.run(model, inputs if isinstance(inputs, dict) else {})
+
+
+def app_capacity(app: Any) -> AiCapacity:
+    """The app's one AiCapacity, made on first use."""
+    found: AiCapacity | None = getattr(app.state, "ai_capacity", None)
+    if found is None:
+        found = app.state.ai_capacity = AiCapacity()
+    return found

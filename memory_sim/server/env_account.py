@@ -82,7 +82,7 @@ class EnvAccount(Account):
 
     def catalogue(self) -> dict[str, dict[str, Any]]:
         """Every D1 database of the folder, by its stable id."""
-        return {database_id_for(name): {"name": name, "created_at": _created(self.d1.path(name))}
+        return {database_id_for(name): {"name": name, "created_at": file_created_at(self.d1.path(name))}
                 for name in self.d1.list()}
 
     def create_database(self, name: str) -> dict[str, Any]:
@@ -118,7 +118,8 @@ class EnvAccount(Account):
             self._open_dbs.clear()
 
 
-def _created(path: Any) -> str:
+def file_created_at(path: Any) -> str:
+    """A folder database's `created_at` as the API gives it: its file's time, ISO 8601 in UTC."""
     try:
         stamp = path.stat().st_mtime
     except OSError:

@@ -26,6 +26,7 @@ retryable 503 instead of running on a database being closed and swapped.
 
 from __future__ import annotations
 
+import collections
 import json
 import os
 import shutil
@@ -41,7 +42,8 @@ from typing import Any
 
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_SQL, ApiError
 
-RETENTION_S = 30 * 86400.0  # D1 on a paid plan: 30 days
+RETENTION_S = 30 * 86400.0  # D1 on a paid plan: 30 days (Free: 7 days; `retention_s=7 * 86400.0`)
+MAX_RESTORES, RESTORE_WINDOW_S = 10, 600.0  # D1: at most 10 restores per 10 minutes per database
 INTERVAL_S = 60.0  # D1 restores to "any minute" of the window
 MAX_KEPT = 100
 MAX_BYTES = 256 * 2**20  # of kept states per database; the newest two are kept whatever their size
@@ -100,6 +102,7 @@ class DatabaseHistory:
         self._gate = threading.Lock()  # held by each statement request, and by a restore for its whole swap
         self._restores = 0  # restores asked for and not yet over: new requests are answered 503 meanwhile
         self._counting = threading.Lock()
+        self._restored_at: collections.deque[float] = collections.deque()  # the last restores' times
 
     # --- requests and restores ----------------------------------------------------------------------------------
     @contextmanager
@@ -124,6 +127,22 @@ class DatabaseHistory:
         finally:
             with self._counting:
                 self._restores -= 1
+
+    def admit_restore(self) -> None:
+        """D1's limit of 10 restores per 10 minutes per database: a restore past it is refused (429) with when
+        the next one is allowed; `count_restore` records one that was made."""
+        with self._counting:
+            now = self._clock()
+            while self._restored_at and self._restored_at[0] <= now - RESTORE_WINDOW_S:
+                self._restored_at.popleft()
+            if len(self._restored_at) >= MAX_RESTORES:
+                raise ApiError(429, CODE_TIME_TRAVEL, f"Too many restores of database {self.name}: at most "
+                               f"{MAX_RESTORES} restores per {RESTORE_WINDOW_S / 60:.0f} minutes per database; the "
+                               f"next is allowed at {iso(self._restored_at[0] + RESTORE_WINDOW_S)}")
+
+    def count_restore(self) -> None:
+        with self._counting:
+            self._restored_at.append(self._clock())
 
     # --- the ledger ---------------------------------------------------------------------------------------------
     def kept(self) -> list[Bookmark]:

@@ -10,6 +10,7 @@ from typing import Any, Iterator
 import pytest
 
 from memory_sim.cli import main
+from memory_sim.folder_lock import database_id_for
 from memory_sim.testing import TEST_TOKEN
 
 
@@ -67,7 +68,10 @@ def test_list_and_create_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     code, out, _ = _run(capsys, tmp_path, "--backend", backend, "create", "town", "--json")
     made = json.loads(out)
     assert code == 0 and made["name"] == "town" and made["version"] == "production" and "uuid" in made
-    assert (made["uuid"] is None) == (backend == "local")  # a folder's databases have no uuid
+    if backend == "local":  # the stable id and file time that `memory-sim serve` lists for the folder's database
+        assert made["uuid"] == database_id_for("town") and made["created_at"].endswith("Z")
+    else:
+        assert made["uuid"] in remote.catalogue()
     _run(capsys, tmp_path, "--backend", backend, "create", "village")
     code, out, _ = _run(capsys, tmp_path, "--backend", backend, "list", "--json")
     listed = json.loads(out)

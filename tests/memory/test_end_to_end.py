@@ -62,14 +62,14 @@ def test_cli_recall_json_and_stats(village_data: Path, capsys: pytest.CaptureFix
     assert main(["--data", str(village_data), "recall", "tom", "the bakery", "--weighted", "--json", "--top-k", "3"]) == 0
     rows = json.loads(capsys.readouterr().out)
     assert len(rows) == 3 and {r["npcId"] for r in rows} == {"tom"} and all("effectiveScore" in r for r in rows)
-    assert main(["--data", str(village_data), "stats"]) == 0
+    assert main(["--data", str(village_data), "stats", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["memories"] > 50
 
 
 def test_cli_remember_then_recall(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     data = str(tmp_path)
     assert main(["--data", data, "remember", "tom", "Margaret brought me warm bread at dawn.", "--importance", "0.9",
-                 "--day", "3"]) == 0
+                 "--day", "3", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["indexed"] is True
     assert main(["--data", data, "recall", "tom", "a gift of food in the morning", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)[0]["text"] == "Margaret brought me warm bread at dawn."

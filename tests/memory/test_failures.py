@@ -65,8 +65,10 @@ def test_vectorize_answers_nothing_recall_falls_back(flaky, clock: SimClock) -> 
     clock.seconds += HOUR  # past the visibility window: only the fallback can find it now
     index.empty = True
     found = system.recall("margaret", "oven door")
-    assert [r.source for r in found] == ["short_term"]
+    assert [r.source for r in found] == ["keyword"]  # hybrid's BM25 side answered
     assert system.stats()["fallbacks"] == 1
+    assert [r.source for r in system.recall("margaret", "oven door", mode="vector")] == ["short_term"]  # overlap
+    assert system.stats()["fallbacks"] == 2
 
 
 def test_upsert_fails_memory_queued_not_lost(flaky, clock: SimClock) -> None:

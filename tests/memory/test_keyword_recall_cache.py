@@ -32,7 +32,7 @@ def per_call(system: MemorySystem, npc: str, query: str, k: int) -> list[Recolle
     found = index.search(query, k)
     best = found[0][1] if found else 1.0
     by_id = {m.id: m for m in rows}
-    return [recall.to_recollection(by_id[i], score / best, "short_term") for i, score in found]
+    return [recall.to_recollection(by_id[i], score / best, "keyword") for i, score in found]
 
 
 def cached(system: MemorySystem, npc: str, query: str, k: int) -> list[Recollection]:

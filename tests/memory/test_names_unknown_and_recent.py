@@ -58,7 +58,7 @@ def test_a_role_in_the_query_reaches_memories_that_name_the_npc_and_the_other_wa
 
 
 def test_an_unknown_npc_is_refused_with_the_clis_message(system: MemorySystem) -> None:
-    with pytest.raises(InvalidInput, match=r"^no memories of NPC 'the baker'; did you mean 'hilda'\?$"):
+    with pytest.raises(InvalidInput, match=r"^no memories of NPC 'the baker'; did you mean 'hilda' \(baker\)\?$"):
         system.recall("the baker", "pies")
     with pytest.raises(InvalidInput, match=r"^no memories of NPC 'nobody' \(5 memories of other NPCs\)$"):
         system.weighted_recall("nobody", "pies")

@@ -153,8 +153,7 @@ def test_the_command_line_registers_lists_and_forgets(tmp_path: Path, capsys: py
 
     def run(*argv: str) -> Any:
         capsys.readouterr()
-        assert main(["--data", str(tmp_path), "--model", "fake/hashing", "--d1-engine", "sqlite", *argv[:1],
-                     *(["--json"] if argv[0] != "remember" else []), *argv[1:]]) == 0
+        assert main(["--data", str(tmp_path), "--model", "fake/hashing", "--d1-engine", "sqlite", *argv, "--json"]) == 0
         return json.loads(capsys.readouterr().out)
 
     assert run("npc", "tom", "--name", "Tom", "--role", "the blacksmith", "--alias", "Old Tom")["aliases"] == ["Old Tom"]

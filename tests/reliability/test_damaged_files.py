@@ -85,7 +85,7 @@ def test_commands_work_on_a_folder_with_a_damaged_cache(
     damage(tmp_path / "embeddings.sqlite", how)
     with caplog.at_level(logging.WARNING):
         assert main(["--data", data, "check", "--repair"]) == 0
-        assert main(["--data", data, "stats"]) == 0
+        assert main(["--data", data, "stats", "--json"]) == 0
     assert '"memories": 1' in capsys.readouterr().out
     assert len(set_aside(tmp_path, "embeddings.sqlite")) == 1
     assert sum("embedding cache" in r.getMessage() for r in caplog.records) == 1  # moved once, then healthy

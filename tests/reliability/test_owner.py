@@ -122,12 +122,12 @@ def test_verbs_from_other_processes_work_through_run_and_agree_with_a_local_run(
     assert stat.S_IMODE(token_file.stat().st_mode) == 0o600
     verbs = [
         ("recall", "margaret", "What does Margaret think of Tom?", "--json"),
-        ("stats",),
+        ("stats", "--json"),
         ("d1", "execute", "memory", "--command", "SELECT count(*) AS n FROM short_term_memories", "--json"),
         ("check", "--json"),
         ("vectorize", "info", "memories", "--json"),
-        *[("remember", "tom", f"Customer number {n} paid for a new horseshoe.", "--importance", "0.9", "--day", "0")
-          for n in range(4)],
+        *[("remember", "tom", f"Customer number {n} paid for a new horseshoe.", "--importance", "0.9", "--day", "0",
+          "--json") for n in range(4)],
     ]
     with ThreadPoolExecutor(len(verbs)) as pool:
         done = list(pool.map(lambda args: cli(tmp_path, *args), verbs))
@@ -293,7 +293,7 @@ def test_serve_answers_the_sdk_with_the_folders_own_memories_as_the_default_acco
             sdk.d1.database.delete(databases["memory"], account_id=LOCAL_ACCOUNT)
     finally:
         sdk.close()
-    stats = cli(tmp_path, "stats")  # the CLI sees the same memories, through the server
+    stats = cli(tmp_path, "stats", "--json")  # the CLI sees the same memories, through the server
     assert stats.returncode == 0 and THROUGH in stats.stderr and f"(pid {server.pid}, memory-sim serve)" in stats.stderr
     assert json.loads(stats.stdout)["memories"] == len(seeded)
     server.terminate()

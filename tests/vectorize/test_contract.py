@@ -214,7 +214,7 @@ def _bad_writes() -> list[tuple[str, Any, str]]:
          rf'\(code = 40012\): invalid vector for id="x", expected {DIMS} dimensions, and got {DIMS + 1} dimensions$'),
         ("id", [Vector("x" * 65, ok)], r"\(code = 40008\): id too long; max is 64 bytes, got 65 bytes$"),
         ("empty id", [Vector("", ok)], "non-empty"),
-        ("metadata", [Vector("x", ok, {"blob": "x" * 10_300})], "metadata too large"),
+        ("metadata", [Vector("x", ok, {"blob": "x" * 10_300})], r"\(code = 40016\): metadata too large"),
         ("metadata key", [Vector("x", ok, {"a.b": 1})], "invalid metadata key"),
         ("namespace", [Vector("x", ok, None, "n" * 65)], "namespace"),
         ("nan", [Vector("x", [float("nan")] * DIMS)], "finite"),

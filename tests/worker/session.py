@@ -105,6 +105,10 @@ def scenario(worker: str, table: str, budget: Budget) -> dict[str, Any]:
     call("queryById", "/vectorize/queryById", {"id": "m1", "options": {"topK": 2, "filter": {"npcId": "margaret"}}})
     call("insert", "/vectorize/insert", {"vectors": [{"id": "m1", "values": [0.1] * 384}]})
     call("topK_over_limit", "/vectorize/query", {"vector": [0.1] * 384, "options": {"topK": 101}})
+    call("topK_over_limit_with_metadata", "/vectorize/query",
+         {"vector": [0.1] * 384, "options": {"topK": 51, "returnMetadata": "all"}})
+    call("topK_50_with_metadata", "/vectorize/query",
+         {"vector": [0.1] * 384, "options": {"topK": 50, "returnMetadata": "all"}})
     call("deleteByIds", "/vectorize/deleteByIds", {"ids": ["m3"]})
     call("getByIds_after_delete", "/vectorize/getByIds", {"ids": ["m3"]})
     call("describe_after_delete", "/vectorize/describe", {})

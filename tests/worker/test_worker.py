@@ -106,6 +106,9 @@ def test_d1_methods(report: dict[str, Any], runner: str) -> None:
 def test_errors_in_the_bindings_own_words(report: dict[str, Any], runner: str) -> None:
     seen = ran(report, runner)
     assert seen["topK_over_limit"] == {"error": "VECTOR_QUERY_ERROR (code = 40025): max top K is 100, but got 101"}
+    assert seen["topK_over_limit_with_metadata"] == {  # returnMetadata "all" (or returnValues) caps topK at 50
+        "error": "VECTOR_QUERY_ERROR (code = 40025): max top K is 50, but got 51"}
+    assert "matches" in result(seen, "topK_50_with_metadata")
     assert seen["bad_sql"] == {"error": "D1_ERROR: no such table: nowhere: SQLITE_ERROR"}
     assert seen["batch_failing"] == {"error": "D1_ERROR: no such table: nowhere: SQLITE_ERROR"}
     assert seen["exec_failing"]["error"].startswith("D1_EXEC_ERROR: Error in line 2: SELEC 2: near \"SELEC\"")

@@ -21,8 +21,10 @@ import time
 from pathlib import Path
 from typing import Any, get_args
 
+from memory_sim.bindings.ai_models import CATALOGUE, embeddings_output, parse_request, scored_output
 from memory_sim.bindings.ai_validation import no_such_model, output, parse_inputs
 from memory_sim.errors import ConfigError
+from memory_sim.local.ai.catalogue_models import locate_catalogue_model
 from memory_sim.local.ai.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
 from memory_sim.local.ai.onnx_cache import cache_root
 from memory_sim.local.ai.shared_models import model_key, shared_model
@@ -73,6 +75,8 @@ class LocalAi:
         self.seconds = {"load": 0.0, "forward": 0.0}
 
     def run(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        if model in CATALOGUE:  # the newer models, each with its own input schema and output shape
+            return self._run_catalogue(model, inputs)
         try:
             found = self.locate(model)  # an unknown model is 5007 whatever the inputs, as on Workers AI
         except ConfigError:
@@ -85,8 +89,25 @@ class LocalAi:
         self.seconds["forward"] += time.perf_counter() - started
         return output(vectors, int(vectors.shape[1]), pooling)
 
+    def _run_catalogue(self, model: str, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Bad input first (5006, as for a model whose weights are not here), then the weights (one line naming
+        the setting when they are not here), then the model's own output shape."""
+        request = parse_request(model, inputs)
+        encoder = self._load(locate_catalogue_model(model, self.model_dirs))
+        pooling = request.pooling or "cls"
+        started = time.perf_counter()
+        vectors = encoder.embed(request.texts, pooling)
+        if request.contexts and request.queries:  # bge-m3's query form: each context's cosine to the query
+            query = encoder.embed(request.queries, pooling)[0]
+            self.seconds["forward"] += time.perf_counter() - started
+            return scored_output([float(score) for score in vectors @ query], request.top_k)
+        self.seconds["forward"] += time.perf_counter() - started
+        return embeddings_output(request, vectors.tolist())
+
     def model_dimensions(self, model: str) -> int | None:
         """The width without running the model, when the folder's config says it."""
+        if model in CATALOGUE:
+            return locate_catalogue_model(model, self.model_dirs).dimensions
         found = self.locate(model)
         return found.dimensions or KNOWN_DIMENSIONS.get(found.name)
 

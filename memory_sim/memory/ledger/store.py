@@ -373,6 +373,12 @@ def memory_npc_in_other_case(db: D1Database, npc_id: str) -> str | None:
     return None if value is None else str(value)
 
 
+def memory_npc_ids(db: D1Database, limit: int = 10_000) -> list[str]:
+    """The ids of NPCs with memory rows (at most `limit`): what a misspelt id is compared with."""
+    rows = db.prepare("SELECT DISTINCT npc_id FROM short_term_memories LIMIT ?").bind(limit).all().results
+    return [str(r["npc_id"]) for r in rows]
+
+
 def count_memories(db: D1Database, where: str = "1 = 1") -> int:
     return int(db.prepare(f"SELECT COUNT(*) AS n FROM short_term_memories WHERE {where}").first("n") or 0)
 

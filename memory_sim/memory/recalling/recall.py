@@ -6,13 +6,16 @@ Three sources, merged by id:
 - D1 rows the index may not show yet (in the outbox, or upserted within the visibility window), scored by
   embedding them here, so a memory remembered moments ago is found;
 - when the index fails or answers nothing: D1's short-term memories, scored by word overlap, marked
-  `source="short_term"`.
+  `source="short_term"` (hybrid recall answers from its BM25 side then, marked `source="keyword"`); the
+  `Candidates` say why (`cause`), and the memory system says it where it happens, in one line.
+Each recollection is labelled with what answered it: "vectorize" (the index), "keyword" (BM25 over D1, the
+keyword mode or hybrid's keyword side), "short_term" (D1 without the index: the fallback, or a memory the index
+has not caught up with yet).
 """
 
 from __future__ import annotations
 
 import contextlib
-import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -35,12 +38,14 @@ if TYPE_CHECKING:
 
 _WORD = re.compile(r"[a-z0-9']+")
 _RECENT_LIMIT = 32
+NOTHING_INDEXED = "the index holds none of this NPC's memories (none above the index threshold yet, or all pruned)"
 
 
 @dataclass(frozen=True, slots=True)
 class Candidates:
     recollections: list[Recollection]
     fell_back: bool  # True when the index failed or answered nothing and D1 answered instead
+    cause: str = ""  # why it fell back, in one line ("" when it did not)
 
 
 def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recollection:
@@ -183,7 +188,7 @@ def keyword_candidates(
     view = cache.view(npc_id, proof, "keyword") if cache is not None else None
     found = (view or NpcView.read(env.DB, npc_id, kind="keyword")).keyword_top(query, k)
     best = found[0][1] if found else 1.0
-    return [to_recollection(m, score / best, "short_term") for m, score in found]
+    return [to_recollection(m, score / best, "keyword") for m, score in found]
 
 
 def remembered_in_order(env: WorkerEnv, npc_id: str) -> list[StoredMemory]:
@@ -213,9 +218,9 @@ def hybrid_candidates(
     vector = {i: s for i, s in vector.items() if i in by_id}  # the ledger decides, as above
     cues = query_cues(cue_query, view.subjects(), day_zero) if cue_query is not None else None
     ranked = view.rank(query, vector, k, params, cues)
-    found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
+    found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "keyword") for i, s in ranked]
     if not vector:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
-        return Candidates(found or short_term_fallback_rows(rows, query), True)
+        return Candidates(found or short_term_fallback_rows(rows, query), True, NOTHING_INDEXED)
     return Candidates(found, False)
 
 
@@ -240,26 +245,26 @@ def gather(
         return Candidates(keyword_candidates(env, npc_id, query, k, cache, proof), False)
     try:
         query_vector = env.embedder.embed([query], query=True)[0]
-    except EmbeddingUnavailable:
-        return Candidates(short_term_fallback(env, npc_id, query, config), True)
+    except EmbeddingUnavailable as exc:
+        cause = f"the query could not be embedded: {exc}"
+        return Candidates(short_term_fallback(env, npc_id, query, config), True, cause)
     try:
         if mode == "hybrid":
             return hybrid_candidates(env, npc_id, query, query_vector, k, cache, proof,
                                      asked if config.query_cues else None, config.day_zero)
         matches = vector_matches(env, npc_id, query_vector, k)
-    except VectorizeUnavailable:
-        return Candidates(short_term_fallback(env, npc_id, query, config), True)
+    except VectorizeUnavailable as exc:
+        return Candidates(short_term_fallback(env, npc_id, query, config), True, f"the index failed: {exc}")
     except VectorizeError as exc:
         if exc.code != UNINDEXED:
             raise
-        # the index lost the metadata index recall filters by: D1 answers, and the log says why
-        logging.getLogger(__name__).warning("recall of %s fell back to D1: %s; `memory-sim check --repair` restores "
-                                            "the metadata index", npc_id, exc)
-        return Candidates(short_term_fallback(env, npc_id, query, config), True)
+        # the index lost the metadata index recall filters by: D1 answers, and the cause says how to repair it
+        cause = f"{exc}; `memory-sim check --repair` restores the metadata index"
+        return Candidates(short_term_fallback(env, npc_id, query, config), True, cause)
     found = from_index(env, npc_id, matches)
     with contextlib.suppress(EmbeddingUnavailable):  # the recent rows stay for the fallback below
         found += not_yet_visible(env, npc_id, query_vector, now, config, {r.id for r in found})
         found = by_best_sentence(env, query_vector, found)
     if found:
         return Candidates(found, False)
-    return Candidates(short_term_fallback(env, npc_id, query, config), True)
+    return Candidates(short_term_fallback(env, npc_id, query, config), True, NOTHING_INDEXED)

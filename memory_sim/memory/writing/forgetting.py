@@ -24,8 +24,8 @@ from memory_sim.memory.ledger import store
 from memory_sim.memory.models import StoredMemory
 from memory_sim.memory.writing import rederive
 
-MEMORY_STATES = ("none", "pending", "indexed", "unindexed", "forgotten")
-PAGE_LIMIT = 100
+MEMORY_STATES = rules.MEMORY_STATES
+PAGE_LIMIT = rules.PAGE_LIMIT
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,82 @@
+"""Where the weights of Workers AI's newer text models are on this machine (bindings/ai_models.py's catalogue), and
+which of them this project runs locally. Never downloaded; never a substitute: a model whose weights are not here
+fails with one line naming the setting that points at them, as BGE base does.
+
+- `@cf/baai/bge-m3`: `$MEMORY_SIM_BGE_M3_PATH` or the Hugging Face cache (BAAI/bge-m3); run here: its dense
+  embedding is the CLS token, L2-normalised, which the local encoders compute.
+- `@cf/baai/omni-bge-base-en-v1.5`: bge-base's own weights (`$MEMORY_SIM_BGE_PATH`, as `@cf/baai/bge-base-en-v1.5`);
+  run here with the pooling asked for.
+- `@cf/google/embeddinggemma-300m`, `@cf/qwen/qwen3-embedding-0.6b`, `@cf/baai/bge-reranker-base`: their weights
+  are looked for the same way, but the local encoders cannot compute them faithfully (Gemma's dense projection
+  layers after pooling, Qwen3's last-token pooling, a cross-encoder's pair scoring), so with weights here they fail
+  with one line saying so, rather than answer with other numbers.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from memory_sim.bindings.ai_models import BGE_M3, CATALOGUE, EMBEDDINGGEMMA, OMNI_BGE, QWEN3_EMBEDDING, ModelSpec
+from memory_sim.errors import ConfigError
+from memory_sim.local.ai.models import LocalModel, ModelStatus, bge_dir, hf_snapshot, is_model_folder, read_folder
+
+NOT_RUN_HERE = {
+    EMBEDDINGGEMMA: "its pooling is followed by dense projection layers the local encoders do not run",
+    QWEN3_EMBEDDING: "it pools the last token, which the local encoders do not",
+    "@cf/baai/bge-reranker-base": "a cross-encoder scores query-context pairs; the local encoders embed single texts",
+}
+
+
+def missing(spec: ModelSpec) -> str:
+    """One line: the model's weights are not here, and the setting that points at them."""
+    return (f"the weights of {spec.name} ({spec.hf_id}) are not on this machine and are never downloaded at run "
+            f"time: point ${spec.path_env} at a sentence-transformers folder of {spec.hf_id}, or put it in the "
+            "Hugging Face cache")
+
+
+def locate_catalogue_model(
+    name: str, model_dirs: Mapping[str, Path] | None = None, environ: Mapping[str, str] | None = None
+) -> LocalModel:
+    """The folder of a catalogue model's weights, checked for its width; ConfigError (one line) when they are not
+    here, or when this project cannot run that model locally."""
+    spec = CATALOGUE[name]
+    env = os.environ if environ is None else environ
+    folder = bge_dir(model_dirs, env) if name == OMNI_BGE else _folder(spec, model_dirs, env)
+    if folder is None:
+        raise ConfigError(missing(spec))
+    if name in NOT_RUN_HERE:
+        raise ConfigError(f"{name}: its weights are at {folder}, but this project does not run it locally "
+                          f"({NOT_RUN_HERE[name]}); run it on Workers AI (--backend cloudflare)")
+    found = read_folder(name, folder)
+    if spec.dimensions is not None and found.dimensions not in (None, spec.dimensions):
+        raise ConfigError(f"{folder} is configured for {name} but holds a {found.dimensions}-d model, not "
+                          f"{spec.hf_id} ({spec.dimensions}-d)")
+    pooling = "cls" if name == BGE_M3 else found.pooling
+    return LocalModel(name, folder, pooling, found.dimensions or spec.dimensions, found.max_seq_length)
+
+
+def _folder(spec: ModelSpec, model_dirs: Mapping[str, Path] | None, env: Mapping[str, str]) -> Path | None:
+    for configured in ((model_dirs or {}).get(spec.name), env.get(spec.path_env)):
+        if configured:
+            folder = Path(configured)
+            if not is_model_folder(folder):
+                raise ConfigError(f"{folder} is configured for {spec.name} (${spec.path_env}) but holds no "
+                                  "sentence-transformers model")
+            return folder
+    return hf_snapshot(spec.hf_id, env)
+
+
+def catalogue_statuses(environ: Mapping[str, str] | None = None) -> list[ModelStatus]:
+    """What `memory-sim models` lists for the catalogue's embedding models: usable here or not, and where or why."""
+    statuses = []
+    for spec in CATALOGUE.values():
+        if spec.dimensions is None:
+            continue  # the reranker embeds nothing: no index can be filled with it
+        try:
+            found = locate_catalogue_model(spec.name, environ=environ)
+            statuses.append(ModelStatus(spec.name, found.dimensions, True, str(found.path)))
+        except ConfigError as exc:
+            statuses.append(ModelStatus(spec.name, spec.dimensions, False, str(exc)))
+    return statuses
