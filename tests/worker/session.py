@@ -109,6 +109,9 @@ def memory_scenario(call: Callable[[str, str, Any], Any], profile: str) -> None:
     call("memory:deleteSession", "/memory/deleteSession", {**said, "sessionId": "s1"})
     call("memory:list_after_session", "/memory/list", said)
     call("memory:fresh_recall", "/memory/recall", {"profile": f"{profile}-fresh", "query": "anything?"})
+    call("memory:example", "/memory/example", {"profile": f"{profile}-docs", "messages": CONVERSATION,
+                                               "question": "How should I answer this user?"})
+    call("memory:example_tasks", "/memory/list", {"profile": f"{profile}-docs", "options": {"type": "task"}})
 
 
 def scenario(worker: str, table: str, budget: Budget) -> dict[str, Any]:

@@ -140,3 +140,5 @@ def test_agent_memory_through_env_memory(report: dict[str, Any], runner: str) ->
     assert result(seen, "memory:deleteSession") is None
     assert result(seen, "memory:list_after_session") == {"memories": []}
     assert result(seen, "memory:fresh_recall") == {"count": 0, "answer": "", "candidates": []}
+    assert result(seen, "memory:example") == "I prefer concise answers."  # docs/agent-memory.md's Worker example
+    assert result(seen, "memory:example_tasks") == {"memories": []}

@@ -33,10 +33,21 @@ function statement(env, body) {
   return env.DB.prepare(body.sql).bind(...(body.params ?? []));
 }
 
-// Agent Memory through env.MEMORY, as a Worker uses Cloudflare's `agent_memory` binding.
+// Agent Memory through env.MEMORY, as a Worker uses Cloudflare's `agent_memory` binding. rememberAndAnswer is
+// docs/agent-memory.md's example, verbatim (tests/docs/test_agent_memory_doc.py checks it).
+export async function rememberAndAnswer(env, userId, messages, question) {
+  const profile = await env.MEMORY.getProfile(userId);
+  await profile.ingest(messages, { sessionId: "chat-1" });
+  const { answer } = await profile.recall(question, { responseLength: "short" });
+  const { memories } = await profile.list({ type: "task" });
+  for (const task of memories) await profile.delete(task.id);
+  return answer;
+}
+
 const profileOf = (env, b) => env.MEMORY.getProfile(b.profile);
 
 const ROUTES = {
+  "/memory/example": async (env, b) => rememberAndAnswer(env, b.profile, b.messages, b.question),
   "/memory/ingest": async (env, b) => (await profileOf(env, b)).ingest(b.messages, { sessionId: b.sessionId }),
   "/memory/recall": async (env, b) => (await profileOf(env, b)).recall(b.query, b.options ?? {}),
   "/memory/list": async (env, b) => (await profileOf(env, b)).list(b.options ?? {}),
