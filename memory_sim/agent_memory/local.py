@@ -361,8 +361,15 @@ class LocalProfile:
             found = self.service.system.recall(self.npc_id, query, top_k=POOL[level], include_recent=True, now=at)
             similar = {r.id for r in self.service.system.recall(self.npc_id, query, top_k=POOL[level], mode="vector",
                                                                  now=at) if r.score >= RELEVANT_COSINE}
-            rows = store.memories_by_id(self.db, self.id, [r.id for r in found])
-            scored = self._relevant(query, [(rows[r.id], r.score) for r in found if r.id in rows], similar, window)
+            # a day's summary that consolidation made of a profile's memories stands for the memories it holds
+            pairs = list(dict.fromkeys((i, r.score) for r in found for i in (r.id, *r.sources)))
+            rows = store.memories_by_id(self.db, self.id, [i for i, _ in pairs])
+            best: dict[str, float] = {}
+            for memory_id, score in pairs:
+                if memory_id in rows:
+                    best[memory_id] = max(score, best.get(memory_id, score))
+            similar |= {i for r in found if r.id in similar for i in r.sources}
+            scored = self._relevant(query, [(rows[i], s) for i, s in best.items()], similar, window)
             latest = store.latest_session(self.db, self.id)
         def weight(row: Mapping[str, Any]) -> float:
             return OTHER_SESSION_TASK if row["type"] == "task" and row["session_id"] != latest else 1.0

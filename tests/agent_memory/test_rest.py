@@ -75,5 +75,30 @@ def test_profile_memories_live_in_the_npc_memory(clock: Any) -> None:
     assert stored.index_state == "indexed"  # a fact is embedded, as Cloudflare embeds non-task memories
     task = profile.remember("I need to renew my passport.")
     assert service.system.memory(task.id).index_state == "none"  # tasks are not
+    from memory_sim.inspector import Folder
+    from memory_sim.inspector.api import npc_data
+
+    shown = npc_data(Folder.of_env(service.system.env), "game/mira")  # what the inspector's NPC page shows
+    assert {m["id"] for m in shown["memories"]} == {made.id, task.id}
     profile.delete(made.id)
     assert made.id not in {m.id for m in service.system.memories("game/mira").memories}
+
+
+def test_consolidated_days_still_answer(clock: Any) -> None:
+    """The memory system's consolidation may fold a profile's day into a summary; recall answers with the
+    memories the summary holds."""
+    from conftest import local_service
+
+    service = local_service(clock)
+    account = service.account()
+    account.create_namespace("game")
+    profile = account.namespace("game").get_profile("mira")
+    profile.ingest([{"role": "user", "content": c, "timestamp": "2026-04-01T10:00:00Z"} for c in (
+        "I have a dog called Rex.", "I walk Rex every morning.", "Rex likes the park by the river.")])
+    day = service.system.memories("game/mira").memories[0].day
+    service.system.write_diary("game/mira", day)  # what a scheduler does for every registered NPC
+    service.system.consolidate()
+    assert service.system.memories("game/mira", kind="summary").memories  # the day was folded into a summary
+    found = profile.recall("Tell me about Rex the dog", thinking_level="high")
+    assert {c.summary for c in found.candidates} >= {"I have a dog called Rex."}
+    assert all(c.id.startswith("am-") for c in found.candidates)
