@@ -103,6 +103,7 @@ def test_profile_name_at_its_limit(account: Any, namespace_name: str) -> None:
     assert profile.remember("I like tea.").summary
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_profiles_are_isolated_and_deleted(account: Any, namespace_name: str) -> None:
     space = account.namespace(namespace_name)
     alice, bob = space.get_profile("alice"), space.get_profile("bob")
@@ -121,6 +122,7 @@ def test_profiles_are_isolated_and_deleted(account: Any, namespace_name: str) ->
 # --- ingest --------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_ingest_extracts_each_kind(profile: Any) -> None:
     assert profile.ingest(CONVERSATION, session_id="chat-1") is None
     kinds = {m.summary: m.type for m in profile.list().memories}
@@ -158,6 +160,7 @@ def test_ingest_limits(profile: Any) -> None:
 # --- remember, get, list -------------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_remember_and_get(profile: Any) -> None:
     made = profile.remember("Always answer in Portuguese.", session_id="chat-2")
     assert (made.type, made.summary, made.content, made.session_id) == (
@@ -170,6 +173,7 @@ def test_remember_and_get(profile: Any) -> None:
     refused(contract.CODE_INVALID_SESSION, profile.remember, "I like tea.", session_id="s" * 65)
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_facts_supersede_by_topic_and_keep_the_old(profile: Any, clock: Any) -> None:
     old = profile.remember("I use VS Code as my editor.")
     clock.value = NOW + timedelta(hours=1)
@@ -180,6 +184,7 @@ def test_facts_supersede_by_topic_and_keep_the_old(profile: Any, clock: Any) -> 
     assert old.id not in {c.id for c in found.candidates}
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_list_pages_and_filters(profile: Any) -> None:
     profile.ingest(CONVERSATION, session_id="a")
     profile.remember("I have two cats.", session_id="b")
@@ -205,6 +210,7 @@ def test_list_pages_and_filters(profile: Any) -> None:
 # --- recall --------------------------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_recall_answers_from_memories(profile: Any) -> None:
     profile.ingest(CONVERSATION, session_id="chat-1")
     found = profile.recall("How should I answer this user?")
@@ -220,6 +226,7 @@ def test_recall_with_nothing_matching_answers_empty(profile: Any) -> None:
     assert (found.answer, found.count, found.candidates) == ("", 0, ())
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_recall_response_length(profile: Any) -> None:
     profile.ingest([{"role": "user", "content": f"I own a {c} bicycle."} for c in ("red", "blue", "green", "black")]
                    + [{"role": "user", "content": f"I painted my {c} bicycle last week."} for c in ("red", "blue")])
@@ -228,6 +235,7 @@ def test_recall_response_length(profile: Any) -> None:
     assert short and short.count(".") == 1 and len(long) > len(short)
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_recall_reference_date_anchors_relative_time(profile: Any) -> None:
     profile.ingest([{"role": "user", "content": "We shipped version 4.1 today.", "timestamp": "2026-03-02T09:00:00Z"},
                     {"role": "user", "content": "We shipped version 4.2 today.", "timestamp": "2026-03-09T09:00:00Z"}])
@@ -250,6 +258,7 @@ def test_recall_limits(profile: Any) -> None:
 # --- deleting, summary ---------------------------------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_delete_removes_the_memory_and_its_messages(profile: Any) -> None:
     profile.ingest(CONVERSATION, session_id="chat-1")
     task = next(m for m in profile.list().memories if m.type == "task")
@@ -266,6 +275,7 @@ def test_delete_removes_the_memory_and_its_messages(profile: Any) -> None:
     assert summaries.count("I need to update the README after the refactor.") == 1 and len(summaries) == 4
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_delete_session(profile: Any) -> None:
     profile.ingest(CONVERSATION, session_id="one")
     profile.remember("I have two cats.", session_id="two")
@@ -276,6 +286,7 @@ def test_delete_session(profile: Any) -> None:
     refused(contract.CODE_INVALID_SESSION, profile.delete_session, "s" * 65)
 
 
+@pytest.mark.usefixtures("memory_sims_wording")
 def test_summary_sections(profile: Any) -> None:
     profile.ingest(CONVERSATION, session_id="chat-1")
     text = profile.get_summary()
