@@ -79,7 +79,13 @@ def recall_gate() -> list[str]:
 def main() -> None:
     lines = ["# Agent Memory's offline rules, measured", "",
              "Written by scripts/measure_agent_memory.py. The rules were tuned on extraction_dev.tsv only.", ""]
-    for name in ("extraction_dev.tsv", "extraction_heldout.tsv", "extraction_locomo_heldout.tsv"):
+    lines += ["Development data: extraction_dev.tsv, extraction_chat_dev.tsv, and extraction_locomo_heldout.tsv after",
+              "its one held-out measurement (accuracy 0.34, fact precision 0.13, before the casual-chat rules).",
+              "Held out: extraction_heldout.tsv (written by the rules' author just before the rules: flattered) and",
+              "extraction_locomo_heldout2.tsv (LoCoMo, labelled before any rule ran on it; first measured with the",
+              "casual-chat rules).", ""]
+    for name in ("extraction_dev.tsv", "extraction_chat_dev.tsv", "extraction_locomo_heldout.tsv",
+                 "extraction_heldout.tsv", "extraction_locomo_heldout2.tsv"):
         lines += extraction(name)
     lines += recall_gate()
     OUT.write_text("\n".join(lines))

@@ -22,7 +22,7 @@ ACKNOWLEDGEMENTS = (
 )
 TASK_MARKS = (
     "need to", "needs to", "have to", "has to", "remind me", "don't forget", "do not forget", "don't let me forget",
-    "todo", "to-do", "to do list", "follow up", "i'll ", "i will ", "we'll ", "we will ", "going to", "plan to",
+    "todo", "to-do", "to do list", "follow up", "i'll ", "i will ", "we'll ", "we will ", "plan to",
     "planning to", "next step", "still need", "investigating", "working on", "currently debugging", "let's ",
     "let us ", "should investigate", "should look into", "must finish", "my next", "next i ",
 )
@@ -55,13 +55,49 @@ NOT_PAST = frozenset(
     "called named allergic supposed scared bored excited".split()
 )
 PRESENT_FIRST = frozenset(
-    "is am are i'm we're you're it's he's she's they're 's have has do does use uses like likes love prefer "
+    "is am are i'm we're you're it's he's she's they're 's have has i've we've do does use uses like likes love prefer "
     "prefers work works live lives speak own owns run runs drive usually".split()
 )
 LANGUAGES = frozenset(
     "english french german spanish portuguese italian dutch japanese chinese korean russian arabic hindi polish "
     "swedish".split()
 )
+
+
+# Casual chat (tuned on extraction_chat_dev.tsv and the first LoCoMo set): a sentence that opens by reacting to
+# what was said, or about the listener, or with how the speaker feels, states nothing to keep.
+INTERJECTIONS = frozenset("yeah yep yup yes no oh uh well haha hah wow aw aww hey so ok okay lol ah omg btw hmm"
+                          .split())
+SMALL_TALK_OPENERS = (
+    "that's", "that is", "that was", "that sounds", "that looks", "that must", "this is", "it's", "it is", "it was",
+    "it'll", "it has", "it had", "it means", "it really", "its", "sounds", "looks", "seems", "you're", "you are",
+    "you've", "you have", "you", "glad", "lucky", "can't wait", "good luck", "take care", "great", "nice",
+    "congrats", "congratulations", "what a", "how", "so much", "oh no", "not yet", "we all", "we can", "there's",
+    "i totally", "i get", "i agree", "i appreciate", "i really appreciate", "i understand", "i hope you",
+    "i'm here", "i'm proud of you", "let me know", "keep it up", "guess what", "those", "these", "it reminds",
+    "long time", "take a look", "mainly", "i'll talk to you", "talk soon", "have fun", "uh oh",
+)
+FEELINGS = frozenset("happy glad excited proud sorry thrilled grateful determined keen thankful stoked "
+                     "honored touched relieved".split())
+INTENTIONS = ("thinking of", "thinking about", "hoping to", "planning", "gonna", "want to try", "keen to")
+
+
+_GOING_TO = re.compile(r"\bgoing to (?!the |a |an |my |our |be |church|school|work\b)[a-z]")
+
+
+def small_talk(tokens: list[str]) -> bool:
+    """A reaction, a remark about the listener, or a feeling: "That's so cool!", "You're doing great", "I'm so
+    happy for you"."""
+    if _starts(" ".join(tokens), SMALL_TALK_OPENERS):
+        return True
+    while tokens and tokens[0] in INTERJECTIONS:
+        tokens = tokens[1:]
+    if not tokens or _starts(" ".join(tokens), SMALL_TALK_OPENERS):
+        return True
+    if tokens[0].endswith("ing") and len(tokens[0]) > 5:  # a gerund as the subject: "Seeing your work pay off..."
+        return True
+    feeling = tokens[1:4] if tokens[0] in ("i'm", "im") else tokens[2:5] if tokens[:2] == ["i", "am"] else []
+    return any(t in FEELINGS for t in feeling)
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,7 +152,11 @@ def classify(sentence: str, role: str) -> MemoryKind | None:
     if sentence.rstrip().endswith("?"):
         asks = tokens[0] in ("can", "could", "would", "will") and len(tokens) > 1 and tokens[1] == "you"
         return "task" if asks and (future or _has(text, (" by ",))) else None
-    if _has(text, TASK_MARKS) or (future and (tokens[0] in IMPERATIVES)):
+    if _has(text, TASK_MARKS) or _GOING_TO.search(text) or (future and (tokens[0] in IMPERATIVES)):
+        return "task"
+    if small_talk(tokens):
+        return None
+    if _has(text, INTENTIONS):
         return "task"
     if role == "system" or _has(text, REQUEST_MARKS) or tokens[0] in IMPERATIVES:
         return "instruction"

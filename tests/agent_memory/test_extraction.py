@@ -1,6 +1,7 @@
 """The extraction rules (memory_sim/agent_memory/extraction.py) measured on the labelled sets: the development
-half they were tuned on, and two held-out sets never tuned on (extraction_heldout.tsv, written before the rules;
-extraction_locomo_heldout.tsv, LoCoMo sentences labelled before the rules ran on them). The floors are the
+sets they were tuned on (extraction_dev.tsv, extraction_chat_dev.tsv, and extraction_locomo_heldout.tsv after its
+one held-out measurement), and the held-out sets never tuned on (extraction_heldout.tsv, written before the
+rules; extraction_locomo_heldout2.tsv, LoCoMo sentences labelled before any rule ran on them). The floors are the
 figures measured when the rules were committed, less a margin: a change that loses ground fails."""
 
 from __future__ import annotations
@@ -37,10 +38,18 @@ def test_precision_and_recall_per_kind(name: str, floor: float) -> None:
         assert precision >= floor and recall >= floor, (kind, precision, recall)
 
 
-def test_chit_chat_held_out_as_measured() -> None:
-    """LoCoMo's chatter: most sentences state nothing; the rules call many of them facts (precision 0.13)."""
-    figures = measure("extraction_locomo_heldout.tsv")
-    assert figures["none"][0] >= 0.9 and figures["event"][1] >= 0.75 and figures["fact"][1] >= 0.6
+@pytest.mark.parametrize("name", ["extraction_chat_dev.tsv", "extraction_locomo_heldout.tsv"])
+def test_casual_chat_development_sets(name: str) -> None:
+    figures = measure(name)
+    assert figures["none"] >= (0.95, 0.9) and figures["fact"][1] >= 0.8 and figures["event"] >= (0.95, 0.95)
+
+
+def test_casual_chat_held_out_as_measured() -> None:
+    """LoCoMo's chatter, held out: accuracy 0.78 when first measured (fact P 0.67 R 0.86, event P 0.67 R 0.80,
+    task P 0.17 R 0.50, none P 0.97 R 0.78)."""
+    figures = measure("extraction_locomo_heldout2.tsv")
+    assert figures["none"][0] >= 0.9 and figures["none"][1] >= 0.7
+    assert figures["fact"] >= (0.6, 0.8) and figures["event"] >= (0.6, 0.75)
 
 
 def test_a_message_gives_one_memory_a_sentence() -> None:
