@@ -14,6 +14,7 @@ from pathlib import Path
 
 from memory_sim.agent_memory import AgentMemoryService
 from memory_sim.agent_memory.extraction import classify
+from memory_sim.agent_memory.voice import third_person
 from memory_sim.env import Env
 
 DATA = Path(__file__).resolve().parent.parent / "tests" / "agent_memory" / "data"
@@ -59,6 +60,7 @@ def recall_gate() -> list[str]:
         for query, expected in queries:
             found = profile.recall(query)
             top = found.candidates[0].summary if found.candidates else "-"
+            expected = third_person(expected, "user") if expected != "-" else expected
             if expected == "-":
                 quiet += not found.candidates
             elif top == expected:

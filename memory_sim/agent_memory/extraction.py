@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory_sim.agent_memory.voice import third_person
 from memory_sim.bindings.agent_memory import MemoryKind
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -102,8 +103,8 @@ def small_talk(tokens: list[str]) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class Extracted:
-    """One memory found in a message: its kind, the sentence (its summary) and the topic key of a fact or an
-    instruction (None where no rule names one)."""
+    """One memory found in a message: its kind, its summary (the sentence in the third person, voice.py) and the
+    topic key of a fact or an instruction (None where no rule names one)."""
 
     type: MemoryKind
     summary: str
@@ -234,5 +235,5 @@ def extract(text: str, role: str) -> list[Extracted]:
     for sentence in sentences(text):
         kind = classify(sentence, role)
         if kind is not None and sentence not in found:
-            found[sentence] = Extracted(kind, sentence, topic_key(sentence, kind))
+            found[sentence] = Extracted(kind, third_person(sentence, role), topic_key(sentence, kind))
     return list(found.values())

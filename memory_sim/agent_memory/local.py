@@ -29,6 +29,7 @@ from typing import Any
 from memory_sim.agent_memory import answer as answers
 from memory_sim.agent_memory import extraction, schema, store, timeref
 from memory_sim.agent_memory.summary import Entry, markdown
+from memory_sim.agent_memory.voice import third_person
 from memory_sim.bindings import agent_memory as contract
 from memory_sim.bindings.agent_memory import (
     Candidate,
@@ -301,7 +302,8 @@ class LocalProfile:
             at = self.service.stamp()
             if session is not None:
                 self.db.batch([store.touch_session(self.db, self.id, session, at, at)])
-            made = self._store([(kind, first[:1000], content, extraction.topic_key(first, kind), session, at, [])],
+            summary = third_person(first[:1000], "user")
+            made = self._store([(kind, summary, content, extraction.topic_key(first, kind), session, at, [])],
                                explicit=True)
             return self.get(made[0])
 

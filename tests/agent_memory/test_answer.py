@@ -41,6 +41,6 @@ def test_a_failing_model_leaves_the_extractive_answer(clock: Any) -> None:
     with FakeChatServer(lambda messages: "unused") as server:
         server.behaviour = "error"
         profile = _profile(clock, ChatAnswerer(server.base_url, "m"))
-        assert profile.recall("Which editor do I use?").answer == "I use VS Code as my editor."
+        assert profile.recall("Which editor do I use?").answer == "The user uses VS Code as their editor."
         server.behaviour = "no-choices"
-        assert profile.recall("Which editor do I use?").answer == "I use VS Code as my editor."
+        assert profile.recall("Which editor do I use?").answer == "The user uses VS Code as their editor."

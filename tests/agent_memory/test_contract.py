@@ -109,14 +109,14 @@ def test_profiles_are_isolated_and_deleted(account: Any, namespace_name: str) ->
     alice, bob = space.get_profile("alice"), space.get_profile("bob")
     alice.remember("I live in Lisbon.")
     bob.remember("I live in Oslo.")
-    assert [m.summary for m in bob.list().memories] == ["I live in Oslo."]
+    assert [m.summary for m in bob.list().memories] == ["The user lives in Oslo."]
     assert "Oslo" not in alice.recall("Where do I live?").answer
     space.delete_profile("bob")
     with pytest.raises(AgentMemoryNotFound):
         space.delete_profile("bob")  # deleted already
     again = space.get_profile("bob")
     again.remember("I drink coffee.")
-    assert [m.summary for m in again.list().memories] == ["I drink coffee."]
+    assert [m.summary for m in again.list().memories] == ["The user drinks coffee."]
 
 
 # --- ingest --------------------------------------------------------------------------------------------------------
@@ -127,10 +127,10 @@ def test_ingest_extracts_each_kind(profile: Any) -> None:
     assert profile.ingest(CONVERSATION, session_id="chat-1") is None
     kinds = {m.summary: m.type for m in profile.list().memories}
     assert kinds == {
-        "I prefer dark mode in all applications.": "fact",
-        "I prefer concise answers.": "instruction",
+        "The user prefers dark mode in all applications.": "fact",
+        "The user prefers concise answers.": "instruction",
         "We deployed the billing API to production yesterday.": "event",
-        "I need to update the README after the refactor.": "task",
+        "The user needs to update the README after the refactor.": "task",
     }
     assert all(m.session_id == "chat-1" and m.content is None for m in profile.list().memories)
 
@@ -197,7 +197,7 @@ def test_list_pages_and_filters(profile: Any) -> None:
         if cursor is None:
             break
     assert [m.id for m in seen] == [m.id for m in everything] and len(everything) == 5
-    assert {m.summary for m in profile.list(session_id="b").memories} == {"I have two cats."}
+    assert {m.summary for m in profile.list(session_id="b").memories} == {"The user has two cats."}
     assert {m.type for m in profile.list(type="fact").memories} == {"fact"}
     assert len(profile.list(type="fact").memories) == 2
     refused(contract.CODE_INVALID_REQUEST, profile.list, limit=0)
@@ -215,7 +215,7 @@ def test_recall_answers_from_memories(profile: Any) -> None:
     profile.ingest(CONVERSATION, session_id="chat-1")
     found = profile.recall("How should I answer this user?")
     assert found.count == len(found.candidates) >= 1
-    assert found.candidates[0].summary == "I prefer concise answers."
+    assert found.candidates[0].summary == "The user prefers concise answers."
     assert "concise answers" in found.answer
     assert all(0 <= c.score <= 1 and c.session_id == "chat-1" for c in found.candidates)
 
@@ -272,7 +272,7 @@ def test_delete_removes_the_memory_and_its_messages(profile: Any) -> None:
     # its message is gone too: ingesting the conversation again reads that message anew (and no other)
     profile.ingest(CONVERSATION, session_id="chat-1")
     summaries = [m.summary for m in profile.list().memories]
-    assert summaries.count("I need to update the README after the refactor.") == 1 and len(summaries) == 4
+    assert summaries.count("The user needs to update the README after the refactor.") == 1 and len(summaries) == 4
 
 
 @pytest.mark.usefixtures("memory_sims_wording")
@@ -280,7 +280,7 @@ def test_delete_session(profile: Any) -> None:
     profile.ingest(CONVERSATION, session_id="one")
     profile.remember("I have two cats.", session_id="two")
     assert profile.delete_session("one") is None
-    assert [m.summary for m in profile.list().memories] == ["I have two cats."]
+    assert [m.summary for m in profile.list().memories] == ["The user has two cats."]
     profile.delete_session("one")  # nothing left in it: no error
     profile.delete_session("never-used")
     refused(contract.CODE_INVALID_SESSION, profile.delete_session, "s" * 65)
@@ -291,8 +291,8 @@ def test_summary_sections(profile: Any) -> None:
     profile.ingest(CONVERSATION, session_id="chat-1")
     text = profile.get_summary()
     assert text.index("## Key Facts") < text.index("## Recent Events") < text.index("## Active Tasks")
-    assert "- I prefer dark mode in all applications." in text
-    assert "## Instructions\n- I prefer concise answers." in text
+    assert "- The user prefers dark mode in all applications." in text
+    assert "## Instructions\n- The user prefers concise answers." in text
     assert "README" in text.split("## Active Tasks")[1]
     other = profile.get_summary(session_id="another")
     assert "## Active Tasks" not in other and "## Key Facts" in other

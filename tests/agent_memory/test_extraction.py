@@ -54,8 +54,8 @@ def test_casual_chat_held_out_as_measured() -> None:
 
 def test_a_message_gives_one_memory_a_sentence() -> None:
     found = extract("Hi! I live in Porto. Remind me to call Ana tomorrow. Thanks.", "user")
-    assert [(f.type, f.summary) for f in found] == [("fact", "I live in Porto."),
-                                                    ("task", "Remind me to call Ana tomorrow.")]
+    assert [(f.type, f.summary) for f in found] == [("fact", "The user lives in Porto."),
+                                                    ("task", "Remind the user to call Ana tomorrow.")]
 
 
 @pytest.mark.parametrize("old,new", [

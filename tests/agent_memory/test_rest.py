@@ -71,7 +71,7 @@ def test_profile_memories_live_in_the_npc_memory(clock: Any) -> None:
     npc = {n.id: n for n in service.system.npcs()}["game/mira"]
     assert npc.name == "mira"
     stored = service.system.memory(made.id)
-    assert stored.npc_id == "game/mira" and stored.content == "I use VS Code as my editor."
+    assert stored.npc_id == "game/mira" and stored.content == "The user uses VS Code as their editor."
     assert stored.index_state == "indexed"  # a fact is embedded, as Cloudflare embeds non-task memories
     task = profile.remember("I need to renew my passport.")
     assert service.system.memory(task.id).index_state == "none"  # tasks are not
@@ -100,5 +100,5 @@ def test_consolidated_days_still_answer(clock: Any) -> None:
     service.system.consolidate()
     assert service.system.memories("game/mira", kind="summary").memories  # the day was folded into a summary
     found = profile.recall("Tell me about Rex the dog", thinking_level="high")
-    assert {c.summary for c in found.candidates} >= {"I have a dog called Rex."}
+    assert {c.summary for c in found.candidates} >= {"The user has a dog called Rex."}
     assert all(c.id.startswith("am-") for c in found.candidates)

@@ -67,6 +67,6 @@ def test_the_rest_example_runs_against_memory_sim_serve(tmp_path: Path) -> None:
     answers = [json.loads(line) for line in done.stdout.replace("}{", "}\n{").splitlines() if line.strip()]
     assert len(answers) == script.count("curl ") and all(a["success"] for a in answers), answers
     recalled = answers[2]["result"]
-    assert recalled["count"] == 1 and recalled["answer"] == "I prefer concise answers."
+    assert recalled["count"] == 1 and recalled["answer"] == "The user prefers concise answers."
     assert [m["type"] for m in answers[3]["result"]] == ["instruction"]
-    assert "## Instructions\n- I prefer concise answers." in answers[4]["result"]["summary"]
+    assert "## Instructions\n- The user prefers concise answers." in answers[4]["result"]["summary"]

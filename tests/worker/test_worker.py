@@ -129,10 +129,10 @@ def test_agent_memory_through_env_memory(report: dict[str, Any], runner: str) ->
     assert sorted(m["type"] for m in listed) == ["event", "fact", "instruction", "task"]  # ingested once
     assert all("content" not in m and m["sessionId"] == "s1" and m["createdAt"].endswith("Z") for m in listed)
     recalled = result(seen, "memory:recall")
-    assert recalled["candidates"][0]["summary"] == "I prefer concise answers." and "concise" in recalled["answer"]
+    assert recalled["candidates"][0]["summary"] == "The user prefers concise answers." and "concise" in recalled["answer"]
     assert "billing API" in result(seen, "memory:recall_yesterday")["answer"]
     deleted = result(seen, "memory:deleteTasks")
-    assert [d["summary"] for d in deleted] == ["I need to update the README after the refactor."]
+    assert [d["summary"] for d in deleted] == ["The user needs to update the README after the refactor."]
     assert "content" in deleted[0]
     assert len(result(seen, "memory:list_after_delete")["memories"]) == 3
     assert "## Key Facts" in result(seen, "memory:summary")["summary"]
@@ -140,5 +140,5 @@ def test_agent_memory_through_env_memory(report: dict[str, Any], runner: str) ->
     assert result(seen, "memory:deleteSession") is None
     assert result(seen, "memory:list_after_session") == {"memories": []}
     assert result(seen, "memory:fresh_recall") == {"count": 0, "answer": "", "candidates": []}
-    assert result(seen, "memory:example") == "I prefer concise answers."  # docs/agent-memory.md's Worker example
+    assert result(seen, "memory:example") == "The user prefers concise answers."  # docs/agent-memory.md's Worker example
     assert result(seen, "memory:example_tasks") == {"memories": []}
