@@ -452,3 +452,8 @@ class LocalProfile:
         entries = [Entry(str(r["type"]), str(r["summary"]), r["session_id"], contract.parse_time(r["created_at"]),
                          r["superseded_by"] is not None) for r in rows]
         return markdown(entries, chosen, self.service.now())
+
+
+def _keeps_the_contract(account: LocalAccount) -> contract.AgentMemoryAccount:
+    """mypy checks here that the local classes have the contract's methods and signatures."""
+    return account

@@ -143,3 +143,8 @@ class CloudflareAgentMemoryProfile:
     def get_summary(self, *, session_id: str | None = None) -> str:
         body = {} if session_id is None else {"sessionId": contract.session_id(session_id)}
         return str(self.account.send("POST", f"{self.path}/summary", body)["result"]["summary"])
+
+
+def _keeps_the_contract(account: CloudflareAgentMemoryAccount) -> contract.AgentMemoryAccount:
+    """mypy checks here that the REST classes have the contract's methods and signatures."""
+    return account

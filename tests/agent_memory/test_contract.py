@@ -297,3 +297,12 @@ def test_summary_sections(profile: Any) -> None:
     other = profile.get_summary(session_id="another")
     assert "## Active Tasks" not in other and "## Key Facts" in other
     refused(contract.CODE_INVALID_SESSION, profile.get_summary, session_id="s" * 65)
+
+
+@pytest.mark.usefixtures("memory_sims_wording")
+def test_thinking_level_widens_the_pool(profile: Any) -> None:
+    profile.ingest([{"role": "user", "content": f"My bicycle number {i} is parked in shed {i}."} for i in range(30)])
+    low = profile.recall("Where is my bicycle parked?", thinking_level="low")
+    medium = profile.recall("Where is my bicycle parked?", thinking_level="medium")
+    high = profile.recall("Where is my bicycle parked?", thinking_level="high")
+    assert (low.count, medium.count, high.count) == (10, 25, 30)
