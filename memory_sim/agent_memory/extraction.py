@@ -187,8 +187,12 @@ def _head(tokens: list[str]) -> str | None:
     return None
 
 
-def _clean(key: str) -> str:
-    return re.sub(r"[^a-z0-9:_.-]", "", key.replace(" ", "_").replace("'", ""))[:120]
+MAX_TOPIC_KEY_BYTES = 64  # a topic key is the memory system's state key (memory/rules.py: at most 64 bytes)
+
+
+def _clean(key: str) -> str | None:
+    cleaned = re.sub(r"[^a-z0-9:_.-]", "", key.replace(" ", "_").replace("'", ""))[:MAX_TOPIC_KEY_BYTES]
+    return cleaned or None
 
 
 def topic_key(sentence: str, kind: str) -> str | None:

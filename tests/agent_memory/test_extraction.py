@@ -92,3 +92,15 @@ def test_relative_windows() -> None:
     assert relative_window("3 days ago", now) == (day(19), day(20))
     assert relative_window("last monday", now) == (day(20), day(21))
     assert relative_window("which editor?", now) is None
+
+
+@pytest.mark.parametrize("sentence,kind", [
+    ("My favourite extraordinarily long and winding mountain bicycle touring route through the northern "
+     "highlands is the old coast road.", "fact"),
+    ("Über-cautious reviewers always ask for more tests.", "fact"),
+    ("Use überlong identifiers everywhere in the generated configuration files please.", "instruction"),
+])
+def test_topic_keys_are_state_keys(sentence: str, kind: str) -> None:
+    from memory_sim.memory import rules
+
+    assert rules.state_key(topic_key(sentence, kind)) == topic_key(sentence, kind)
