@@ -305,7 +305,11 @@ def session_id(value: Any, *, required: bool = False) -> str | None:
 
 
 def _bytes(value: str) -> int:
-    return len(value.encode("utf-8", "surrogatepass"))
+    """Bytes in UTF-8; text that is not valid Unicode (a lone surrogate) is refused, as the REST API refuses it."""
+    try:
+        return len(value.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise AgentMemoryInputError(CODE_INVALID_REQUEST, "Invalid request: text is not valid Unicode") from None
 
 
 def message(value: Any, position: int) -> Message:

@@ -155,6 +155,8 @@ def test_ingest_limits(profile: Any) -> None:
     refused(contract.CODE_INVALID_MESSAGE, profile.ingest, [{"role": "robot", "content": "hi"}])
     refused(contract.CODE_INVALID_MESSAGE, profile.ingest, [{"role": "user"}])
     refused(contract.CODE_INVALID_REQUEST, profile.ingest, [{"role": "user", "content": "x", "timestamp": "soon"}])
+    refused(contract.CODE_INVALID_REQUEST, profile.ingest, [{"role": "user", "content": "bad \ud800 text"}])
+    assert profile.list(session_id="bad").memories == ()
 
 
 # --- remember, get, list -------------------------------------------------------------------------------------------
