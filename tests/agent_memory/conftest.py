@@ -4,34 +4,13 @@ CLOUDFLARE_ACCOUNT_ID, CLOUDFLARE_API_TOKEN and MEMORY_SIM_AGENT_MEMORY_LIVE=1 a
 
 from __future__ import annotations
 
-import itertools
 import os
 from collections.abc import Iterator
-from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 
-from memory_sim.agent_memory import AgentMemoryService
-from memory_sim.env import Env
-
-NOW = datetime(2026, 4, 21, 12, 0, tzinfo=UTC)
-_names = itertools.count()
-
-
-class Clock:
-    """Calendar time for the service, moved by the tests."""
-
-    def __init__(self) -> None:
-        self.value = NOW
-
-    def __call__(self) -> datetime:
-        return self.value
-
-
-def local_service(clock: Clock, **options: Any) -> AgentMemoryService:
-    return AgentMemoryService.over(Env.in_memory(dimensions=64), now=clock, **options)
-
+from tests.agent_memory.am_helpers import NOW, Clock, local_service, names
 
 @pytest.fixture(scope="session")
 def clock() -> Clock:
@@ -79,7 +58,7 @@ def account(request: pytest.FixtureRequest, clock: Clock) -> Any:
 @pytest.fixture
 def namespace_name(account: Any) -> Iterator[str]:
     """A fresh namespace, created and deleted around the test."""
-    name = f"ms-test-{os.getpid()}-{next(_names)}"
+    name = f"ms-test-{os.getpid()}-{next(names)}"
     account.create_namespace(name)
     yield name
     try:

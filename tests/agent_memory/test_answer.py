@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from conftest import local_service
+from tests.agent_memory.am_helpers import local_service
 
 from memory_sim.agent_memory import ChatAnswerer
 from tests.memory.fake_chat_server import FakeChatServer

@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from conftest import NOW
+from tests.agent_memory.am_helpers import NOW
 
 from memory_sim.bindings import agent_memory as contract
 from memory_sim.bindings.agent_memory import AgentMemoryConflict, AgentMemoryInputError, AgentMemoryNotFound

@@ -61,7 +61,7 @@ def test_a_bad_body_is_refused_in_the_envelope(http: Any) -> None:
 
 
 def test_profile_memories_live_in_the_npc_memory(clock: Any) -> None:
-    from conftest import local_service
+    from tests.agent_memory.am_helpers import local_service
 
     service = local_service(clock)
     account = service.account()
@@ -87,7 +87,7 @@ def test_profile_memories_live_in_the_npc_memory(clock: Any) -> None:
 def test_consolidated_days_still_answer(clock: Any) -> None:
     """The memory system's consolidation may fold a profile's day into a summary; recall answers with the
     memories the summary holds."""
-    from conftest import local_service
+    from tests.agent_memory.am_helpers import local_service
 
     service = local_service(clock)
     account = service.account()
