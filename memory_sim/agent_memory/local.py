@@ -321,14 +321,16 @@ class LocalProfile:
             statements += [store.link(db, memory_id, m) for m in messages]
             if memory_id in rows or store.memory(db, self.id, memory_id) is not None:
                 continue
+            happened = created if kind != "event" else contract.iso(timeref.anchored(
+                summary, contract.parse_time(created)))
             rows[memory_id] = {"id": memory_id, "profile_id": self.id, "seq": seq, "type": kind, "summary": summary,
                                "content": content, "topic_key": key, "session_id": session, "created_at": created,
-                               "updated_at": at, "superseded_by": None}
+                               "updated_at": at, "superseded_by": None, "happened_at": happened}
             seq += 1
         db.batch([store.insert_memory(db, r) for r in rows.values()] + statements)
         self._supersede(list(rows.values()), at)
         self.service.system.remember_many([ShortTermMemory(
-            self.npc_id, r["summary"], IMPORTANCE[r["type"]], timeref.world_time(contract.parse_time(r["created_at"]),
+            self.npc_id, r["summary"], IMPORTANCE[r["type"]], timeref.world_time(contract.parse_time(r["happened_at"]),
                                                                                   self.service.epoch),
             id=r["id"], state_key=r["topic_key"]) for r in rows.values()])
         return ids
@@ -379,7 +381,7 @@ class LocalProfile:
         ranked = sorted(scored, key=lambda pair: (-pair[1] * weight(pair[0]), pair[0]["id"]))
         candidates = tuple(Candidate(str(r["id"]), str(r["summary"]), r["session_id"], round(min(1.0, s), 4))
                            for r, s in ranked)
-        evidence = [answers.Evidence(str(r["summary"]), str(r["type"]), contract.parse_time(r["created_at"]))
+        evidence = [answers.Evidence(str(r["summary"]), str(r["type"]), contract.parse_time(r["happened_at"]))
                     for r, _ in ranked]
         assert self.service.answerer is not None
         answer = self.service.answerer.answer(query, evidence, length, reference) if evidence else ""
@@ -396,7 +398,7 @@ class LocalProfile:
         if window is None:
             return kept
         start, end = contract.iso(window[0]), contract.iso(window[1])
-        inside = [(r, s) for r, s in kept if start <= str(r["created_at"]) < end]
+        inside = [(r, s) for r, s in kept if start <= str(r["happened_at"]) < end]
         seen = {str(r["id"]) for r, _ in inside}
         return inside + [(r, 0.5) for r in store.events_between(self.db, self.id, start, end) if r["id"] not in seen]
 
@@ -449,7 +451,7 @@ class LocalProfile:
         with self.service.lock:
             rows = store.all_memories(self.db, self.id)
             chosen = session or store.latest_session(self.db, self.id)
-        entries = [Entry(str(r["type"]), str(r["summary"]), r["session_id"], contract.parse_time(r["created_at"]),
+        entries = [Entry(str(r["type"]), str(r["summary"]), r["session_id"], contract.parse_time(r["happened_at"]),
                          r["superseded_by"] is not None) for r in rows]
         return markdown(entries, chosen, self.service.now())
 

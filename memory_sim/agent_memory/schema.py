@@ -31,7 +31,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             "CREATE TABLE IF NOT EXISTS am_memories ("
             " id TEXT NOT NULL PRIMARY KEY, profile_id TEXT NOT NULL, seq INTEGER NOT NULL, type TEXT NOT NULL,"
             " summary TEXT NOT NULL, content TEXT NOT NULL, topic_key TEXT, session_id TEXT,"
-            " created_at TEXT NOT NULL, updated_at TEXT NOT NULL, superseded_by TEXT)",
+            " created_at TEXT NOT NULL, updated_at TEXT NOT NULL, superseded_by TEXT, happened_at TEXT NOT NULL)",
             "CREATE INDEX IF NOT EXISTS am_memories_profile ON am_memories (profile_id, seq)",
             "CREATE INDEX IF NOT EXISTS am_memories_topic ON am_memories (profile_id, topic_key)",
             "CREATE TABLE IF NOT EXISTS am_memory_messages ("

@@ -122,8 +122,8 @@ def all_memories(db: D1Database, profile_id: str) -> list[Row]:
 
 def events_between(db: D1Database, profile_id: str, start: str, end: str) -> list[Row]:
     return [dict(r) for r in db.prepare(
-        "SELECT * FROM am_memories WHERE profile_id = ? AND type = 'event' AND created_at >= ? AND created_at < ?"
-        " AND superseded_by IS NULL ORDER BY created_at DESC LIMIT 100"
+        "SELECT * FROM am_memories WHERE profile_id = ? AND type = 'event' AND happened_at >= ? AND happened_at < ?"
+        " AND superseded_by IS NULL ORDER BY happened_at DESC LIMIT 100"
     ).bind(profile_id, start, end).all().results]
 
 
@@ -152,9 +152,10 @@ def live_with_topic(db: D1Database, profile_id: str, type: str, topic_key: str) 
 def insert_memory(db: D1Database, row: Row) -> D1PreparedStatement:
     return db.prepare(
         "INSERT INTO am_memories (id, profile_id, seq, type, summary, content, topic_key, session_id, created_at,"
-        " updated_at, superseded_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING"
+        " updated_at, superseded_by, happened_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT (id) DO NOTHING"
     ).bind(row["id"], row["profile_id"], row["seq"], row["type"], row["summary"], row["content"], row["topic_key"],
-           row["session_id"], row["created_at"], row["updated_at"], row["superseded_by"])
+           row["session_id"], row["created_at"], row["updated_at"], row["superseded_by"], row["happened_at"])
 
 
 def supersede(db: D1Database, memory_id: str, by: str, at: str) -> D1PreparedStatement:

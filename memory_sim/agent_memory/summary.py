@@ -17,7 +17,7 @@ class Entry:
     type: str
     summary: str
     session_id: str | None
-    created_at: datetime
+    happened_at: datetime  # an event's day (timeref.anchored); another memory's creation time
     superseded: bool
 
 
@@ -28,14 +28,14 @@ def _section(title: str, lines: Sequence[str]) -> str:
 def markdown(entries: Sequence[Entry], session: str | None, now: datetime) -> str:
     """The summary; `session` scopes Active Tasks and Last Session (None: neither is written)."""
     live = [e for e in entries if not e.superseded]
-    newest = sorted(live, key=lambda e: e.created_at, reverse=True)
+    newest = sorted(live, key=lambda e: e.happened_at, reverse=True)
     since = now - timedelta(days=RECENT_DAYS)
     sections = [
         _section("Key Facts", [e.summary for e in newest if e.type == "fact"]),
-        _section("Recent Events", [f"{e.summary} ({e.created_at:%B} {e.created_at.day})" for e in newest
-                                   if e.type == "event" and since <= e.created_at <= now]),
+        _section("Recent Events", [f"{e.summary} ({e.happened_at:%B} {e.happened_at.day})" for e in newest
+                                   if e.type == "event" and since <= e.happened_at <= now]),
         _section("Active Tasks", [e.summary for e in newest if e.type == "task" and e.session_id == session]),
-        _section("Last Session", [e.summary for e in sorted(live, key=lambda e: e.created_at)
+        _section("Last Session", [e.summary for e in sorted(live, key=lambda e: e.happened_at)
                                   if session is not None and e.session_id == session and e.type != "task"]),
         _section("Instructions", [e.summary for e in newest if e.type == "instruction"]),
     ]

@@ -46,6 +46,15 @@ def _month_start(moment: datetime, back: int = 0) -> datetime:
     return datetime(year, month, 1, tzinfo=UTC)
 
 
+def anchored(text: str, said_at: datetime) -> datetime:
+    """When an event a sentence tells happened: the day its words name, counted from when it was said ("We
+    shipped it yesterday", said on 3 March: 2 March), when they name one day; else when it was said."""
+    window = relative_window(text, said_at)
+    if window is None or window[1] - window[0] > timedelta(days=1):
+        return said_at
+    return window[0]
+
+
 def relative_window(query: str, now: datetime) -> Window | None:
     """The span of time a query's relative words name, counted back from `now`; None when it names none.
     "today", "yesterday", "this week", "last week" (the 7 days before this week's Monday), "this month", "last

@@ -308,3 +308,11 @@ def test_thinking_level_widens_the_pool(profile: Any) -> None:
     medium = profile.recall("Where is my bicycle parked?", thinking_level="medium")
     high = profile.recall("Where is my bicycle parked?", thinking_level="high")
     assert (low.count, medium.count, high.count) == (10, 25, 30)
+
+
+@pytest.mark.usefixtures("memory_sims_wording")
+def test_an_event_is_dated_by_the_day_its_words_name(profile: Any) -> None:
+    profile.ingest([{"role": "user", "content": "We shipped version 5.0 yesterday.", "timestamp": "2026-03-03T09:00:00Z"}])
+    assert "5.0" in profile.recall("What did we ship yesterday?", reference_date="2026-03-03").answer
+    assert profile.recall("What did we ship yesterday?", reference_date="2026-03-04").answer == ""
+    assert "(2026-03-02)" in profile.recall("version 5.0").answer

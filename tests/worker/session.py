@@ -101,7 +101,7 @@ def memory_scenario(call: Callable[[str, str, Any], Any], profile: str) -> None:
     call("memory:list", "/memory/list", said)
     call("memory:recall", "/memory/recall", {**said, "query": "How should I answer this user?"})
     call("memory:recall_yesterday", "/memory/recall", {**said, "query": "What did we deploy yesterday?",
-                                                       "options": {"referenceDate": "2026-04-21"}})
+                                                       "options": {"referenceDate": "2026-04-20"}})
     call("memory:deleteTasks", "/memory/deleteTasks", said)
     call("memory:list_after_delete", "/memory/list", said)
     call("memory:summary", "/memory/summary", said)
