@@ -10,6 +10,9 @@ _TOKEN = re.compile(r"[A-Za-z][A-Za-z'’]*|[^A-Za-z]+")
 _IRREGULAR = {"am": "is", "'m": "is", "have": "has", "do": "does", "go": "goes", "was": "was", "'ve": "has",
               "'d": "would", "'ll": "will"}
 _KEEP = frozenset("can could will would should must might may shall did was had".split())
+# Verbs that a coordinated predicate shares with "I" ("I prefer dark mode and use VS Code"): agreed after "and".
+_COMMON_VERBS = frozenset("use like love have work live prefer need want play drive speak own go do make run read "
+                          "write enjoy hate eat drink watch take try keep know teach study cook travel".split())
 _PRONOUNS = {"me": "them", "my": "their", "mine": "theirs", "myself": "themselves"}
 _CONTRACTIONS = {"i'm": ("I", "am"), "i've": ("I", "have"), "i'd": ("I", "would"), "i'll": ("I", "will")}
 
@@ -53,6 +56,9 @@ def third_person(sentence: str, role: str) -> str:
                     continue
             else:
                 out.append(f"{subject} {verb if subject == 'they' else _agree(verb)}")
+        elif (low in _COMMON_VERBS and named and len(out) >= 2 and out[-2].lower() == "and"
+              and not any(o.strip().lower() in ("they", "he", "she", "we", "you", "it") for o in out[-4:-2])):
+            out.append(_agree(token))  # "... and use VS Code": the same subject's second verb
         elif low in _PRONOUNS:
             first = {"me": who, "my": f"{who}'s", "mine": f"{who}'s"}.get(low) if not named else None
             out.append(first or _PRONOUNS[low])

@@ -23,6 +23,8 @@ from memory_sim.agent_memory.voice import third_person
     ("I'll follow up with the vendor.", "assistant", "The assistant will follow up with the vendor."),
     ("Always answer in Portuguese.", "user", "Always answer in Portuguese."),
     ("We shipped version 4.1.", "user", "We shipped version 4.1."),
+    ("I prefer dark mode and use VS Code.", "user", "The user prefers dark mode and uses VS Code."),
+    ("I like tea and they like coffee.", "user", "The user likes tea and they like coffee."),
 ])
 def test_third_person(said: str, role: str, summary: str) -> None:
     assert third_person(said, role) == summary
