@@ -80,7 +80,7 @@ def recall_gate() -> list[str]:
 
 def main() -> None:
     lines = ["# Agent Memory's offline rules, measured", "",
-             "Written by scripts/measure_agent_memory.py. The rules were tuned on extraction_dev.tsv only.", ""]
+             "Written by scripts/measure_agent_memory.py.", ""]
     lines += ["Development data: extraction_dev.tsv, extraction_chat_dev.tsv, and extraction_locomo_heldout.tsv after",
               "its one held-out measurement (accuracy 0.34, fact precision 0.13, before the casual-chat rules).",
               "Held out: extraction_heldout.tsv (written by the rules' author just before the rules: flattered) and",
