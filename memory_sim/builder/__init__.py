@@ -398,3 +398,11 @@ def _close_with(env: Env, closable: object) -> None:
     close = getattr(closable, "close", None)
     if close is not None:
         env.close_hooks.append(close)
+
+
+def open_agent_memory(settings: Settings) -> Any:
+    """Agent Memory over the REST API of the settings' Cloudflare account (or of `memory-sim serve` at
+    `base_url`): a `CloudflareAgentMemoryAccount`. The local service is `memory_sim.agent_memory`'s."""
+    from memory_sim.cloudflare.agent_memory import CloudflareAgentMemoryAccount
+
+    return CloudflareAgentMemoryAccount(cloudflare_client(settings))

@@ -28,6 +28,7 @@ def _serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from memory_sim import owner
+    from memory_sim.agent_memory import AgentMemoryService
     from memory_sim.builder import build_local_env
     from memory_sim.builder.server import build_server_app
     from memory_sim.errors import ConfigError
@@ -48,7 +49,8 @@ def _serve(args: argparse.Namespace) -> int:
                 own_token, frozenset({owner.LOCAL_ACCOUNT})
             )  # the owner token opens `local` only
             app = build_server_app(Path(args.data), served, d1_engine=settings.d1_engine,
-                                   visibility_lag_s=args.visibility_lag, ai=env.AI)
+                                   visibility_lag_s=args.visibility_lag, ai=env.AI,
+                                   agent_memory=AgentMemoryService.over(env))  # on the folder's own memory
             owner.serve_env(app, env)  # ... as the account `local`
             ui = _mount_inspector(app, env, args.host, args.port, served)
             owned.publish(owner.published_address(args.host, args.port), own_token,

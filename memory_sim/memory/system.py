@@ -273,7 +273,7 @@ class MemorySystem:
     @_settled
     def recall(
         self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE, *,
-        include_recent: bool = False,
+        include_recent: bool = False, now: WorldTime | None = None,
     ) -> list[Recollection]:
         """This NPC's memories that best answer the query, by meaning (age and importance play no part; see
         `weighted_recall`).
@@ -287,6 +287,7 @@ class MemorySystem:
             include_recent: also search the NPC's recent memories kept in D1 only (importance at or below
                 0.7, never embedded) by keyword and recency, with no embedding (memory/recalling/recent.py); they come
                 back with `source="d1"`.
+            now: the moment recall reads time from (recency, "today"); None: `clock()`.
 
         Returns:
             Up to `top_k` `Recollection`s, highest `score` first (the mode's score). No two share a text, and a
@@ -295,7 +296,7 @@ class MemorySystem:
         """
         _check_recall(npc_id, query, top_k, mode)
         found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score,
-                                   include_recent, weighted=False)
+                                   include_recent, weighted=False, now=now)
         return found or self._nothing_for(npc_id)
 
     @_settled
@@ -359,7 +360,7 @@ class MemorySystem:
 
     def _distinct_top(
         self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking,
-        include_recent: bool = False, *, weighted: bool,
+        include_recent: bool = False, *, weighted: bool, now: WorldTime | None = None,
     ) -> list[Recollection]:
         """The top k after collapsing repeats (scoring.distinct), the newest state of each belief above the stale
         one (beliefs/ranking.py; by `effective_score` when `weighted`, else by `score`), asking for more
@@ -367,10 +368,11 @@ class MemorySystem:
         join the candidates. In hybrid `recall` a summary yields to a source of it scoring nearly as well
         (scoring.yield_to_sources): its lead there is words its other sentences add, not a better answer."""
         k = min(VECTORIZE_MAX_TOP_K, k)
-        recent = self._recent(npc_id, query) if include_recent else []
+        at = self.clock() if now is None else now.to_seconds()
+        recent = self._recent(npc_id, query, WorldTime.from_seconds(at).day) if include_recent else []
         while True:
             candidates = recall_sources.gather(
-                self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
+                self.env, npc_id, query, k, at, self.config, mode, self._recall_cache
             )
             if candidates.fell_back:
                 self._fell_back(npc_id, candidates.cause)
@@ -405,13 +407,13 @@ class MemorySystem:
             return ranking.newest_first(kept, stale, ranking.by_effective_score, ranking.lift_effective_score, top_k)
         return ranking.newest_first(kept, stale, window=top_k)
 
-    def _recent(self, npc_id: str, query: str) -> list[Recollection]:
+    def _recent(self, npc_id: str, query: str, today: int | None = None) -> list[Recollection]:
         """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""
         from memory_sim.memory.recalling import recent
 
         expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB), npc_id) if (
             self.config.expand_npc_names) else query
-        return recent.recent_candidates(self.env, npc_id, query, expanded, self.today())
+        return recent.recent_candidates(self.env, npc_id, query, expanded, self.today() if today is None else today)
 
     @_settled
     def lineage(self, memory_id: str) -> Lineage:

@@ -21,9 +21,18 @@ from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from starlette.exceptions import HTTPException
 
+from memory_sim.agent_memory.local import AgentMemoryService
 from memory_sim.bindings.ai import Ai
 from memory_sim.errors import ConfigError, MemorySimError
-from memory_sim.server import ai_routes, d1_file_routes, d1_routes, d1_time_travel_routes, transfers, vectorize_routes
+from memory_sim.server import (
+    agent_memory_routes,
+    ai_routes,
+    d1_file_routes,
+    d1_routes,
+    d1_time_travel_routes,
+    transfers,
+    vectorize_routes,
+)
 from memory_sim.server.accounts import Accounts, D1Factory, VectorizeFactory
 from memory_sim.server.ai_compat_routes import router as ai_compat_router
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
@@ -75,12 +84,13 @@ def create_app(
     ai: Ai,
     fast_query: bool = True,
     time_travel: dict[str, Any] | None = None,
+    agent_memory: AgentMemoryService | None = None,
 ) -> FastAPI:
     """The app over `<data_dir>/accounts/<account_id>/...`, each account's Vectorize and D1 opened by the factories
     in its folder, `ai` answering `/ai/run`. This machine's backends wired in: `memory_sim.builder.server`.
     `fast_query`: answer the Vectorize query route before FastAPI's routing (fast_query.py; same answers).
     `time_travel`: options of D1 Time Travel (server/time_travel.py: interval_s, retention_s, max_kept, max_bytes,
-    clock)."""
+    clock). `agent_memory`: the service answering `/agent-memory/...` (agent_memory_routes.py); None: not served."""
     allowed = parse_tokens(tokens)
     if not allowed:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
@@ -103,10 +113,11 @@ def create_app(
     app.state.transfers = uploads_and_downloads  # D1 import uploads and export downloads (transfers.py)
     app.state.imports = {}  # (account, database) -> the last import's answer, for `poll`
     app.state.stopping = stopping
+    app.state.agent_memory = agent_memory
     app.include_router(ai_compat_router)  # before ai_routes: `/ai/run/{model:path}` would take `proxy`
     app.include_router(binding_router)  # a Worker's bindings (wrangler dev, Miniflare)
     for router in (vectorize_routes.router, d1_routes.router, d1_file_routes.router, d1_time_travel_routes.router,
-                   transfers.router, ai_routes.router):
+                   transfers.router, ai_routes.router, agent_memory_routes.router):
         app.include_router(router)
     app.add_middleware(TokenGate, tokens=allowed)
     app.add_middleware(InternalErrors)  # outside the gate: also catches what the gate might raise

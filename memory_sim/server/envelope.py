@@ -20,6 +20,7 @@ from fastapi import Request
 from fastapi.responses import JSONResponse, Response
 from starlette.exceptions import HTTPException
 
+from memory_sim.bindings.agent_memory import AgentMemoryError
 from memory_sim.errors import (
     AiError,
     ConfigError,
@@ -106,6 +107,8 @@ def to_api_error(exc: Exception) -> ApiError:
     """The project's errors in Cloudflare's words; anything else is a 500."""
     if isinstance(exc, ApiError):
         return exc
+    if isinstance(exc, AgentMemoryError):  # Agent Memory's own codes and statuses (bindings/agent_memory.py)
+        return ApiError(exc.status, exc.code, exc.message)
     if isinstance(exc, VectorizeUnavailable):
         return ApiError(exc.status, exc.code or CODE_UNAVAILABLE, exc.detail)
     if isinstance(exc, VectorizeError):

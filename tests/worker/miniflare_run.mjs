@@ -13,19 +13,24 @@ import { pathToFileURL } from "node:url";
 const [project, script, index, database] = process.argv.slice(2);
 const require = createRequire(join(project, "package.json"));
 const { Miniflare } = require("miniflare");
-const { connectionString } = await import(pathToFileURL(require.resolve("memory-sim-miniflare")).href);
+const { agentMemoryWorker, connectionString } = await import(pathToFileURL(require.resolve("memory-sim-miniflare")).href);
 
 const mf = new Miniflare({
-  modules: true,
-  scriptPath: script,
-  modulesRoot: dirname(script),  // module names are paths under this root (default: the working directory)
-  compatibilityDate: "2025-11-01",
   host: "127.0.0.1",
   port: 0,
-  bindings: { EMBED_MODEL: "sentence-transformers/all-MiniLM-L6-v2" },
-  vectorize: { VECTORIZE: { index_name: index, remoteProxyConnectionString: connectionString(`vectorize/${index}`) } },
-  ai: { binding: "AI", remoteProxyConnectionString: connectionString("ai") },
-  d1Databases: { DB: { id: database, remoteProxyConnectionString: connectionString(`d1/${database}`) } },
+  workers: [{
+    name: "npc-memory",
+    modules: true,
+    scriptPath: script,
+    modulesRoot: dirname(script),  // module names are paths under this root (default: the working directory)
+    compatibilityDate: "2025-11-01",
+    bindings: { EMBED_MODEL: "sentence-transformers/all-MiniLM-L6-v2" },
+    vectorize: { VECTORIZE: { index_name: index, remoteProxyConnectionString: connectionString(`vectorize/${index}`) } },
+    ai: { binding: "AI", remoteProxyConnectionString: connectionString("ai") },
+    d1Databases: { DB: { id: database, remoteProxyConnectionString: connectionString(`d1/${database}`) } },
+    // env.MEMORY: Agent Memory's binding, an RPC service binding to the plugin's Worker
+    serviceBindings: { MEMORY: { name: "agent-memory", entrypoint: "AgentMemoryNamespace" } },
+  }, agentMemoryWorker("agent-memory", "npc-agent")],
 });
 const url = await mf.ready;
 process.stdout.write(JSON.stringify({ url: url.href }) + "\n");

@@ -84,6 +84,36 @@ def make_index(base: str, name: str) -> None:
         json={"propertyName": "npcId", "indexType": "string"})
 
 
+AGENT_NAMESPACE = "npc-agent"  # the namespace env.MEMORY is bound to (wrangler.toml, miniflare_run.mjs)
+CONVERSATION = [
+    {"role": "user", "content": "I prefer dark mode in all applications."},
+    {"role": "user", "content": "I prefer concise answers."},
+    {"role": "user", "content": "We deployed the billing API yesterday.", "timestamp": "2026-04-20T10:00:00Z"},
+    {"role": "user", "content": "I need to update the README after the refactor."},
+]
+
+
+def memory_scenario(call: Callable[[str, str, Any], Any], profile: str) -> None:
+    """Agent Memory through the Worker's env.MEMORY: ingest (twice), list, recall, delete, summary, the limits."""
+    said = {"profile": profile}
+    call("memory:ingest", "/memory/ingest", {**said, "messages": CONVERSATION, "sessionId": "s1"})
+    call("memory:ingest_again", "/memory/ingest", {**said, "messages": CONVERSATION, "sessionId": "s1"})
+    call("memory:list", "/memory/list", said)
+    call("memory:recall", "/memory/recall", {**said, "query": "How should I answer this user?"})
+    call("memory:recall_yesterday", "/memory/recall", {**said, "query": "What did we deploy yesterday?",
+                                                       "options": {"referenceDate": "2026-04-20"}})
+    call("memory:deleteTasks", "/memory/deleteTasks", said)
+    call("memory:list_after_delete", "/memory/list", said)
+    call("memory:summary", "/memory/summary", said)
+    call("memory:too_many", "/memory/ingest", {**said, "messages": [{"role": "user", "content": "x"}] * 501})
+    call("memory:deleteSession", "/memory/deleteSession", {**said, "sessionId": "s1"})
+    call("memory:list_after_session", "/memory/list", said)
+    call("memory:fresh_recall", "/memory/recall", {"profile": f"{profile}-fresh", "query": "anything?"})
+    call("memory:example", "/memory/example", {"profile": f"{profile}-docs", "messages": CONVERSATION,
+                                               "question": "How should I answer this user?"})
+    call("memory:example_tasks", "/memory/list", {"profile": f"{profile}-docs", "options": {"type": "task"}})
+
+
 def scenario(worker: str, table: str, budget: Budget) -> dict[str, Any]:
     """Every binding method the Worker's routes reach, in order; each answer kept as `{result}` or `{error}`."""
     seen: dict[str, Any] = {}
@@ -130,6 +160,7 @@ def scenario(worker: str, table: str, budget: Budget) -> dict[str, Any]:
     call("bad_sql", "/d1/all", {"sql": "SELECT * FROM nowhere"})
     call("exec_failing", "/d1/exec", {"sql": "SELECT 1\nSELEC 2"})
     call("session", "/d1/session", {"sql": f"UPDATE {table} SET mood = mood + 1 WHERE npc = 'tom'"})
+    memory_scenario(call, table.removeprefix("notes_"))
     return seen
 
 
@@ -217,6 +248,7 @@ def main() -> int:
         wait_for(lambda: httpx.get(f"{base}/health", timeout=2).status_code == 200, budget, "memory-sim serve", served)
         make_index(base, "npc-memories")
         make_index(base, "npc-memories-mf")
+        api(base, "POST", "/agent-memory/namespaces", json={"name": AGENT_NAMESPACE})
         for name, run in (("wrangler", wrangler_run), ("miniflare", miniflare_run)):
             (work / name).mkdir()
             try:

@@ -29,7 +29,13 @@ def test_the_cli_prints_the_shipped_package() -> None:
 def test_the_plugin_imports_nothing() -> None:
     """Loaded from wherever npm put it (a link into this checkout has no node_modules above it)."""
     source = (NPM / "index.mjs").read_text()
-    assert "import " not in source.replace("// ", "") and "require(" not in source
+    # the Worker serving env.MEMORY runs in workerd, not in Node: it imports workerd's own cloudflare:workers only
+    start = source.index("export const AGENT_MEMORY_WORKER = `")
+    end = source.index("`;", start)
+    worker, plugin = source[start:end], source[:start] + source[end:]
+    assert "import " not in plugin.replace("// ", "") and "require(" not in plugin
+    assert [line for line in worker.splitlines() if "import " in line] == [
+        'import { RpcTarget, WorkerEntrypoint } from "cloudflare:workers";']
     assert "dependencies" not in json.loads((NPM / "package.json").read_text())
 
 
@@ -44,7 +50,12 @@ const out = {
   overridden: m.settingsOf({upstream: "127.0.0.1:9999", token: "u", account: "village"}, env),
   plugin: Object.keys(m.plugins),
   bindings: await m.plugin.getBindings([{name: "V", type: "vectorize", options: {index_name: "npc"}}], 0),
+  memory: await m.plugin.getBindings([{name: "MEMORY", type: "agent_memory", options: {namespace: "app"}}], 0),
 };
+process.env.CLOUDFLARE_API_BASE_URL = env.CLOUDFLARE_API_BASE_URL;
+process.env.CLOUDFLARE_API_TOKEN = "t";
+process.env.CLOUDFLARE_ACCOUNT_ID = "local";
+out.memoryService = await m.plugin.getServices({options: [{name: "MEMORY", type: "agent_memory", options: {namespace: "app"}}], workerIndex: 0});
 try { m.settingsOf({}, {}); } catch (e) { out.missing = e.message; }
 try { m.describe({name: "Q", type: "queue", options: {}}); } catch (e) { out.unserved = e.message; }
 console.log(JSON.stringify(out));
@@ -60,7 +71,13 @@ console.log(JSON.stringify(out));
     assert wrapped["moduleName"] == "cloudflare-internal:vectorize-api"
     assert {"name": "indexId", "text": "npc"} in wrapped["innerBindings"]
     assert seen["missing"].startswith("memory-sim-miniflare: set CLOUDFLARE_API_BASE_URL")
-    assert "is not served (vectorize, ai or d1)" in seen["unserved"]
+    assert "is not served (vectorize, ai, d1 or agent_memory)" in seen["unserved"]
+    memory = seen["memory"][0]
+    assert memory == {"name": "MEMORY", "service": {"name": "memory-sim:0:agent_memory:MEMORY",
+                                                     "entrypoint": "AgentMemoryNamespace"}}
+    served = seen["memoryService"][0]["worker"]
+    assert {"name": "base", "text": "http://127.0.0.1:8787/client/v4/accounts/local/agent-memory/namespaces/app"} \
+        in served["bindings"]
 
 
 @pytest.mark.slow

@@ -121,3 +121,27 @@ def test_the_worker_writes_the_database_the_python_side_reads(report: dict[str, 
     ran(report, "wrangler")
     assert report["shared_database"] == {"through": "CloudflareD1Database", "rows": [
         {"npc": "margaret", "mood": 0.5}, {"npc": "tom", "mood": -0.25}, {"npc": "cora", "mood": 1.0}]}
+
+
+@pytest.mark.parametrize("runner", RUNNERS)
+def test_agent_memory_through_env_memory(report: dict[str, Any], runner: str) -> None:
+    """A Worker's env.MEMORY (the plugin's RPC service binding) ingests a conversation, recalls, lists, deletes."""
+    seen = ran(report, runner)
+    assert result(seen, "memory:ingest") is None and result(seen, "memory:ingest_again") is None
+    listed = result(seen, "memory:list")["memories"]
+    assert sorted(m["type"] for m in listed) == ["event", "fact", "instruction", "task"]  # ingested once
+    assert all("content" not in m and m["sessionId"] == "s1" and m["createdAt"].endswith("Z") for m in listed)
+    recalled = result(seen, "memory:recall")
+    assert recalled["candidates"][0]["summary"] == "The user prefers concise answers." and "concise" in recalled["answer"]
+    assert "billing API" in result(seen, "memory:recall_yesterday")["answer"]
+    deleted = result(seen, "memory:deleteTasks")
+    assert [d["summary"] for d in deleted] == ["The user needs to update the README after the refactor."]
+    assert "content" in deleted[0]
+    assert len(result(seen, "memory:list_after_delete")["memories"]) == 3
+    assert "## Key Facts" in result(seen, "memory:summary")["summary"]
+    assert seen["memory:too_many"]["error"] == "AgentMemoryError: Too many messages: 501; at most 500 per ingest call"
+    assert result(seen, "memory:deleteSession") is None
+    assert result(seen, "memory:list_after_session") == {"memories": []}
+    assert result(seen, "memory:fresh_recall") == {"count": 0, "answer": "", "candidates": []}
+    assert result(seen, "memory:example") == "The user prefers concise answers."  # docs/agent-memory.md's Worker example
+    assert result(seen, "memory:example_tasks") == {"memories": []}

@@ -33,7 +33,32 @@ function statement(env, body) {
   return env.DB.prepare(body.sql).bind(...(body.params ?? []));
 }
 
+// Agent Memory through env.MEMORY, as a Worker uses Cloudflare's `agent_memory` binding. rememberAndAnswer is
+// docs/agent-memory.md's example, verbatim (tests/docs/test_agent_memory_doc.py checks it).
+export async function rememberAndAnswer(env, userId, messages, question) {
+  const profile = await env.MEMORY.getProfile(userId);
+  await profile.ingest(messages, { sessionId: "chat-1" });
+  const { answer } = await profile.recall(question, { responseLength: "short" });
+  const { memories } = await profile.list({ type: "task" });
+  for (const task of memories) await profile.delete(task.id);
+  return answer;
+}
+
+const profileOf = (env, b) => env.MEMORY.getProfile(b.profile);
+
 const ROUTES = {
+  "/memory/example": async (env, b) => rememberAndAnswer(env, b.profile, b.messages, b.question),
+  "/memory/ingest": async (env, b) => (await profileOf(env, b)).ingest(b.messages, { sessionId: b.sessionId }),
+  "/memory/recall": async (env, b) => (await profileOf(env, b)).recall(b.query, b.options ?? {}),
+  "/memory/list": async (env, b) => (await profileOf(env, b)).list(b.options ?? {}),
+  "/memory/get": async (env, b) => (await profileOf(env, b)).get(b.id),
+  "/memory/deleteTasks": async (env, b) => {
+    const profile = await profileOf(env, b);
+    const { memories } = await profile.list({ type: "task" });
+    return Promise.all(memories.map((m) => profile.delete(m.id)));
+  },
+  "/memory/deleteSession": async (env, b) => (await profileOf(env, b)).deleteSession(b.sessionId),
+  "/memory/summary": async (env, b) => (await profileOf(env, b)).getSummary(b.options ?? {}),
   "/remember": async (env, b) => indexMemory(env, b),
   "/recall": async (env, b) => recall(env, b.npcId, b.query, b.k),
   "/embed": async (env, b) => ({ dimensions: (await embed(env, b.texts))[0].length, count: b.texts.length }),
