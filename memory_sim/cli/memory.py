@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_sim.cli.output import key_note
+
 if TYPE_CHECKING:
     from memory_sim.env import Env
     from memory_sim.memory.system import MemorySystem
@@ -124,8 +126,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
             return 0
         for r in found:
             weighted = "" if r.effective_score is None else f"  weighted {r.effective_score:.3f}"
-            later = "  (superseded by a later memory)" if r.superseded_by else ""
-            print(f"{r.score:.3f}{weighted}  imp {r.importance:.2f}  day {r.day}  [{r.source}] {r.text}{later}")
+            print(f"{r.score:.3f}{weighted}  imp {r.importance:.2f}  day {r.day}  [{r.source}] {r.text}{key_note(r)}")
     return 0
 
 

@@ -8,12 +8,14 @@ import argparse
 from typing import Any
 
 from memory_sim.cli.memory import _open, _print
+from memory_sim.cli.output import key_note
 
 
 def _memory_json(memory: Any) -> dict[str, Any]:
     return {"id": memory.id, "npcId": memory.npc_id, "text": memory.content, "importance": memory.importance,
             "day": memory.day, "hour": memory.hour, "type": memory.type, "kind": memory.kind,
-            "state": memory.index_state, "about": list(memory.about)}
+            "state": memory.index_state, "about": list(memory.about), "stateKey": memory.state_key,
+            "keyConfidence": memory.key_confidence, "keySource": memory.key_source}
 
 
 def _memory_line(memory: Any) -> str:
@@ -22,8 +24,8 @@ def _memory_line(memory: Any) -> str:
 
 
 def _recollection_lines(found: list[Any]) -> list[str]:
-    return [f"{r.effective_score or r.score:.3f}  imp {r.importance:.2f}  day {r.day}  {r.text}"
-            + ("  (superseded by a later memory)" if r.superseded_by else "") for r in found]
+    return [f"{r.effective_score or r.score:.3f}  imp {r.importance:.2f}  day {r.day}  {r.text}{key_note(r)}"
+            for r in found]
 
 
 def cmd_npcs(args: argparse.Namespace) -> int:
@@ -113,7 +115,8 @@ def cmd_relationship(args: argparse.Namespace) -> int:
     with env:
         context = system.relationship_context(args.a, args.b, top_k=args.top_k)
         if args.json:
-            _print({args.a: [r.to_json() for r in context.a_recalls], args.b: [r.to_json() for r in context.b_recalls]})
+            _print({args.a: [r.to_json() for r in context.a_recalls], args.b: [r.to_json() for r in context.b_recalls],
+                    "opinions": {args.a: context.a_opinion, args.b: context.b_opinion}})
             return 0
         for who, found, opinion in ((args.a, context.a_recalls, context.a_opinion),
                                     (args.b, context.b_recalls, context.b_opinion)):

@@ -7,9 +7,10 @@ Decay factors grow daily, more slowly for important memories; past `forget_thres
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -200,3 +201,66 @@ def generative_agents_scores(
     importance = _min_max([r.importance for r in recollections])
     w_rec, w_rel, w_imp = weights
     return [w_rec * a + w_rel * b + w_imp * c for a, b, c in zip(recency, relevance, importance, strict=True)]
+
+
+# --- current state first: the newest memory of an NPC under a state key ranks above its older versions ---------
+
+STALE_MARGIN = 0.1  # a stale version scores at least this share (of the current one's size) below it
+
+Chains = Mapping[str, Sequence[str]]  # state key -> the NPC's memory ids under it, oldest first
+
+
+def next_newer(chains: Chains) -> dict[str, str]:
+    """{stale id: the id of the next newer memory under the same key}; a key's newest memory is in no entry."""
+    return {older: newer for ids in chains.values() for older, newer in itertools.pairwise(ids)}
+
+
+def current_of(chains: Chains) -> dict[str, str]:
+    """{memory id: the id of its key's current (newest) memory}, for every memory under a key."""
+    return {i: ids[-1] for ids in chains.values() if ids for i in ids}
+
+
+def lift_current(found: Sequence[Recollection], chains: Chains) -> list[Recollection]:
+    """Each key's current memory among `found` scores at least as well as the best of its older versions there
+    (it answers what they answer, as the NPC holds it now); each older version is marked `superseded_by` the next
+    newer memory under its key. Nothing else changes."""
+    current, later = current_of(chains), next_newer(chains)
+    best: dict[str, float] = {}
+    for r in found:
+        if r.id in later:
+            best[current[r.id]] = max(best.get(current[r.id], -math.inf), r.score)
+    out = []
+    for r in found:
+        if r.id in best and best[r.id] > r.score:
+            r = replace(r, score=best[r.id])
+        if r.id in later and r.superseded_by != later[r.id]:
+            r = replace(r, superseded_by=later[r.id])
+        out.append(r)
+    return out
+
+
+def stale_value(value: float, current: float) -> float:
+    """A stale version's score: its own, at most `STALE_MARGIN` of the current one's size below the current's."""
+    return min(value, current - max(STALE_MARGIN * abs(current), 1e-6))
+
+
+def demote_stale(found: Sequence[Recollection], chains: Chains, *, weighted: bool) -> list[Recollection]:
+    """Each older version of a key whose current memory is among `found` scored below it (`stale_value`): by
+    `score`, or with `weighted` by `effective_score`, its `score` scaled by the same factor (the design's formula is
+    linear in the score, so the weighted score still follows it). The order that results is the scores' own."""
+    current = current_of(chains)
+    values = {r.id: (r.effective_score or 0.0) if weighted else r.score for r in found}
+    out = []
+    for r in found:
+        head = current.get(r.id)
+        if head is not None and head != r.id and head in values:
+            new = stale_value(values[r.id], values[head])
+            if new < values[r.id]:
+                r = _scaled(r, values[r.id], new) if weighted else replace(r, score=new)
+        out.append(r)
+    return out
+
+
+def _scaled(r: Recollection, old: float, new: float) -> Recollection:
+    """The weighted score `new` and the score that gives it by the same weight (`old` / score)."""
+    return replace(r, effective_score=new, score=r.score * new / old if old != 0 else r.score)

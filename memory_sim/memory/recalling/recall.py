@@ -57,6 +57,7 @@ def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recol
         kind=memory.kind,
         hour=memory.hour,
         about=memory.about,
+        state_key=memory.state_key,
     )
 
 
