@@ -51,6 +51,6 @@ def opinion_story(owner: str, other: str, newest_first: Sequence[View]) -> str:
         return f"{told} No earlier view."
     quoted = "; ".join(f"day {v.day}, {_quoted(v.text)}" for v in earlier[:EARLIER_QUOTED])
     rest = earlier[EARLIER_QUOTED:]
-    more = f"; and {len(rest)} more ({_days([v.day for v in rest])})" if rest else ""
+    more = f"; and {len(rest)} more ({_days([v.day for v in rest])})." if rest else ""
     count = f"{len(earlier)} earlier view{'s' if len(earlier) > 1 else ''}"
     return f"{told} Before that ({count}, newest first): {quoted}{more}"

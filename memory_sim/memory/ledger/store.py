@@ -72,18 +72,22 @@ _INSERT_COLUMNS = (
     "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state,"
     " state_key, key_confidence, key_source, seq"
 )
-_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 16
-# seq = the counter before this batch + the memory's position in it; the counter moves in the same batch.
-_ROW = ("(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name = '"
-        + MEMORY_SEQUENCE + "') + ?)")
+_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 14  # bound values a row (7 rows a statement, as before keys)
 NO_KEY = KeyOf(None, None, None)
 
 
-def _memory_values(memory: ShortTermMemory, decay: float, state: str, key: KeyOf, position: int) -> list[Any]:
+def _row(decay: float, position: int) -> str:
+    """One row's VALUES: the batch's decay factor and the row's position are numbers this module makes, written
+    as literals (fewer bound values a row: more rows a statement). seq = the counter before this batch + the
+    position; the counter moves in the same batch."""
+    return (f"(?, ?, ?, ?, ?, ?, ?, ?, ?, {float(decay)!r}, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name"
+            f" = '{MEMORY_SEQUENCE}') + {int(position)})")
+
+
+def _memory_values(memory: ShortTermMemory, state: str, key: KeyOf) -> list[Any]:
     when = memory.world_time
     return [memory.id, memory.npc_id, memory.content, float(memory.importance), when.day, when.hour, memory.type,
-            ",".join(memory.about), memory.kind, decay, when.day, state, key.key, key.confidence, key.source,
-            position]
+            ",".join(memory.about), memory.kind, when.day, state, key.key, key.confidence, key.source]
 
 
 def insert_memories(
@@ -103,11 +107,8 @@ def insert_memories(
     conflict = " ON CONFLICT (id) DO NOTHING" if again else ""
     for start in range(0, len(memories), _ROWS_PER_INSERT):
         chunk = memories[start : start + _ROWS_PER_INSERT]
-        rows = ", ".join(_ROW for _ in chunk)
-        values = [
-            v for i, m in enumerate(chunk, start + 1)
-            for v in _memory_values(m, decay, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY), i)
-        ]
+        rows = ", ".join(_row(decay, i) for i in range(start + 1, start + 1 + len(chunk)))
+        values = [v for m in chunk for v in _memory_values(m, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY))]
         sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows}{conflict} RETURNING id, seq"
         statements.append(db.prepare(sql).bind(*values))
     if memories:
@@ -226,11 +227,13 @@ def keyed(db: D1Database, npc_id: str, keys: Sequence[str] | None = None) -> dic
     return found
 
 
-def semantic_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
+def semantic_in_order(db: D1Database, npc_id: str, *, keyed: bool = False) -> list[StoredMemory]:
     """The NPC's memories hybrid recall ranks (`SEMANTIC_STATES`) in remember order: after decay has dropped most
-    of a long life's memories from the index, a small share of `remembered_in_order`."""
+    of a long life's memories from the index, a small share of `remembered_in_order`. `keyed`: with every memory
+    under a state key too, whatever its state (recall's current state comes from them)."""
     marks = ", ".join("?" for _ in SEMANTIC_STATES)
-    return _select(db, f"npc_id = ? AND index_state IN ({marks})", npc_id, *SEMANTIC_STATES, order="seq, id")
+    where = f"npc_id = ? AND (index_state IN ({marks}){' OR state_key IS NOT NULL' if keyed else ''})"
+    return _select(db, where, npc_id, *SEMANTIC_STATES, order="seq, id")
 
 
 def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:

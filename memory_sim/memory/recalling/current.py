@@ -12,17 +12,21 @@ from memory_sim.memory.beliefs.story import View, opinion_key, opinion_story
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import BeliefLinks, Lineage, Recollection, StoredMemory
 from memory_sim.memory.recalling.recall import to_recollection
+from memory_sim.memory.recalling.recall_cache import NpcView
 from memory_sim.memory.scoring import Chains
 
 
-def with_current(db: D1Database, npc_id: str, found: Sequence[Recollection]) -> tuple[list[Recollection], Chains]:
+def with_current(
+    db: D1Database, npc_id: str, found: Sequence[Recollection], view: NpcView | None = None
+) -> tuple[list[Recollection], Chains]:
     """`found` with the current memory of each key among them added where missing (score 0: `lift_current`
-    gives it its versions' best), and the keys' chains (ids oldest first). One D1 read, none when no candidate
-    carries a key."""
+    gives it its versions' best), and the keys' chains (ids oldest first). From the NPC's recall view where the
+    candidates came from one proved current (hybrid recall), else one D1 read; none when no candidate carries a
+    key."""
     keys = sorted({r.state_key for r in found if r.state_key is not None and r.npc_id == npc_id})
     if not keys:
         return list(found), {}
-    histories = store.keyed(db, npc_id, keys)
+    histories = view.key_chains(keys) if view is not None else store.keyed(db, npc_id, keys)
     present = {r.id for r in found}
     pulled = [_pulled(ms[-1]) for ms in histories.values() if ms[-1].id not in present]
     return [*found, *pulled], {key: [m.id for m in ms] for key, ms in histories.items()}

@@ -89,7 +89,7 @@ class Recaller:
             found += [r for r in found_recent if r.id not in {f.id for f in found}]
             if mode == "hybrid" and not weighted:
                 found = yield_to_sources(found, HybridParams().source_share)
-            found, chains = current.with_current(self.env.DB, npc_id, found)
+            found, chains = current.with_current(self.env.DB, npc_id, found, candidates.view)
             kept = distinct(rank(lift_current(found, chains), chains))
             if len(kept) >= top_k or candidates.fell_back or len(candidates.recollections) < k or (
                     k >= VECTORIZE_MAX_TOP_K):

@@ -41,6 +41,7 @@ _RECENT_LIMIT = 32
 class Candidates:
     recollections: list[Recollection]
     fell_back: bool  # True when the index failed or answered nothing and D1 answered instead
+    view: NpcView | None = None  # the NPC's view the candidates were ranked from, proved current (hybrid)
 
 
 def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recollection:
@@ -216,8 +217,8 @@ def hybrid_candidates(
     ranked = view.rank(query, vector, k, params, cues)
     found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "short_term") for i, s in ranked]
     if not vector:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
-        return Candidates(found or short_term_fallback_rows(rows, query), True)
-    return Candidates(found, False)
+        return Candidates(found or short_term_fallback_rows(rows, query), True, view)
+    return Candidates(found, False, view)
 
 
 def gather(
