@@ -14,12 +14,10 @@ time in seconds (the sim clock in simulations and tests).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Sequence
-from typing import Concatenate, ParamSpec, TypeVar
 
 from memory_sim.bindings.worker_env import WorkerEnv
-from memory_sim.errors import InvalidInput, VectorizeError
+from memory_sim.errors import VectorizeError
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import rules
 from memory_sim.memory.config import MemoryConfig
@@ -30,7 +28,6 @@ from memory_sim.memory.ledger.counts import memory_counts
 from memory_sim.memory.ledger.schema import migrate
 from memory_sim.memory.models import (
     DEFAULT_RECALL_MODE,
-    RECALL_MODES,
     BeliefLinks,
     JobReport,
     Lineage,
@@ -44,52 +41,24 @@ from memory_sim.memory.models import (
 from memory_sim.memory.npcs import Npc
 from memory_sim.memory.recalling import current
 from memory_sim.memory.recalling.presets import DEFAULT_SCORING, Scoring, check_scoring
-from memory_sim.memory.recalling.ranked import Recaller
+from memory_sim.memory.recalling.ranked import Recaller, check_recall
 from memory_sim.memory.recalling.recall_cache import RecallCache
 from memory_sim.memory.writing import correcting, forgetting, indexer, rederive, remembering
-from memory_sim.memory.writing.background import Background
+from memory_sim.memory.writing.background import Background, settled
 from memory_sim.memory.writing.forgetting import MemoryPage
 from memory_sim.memory.writing.keying import KeyRegistry
 
 __all__ = ["MemorySystem", "RelationshipContext"]
 Clock = Callable[[], float]
-P = ParamSpec("P")
-R = TypeVar("R")
-
-
-def _settled(method: Callable[Concatenate[MemorySystem, P], R]) -> Callable[Concatenate[MemorySystem, P], R]:
-    """The method runs once background indexing (`remember_many(wait=False)`) is done."""
-
-    @functools.wraps(method)
-    def settled(self: MemorySystem, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        self.settle()
-        return method(self, *args, **kwargs)
-
-    return settled
-
-
-def _check_recall(npc_id: str, query: str, top_k: int, mode: str) -> None:
-    """recall's input rules (memory/rules.py); any non-empty NPC id is looked up (older ids may be longer)."""
-    rules.text("npc_id", npc_id)
-    rules.text("query", query)
-    rules.top_k(top_k)
-    if mode not in RECALL_MODES:
-        raise InvalidInput(f"mode must be one of {', '.join(RECALL_MODES)}, got {rules.shown(mode)}")
+_settled = settled  # the method runs once background indexing (`remember_many(wait=False)`) is done
 
 
 class MemorySystem:
-    """One NPC memory system over one `Env` (Vectorize, D1 and an embedder).
-
-    Args:
-        env: where memories live (`Env.local(folder)`, `Env.in_memory()`, `Env.cloudflare(...)`).
-        clock: a callable giving the world's time in seconds (a `SimClock`; one sim day is 86,400 seconds).
-        config: the tunables (`MemoryConfig`); the defaults follow the design.
-        summariser: what condenses a day in `consolidate` (the offline extractive one, or a `ChatSummariser`).
-
-    Units: days are whole sim days since the world began (`WorldTime.day`), hours 0-23 of that day, and times
-    passed as `now` are seconds of world time. The jobs (`consolidate`, `decay_and_prune`, `retry_pending`) are
-    what a scheduler runs; each is idempotent for a given `now`.
-    """
+    """One NPC memory system over one `Env` (`Env.local(folder)`, `Env.in_memory()`, `Env.cloudflare(...)`).
+    `clock` gives the world's time in seconds (a `SimClock`; a sim day is 86,400 s), `config` the tunables,
+    `summariser` what `consolidate` condenses a day with (the offline extractive one, or a `ChatSummariser`).
+    Days are whole sim days (`WorldTime.day`), hours 0-23, `now` seconds of world time. The jobs (`consolidate`,
+    `decay_and_prune`, `retry_pending`) are what a scheduler runs; each is idempotent for a given `now`."""
 
     def __init__(self, env: WorkerEnv, *, clock: Clock, config: MemoryConfig | None = None,
                  summariser: Summariser | None = None) -> None:
@@ -111,29 +80,18 @@ class MemorySystem:
 
     @_settled
     def remember(self, memory: ShortTermMemory) -> bool:
-        """Stores one memory in D1, with its state key (the game's, else inferred: memory/writing/keying.py); one
-        with importance above `config.index_threshold` (0.7) is embedded and upserted to the index at once.
-
-        Returns:
-            True when the memory is in the vector index now; False when it is kept in D1 only or queued for
-            `retry_pending` (the embedder or the index failed).
-        """
+        """Stores one memory in D1 with its state key (the game's, else inferred: memory/writing/keying.py); one
+        with importance above `config.index_threshold` (0.7) is embedded and indexed at once. Returns whether it is
+        in the index now (False: D1 only, or queued for `retry_pending`)."""
         return memory.id in self.remember_many([memory])
 
     def remember_many(
         self, memories: Sequence[ShortTermMemory], *, index_all: bool = False, wait: bool = True
     ) -> set[str]:
-        """Stores many memories: one D1 transaction for all, then one embedding call for the important ones.
-
-        Args:
-            memories: the memories; the same id twice is stored once.
-            index_all: index every one regardless of importance (what consolidation does with summaries).
-            wait: False returns once D1 holds the memories and leaves their embedding and upsert to one background
-                thread, in order; every other method waits for that work before it reads (`settle()` too).
-
-        Returns:
-            The ids that are in the vector index now (with `wait=False`: the ids handed to the background).
-        """
+        """Stores many memories (the same id twice once) in one D1 transaction, then embeds the important ones
+        (every one with `index_all`) in one call. `wait=False` returns once D1 holds them and leaves the embedding to
+        one background thread, in order; every other method waits for it first. Returns the ids in the index now
+        (with `wait=False`: those handed to the background)."""
         if wait:
             self.settle()
         memories = list({m.id: m for m in memories}.values())
@@ -202,22 +160,12 @@ class MemorySystem:
         self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE, *,
         include_recent: bool = False,
     ) -> list[Recollection]:
-        """This NPC's memories that best answer the query, by meaning (age and importance play no part).
-
-        Args:
-            npc_id: whose memories; only this NPC's are searched.
-            query: a question or situation in plain words.
-            top_k: how many to return (1-100).
-            mode: "hybrid" (vector + BM25 over D1 + neighbouring memories, the default), "vector" or "keyword".
-            include_recent: also search recent memories kept in D1 only by keyword and recency
-                (memory/recalling/recent.py); they come back with `source="d1"`.
-
-        Returns:
-            Up to `top_k` `Recollection`s, highest `score` first. A state key's current memory ranks above its
-            older versions (pulled in from D1 when only an older one was found); those may follow, marked
-            `superseded_by`. No two share a text. Empty when the NPC has no memories; an unknown NPC is refused.
-        """
-        _check_recall(npc_id, query, top_k, mode)
+        """Up to `top_k` (1-100) of this NPC's memories that best answer the query, by meaning alone, highest
+        `score` first; `mode` "hybrid" (vector + BM25 over D1 + neighbouring memories), "vector" or "keyword";
+        `include_recent` adds recent D1-only memories by keyword and recency (`source="d1"`). A state key's current
+        memory ranks above its older versions (pulled in from D1 when only an older one was found), which may
+        follow, marked `superseded_by`. No two share a text; an unknown NPC is refused."""
+        check_recall(npc_id, query, top_k, mode)
         found = self._recaller.recall(npc_id, query, top_k, mode, include_recent)
         return found or self._nothing_for(npc_id)
 
@@ -231,7 +179,7 @@ class MemorySystem:
         memory/recalling/presets.py). `current_day` is the day ages count to (`today()` when None). Every call
         records the game hour it returned each memory. Returns `Recollection`s with `effective_score` set, highest
         first; a key's current memory first as in `recall`."""
-        _check_recall(npc_id, query, top_k, mode)
+        check_recall(npc_id, query, top_k, mode)
         scoring = check_scoring(scoring)
         day = self.today() if current_day is None else rules.day(current_day, "current_day")
         found = self._recaller.weighted_recall(npc_id, query, day, top_k, mode, scoring, include_recent)

@@ -13,15 +13,16 @@ from dataclasses import dataclass, replace
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_TOP_K
 from memory_sim.bindings.worker_env import WorkerEnv
+from memory_sim.errors import InvalidInput
+from memory_sim.memory import rules
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.ledger import store
-from memory_sim.memory.models import RecallMode, Recollection, WorldTime
+from memory_sim.memory.models import RECALL_MODES, RecallMode, Recollection, WorldTime
 from memory_sim.memory.recalling import access, current, recent
 from memory_sim.memory.recalling import recall as recall_sources
 from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.presets import Scoring
 from memory_sim.memory.recalling.recall_cache import RecallCache
-from memory_sim.memory.rules import HOURS_PER_DAY
 from memory_sim.memory.scoring import (
     Chains,
     demote_stale,
@@ -33,6 +34,15 @@ from memory_sim.memory.scoring import (
 )
 
 Rank = Callable[[list[Recollection], Chains], list[Recollection]]
+
+
+def check_recall(npc_id: str, query: str, top_k: int, mode: str) -> None:
+    """recall's input rules (memory/rules.py); any non-empty NPC id is looked up (older ids may be longer)."""
+    rules.text("npc_id", npc_id)
+    rules.text("query", query)
+    rules.top_k(top_k)
+    if mode not in RECALL_MODES:
+        raise InvalidInput(f"mode must be one of {', '.join(RECALL_MODES)}, got {rules.shown(mode)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +68,7 @@ class Recaller:
         self, npc_id: str, query: str, day: int, top_k: int, mode: RecallMode, scoring: Scoring, include_recent: bool,
     ) -> list[Recollection]:
         """Ranked by the preset's score as of `day`; records the game hour each result was returned."""
-        now_hours = day * HOURS_PER_DAY + WorldTime.from_seconds(self.clock()).hour
+        now_hours = day * rules.HOURS_PER_DAY + WorldTime.from_seconds(self.clock()).hour
 
         def rank(found: list[Recollection], chains: Chains) -> list[Recollection]:
             scores = access.scored(self.env.DB, scoring, found, day, now_hours)
