@@ -197,3 +197,28 @@ def test_the_command_line_shows_keys_history_and_opinions(tmp_path: Path, capsys
     assert main([*data, "recall", "ada", "What about Cole?", "--top-k", "2"]) == 0
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].endswith(f"{FRIEND}  [opinion:cole]") and "(superseded by a later memory" in lines[1]
+
+
+@pytest.mark.parametrize("days", [2, 14])
+def test_the_demos_answer_counts_and_dates_what_it_says(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        days: int) -> None:
+    """Seen on main: "turned 6 times (days 2, 4, 8, 10 and 12)" (five days), "until day 0; since day 0" in a
+    2-day demo, and "distrusts" beside a positive affinity. The answer now quotes the current view with its day,
+    then says how many earlier views there were and lists them newest first."""
+    import re
+
+    assert main(["demo", "--data", str(tmp_path / "demo"), "--model", "fake/hashing", "--days", str(days)]) == 0
+    line = capsys.readouterr().out.split("What does Margaret think of Tom?")[1].splitlines()[1]
+    assert "until day" not in line and "distrusts" not in line and "turned" not in line
+    if "has no opinion of Tom yet" in line or '" No earlier view. Affinity' in line:
+        return
+    since = int(re.search(r"Margaret's view of Tom, since day (\d+):", line).group(1))  # type: ignore[union-attr]
+    told = re.search(r"Before that \((\d+) earlier views?, newest first\): (.*?)(?:; and (\d+) more \(days? "
+                     r"(\d+)(?: to (\d+))?\))?\. Affinity", line)
+    assert told is not None, line
+    quoted_days = [int(d) for d in re.findall(r"(?:^|; )day (\d+), \"", told.group(2))]
+    more = int(told.group(3) or 0)
+    assert int(told.group(1)) == len(quoted_days) + more  # the count agrees with what is listed
+    assert quoted_days == sorted(quoted_days, reverse=True) and all(d <= since for d in quoted_days)
+    if more:
+        assert int(told.group(5) or told.group(4)) <= quoted_days[-1]
