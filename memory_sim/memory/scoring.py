@@ -220,47 +220,69 @@ def current_of(chains: Chains) -> dict[str, str]:
     return {i: ids[-1] for ids in chains.values() if ids for i in ids}
 
 
-def lift_current(found: Sequence[Recollection], chains: Chains) -> list[Recollection]:
-    """Each key's current memory among `found` scores at least as well as the best of its older versions there
-    (it answers what they answer, as the NPC holds it now); each older version is marked `superseded_by` the next
-    newer memory under its key. Nothing else changes."""
+def lift_current(found: Sequence[Recollection], chains: Chains, *, weighted: bool = False) -> list[Recollection]:
+    """Each key's current memory among `found` scores at least as well as the best of its older versions there (it
+    answers what they answer, as the NPC holds it now); each older version is marked `superseded_by` the next newer
+    memory under its key. By `score`, or with `weighted` by `effective_score`, the `score` scaled by the same factor
+    (the design's formula is linear in the score, so the weighted score still follows it). Nothing else changes."""
     current, later = current_of(chains), next_newer(chains)
     best: dict[str, float] = {}
     for r in found:
         if r.id in later:
-            best[current[r.id]] = max(best.get(current[r.id], -math.inf), r.score)
+            best[current[r.id]] = max(best.get(current[r.id], -math.inf), _value(r, weighted))
     out = []
     for r in found:
-        if r.id in best and best[r.id] > r.score:
-            r = replace(r, score=best[r.id])
+        if r.id in best and best[r.id] > _value(r, weighted):
+            r = _valued(r, best[r.id], weighted)
         if r.id in later and r.superseded_by != later[r.id]:
             r = replace(r, superseded_by=later[r.id])
         out.append(r)
     return out
 
 
-def stale_value(value: float, current: float) -> float:
-    """A stale version's score: its own, at most `STALE_MARGIN` of the current one's size below the current's."""
-    return min(value, current - max(STALE_MARGIN * abs(current), 1e-6))
+def stale_values(values: Sequence[float], current: float) -> list[float]:
+    """Stale versions' scores: at least `STALE_MARGIN` of the current one's size below the current's. Where the
+    best of them is above that cap, all are scaled by one factor (their order kept, no new ties); scores at or below
+    zero are capped instead."""
+    cap = current - max(STALE_MARGIN * abs(current), 1e-6)
+    best = max(values, default=-math.inf)
+    if best <= cap:
+        return list(values)
+    if best > 0 and cap > 0:
+        return [v * cap / best for v in values]
+    return [min(v, cap) for v in values]
 
 
 def demote_stale(found: Sequence[Recollection], chains: Chains, *, weighted: bool) -> list[Recollection]:
-    """Each older version of a key whose current memory is among `found` scored below it (`stale_value`): by
-    `score`, or with `weighted` by `effective_score`, its `score` scaled by the same factor (the design's formula is
-    linear in the score, so the weighted score still follows it). The order that results is the scores' own."""
+    """The older versions of each key whose current memory is among `found` scored below it (`stale_values`), by
+    `score` or with `weighted` by `effective_score` (its `score` scaled alike, as in `lift_current`). The order
+    that results is the scores' own."""
     current = current_of(chains)
-    values = {r.id: (r.effective_score or 0.0) if weighted else r.score for r in found}
-    out = []
+    values = {r.id: _value(r, weighted) for r in found}
+    stale: dict[str, list[str]] = {}
     for r in found:
         head = current.get(r.id)
         if head is not None and head != r.id and head in values:
-            new = stale_value(values[r.id], values[head])
-            if new < values[r.id]:
-                r = _scaled(r, values[r.id], new) if weighted else replace(r, score=new)
-        out.append(r)
-    return out
+            stale.setdefault(head, []).append(r.id)
+    new: dict[str, float] = {}
+    for head, ids in stale.items():
+        new.update(zip(ids, stale_values([values[i] for i in ids], values[head]), strict=True))
+    return [_valued(r, new[r.id], weighted) if r.id in new and new[r.id] < values[r.id] else r for r in found]
 
 
-def _scaled(r: Recollection, old: float, new: float) -> Recollection:
-    """The weighted score `new` and the score that gives it by the same weight (`old` / score)."""
+def current_first(found: Sequence[Recollection], chains: Chains, *, weighted: bool) -> list[Recollection]:
+    """`lift_current` then `demote_stale`: each key's current memory takes the best place any of its versions
+    earned, and its older versions follow below it."""
+    return demote_stale(lift_current(found, chains, weighted=weighted), chains, weighted=weighted)
+
+
+def _value(r: Recollection, weighted: bool) -> float:
+    return (r.effective_score or 0.0) if weighted else r.score
+
+
+def _valued(r: Recollection, new: float, weighted: bool) -> Recollection:
+    """`r` with score `new`; weighted: the weighted score `new`, and the score that gives it by the same weight."""
+    if not weighted:
+        return replace(r, score=new)
+    old = r.effective_score or 0.0
     return replace(r, effective_score=new, score=r.score * new / old if old != 0 else r.score)

@@ -34,8 +34,9 @@ OTHERS = [
 QUESTION = "What does Ada think of Cole?"
 
 
-def ada_and_cole(system: MemorySystem, importance: tuple[float, ...] = (0.9, 0.85, 0.8, 0.75)) -> None:
-    """Ada's four opinions of Cole (the current one least important, so only keys can put it first) and others."""
+def ada_and_cole(system: MemorySystem, importance: tuple[float, ...] = (0.9, 0.6, 0.8, 0.65)) -> None:
+    """Ada's four opinions of Cole and others. The current one is less important than the first and kept in D1
+    only (0.65: never embedded), so only its key can bring it into vector recall and put it first."""
     system.register_npc("ada", "Ada", role="the weaver")
     system.register_npc("cole", "Cole", role="the carter")
     system.register_npc("bella", "Bella", role="the roofer")
@@ -59,18 +60,21 @@ def _opinions(found: list[Recollection]) -> list[str]:
     return [r.text for r in found if r.text in dict(ADA_ON_COLE).values()]
 
 
-def _recall(system: MemorySystem, weighted: bool, mode: str, top_k: int) -> list[Recollection]:
+def _recall(system: MemorySystem, weighted: bool, mode: str, top_k: int, recent: bool) -> list[Recollection]:
     if weighted:
-        return system.weighted_recall("ada", QUESTION, top_k=top_k, mode=mode)  # type: ignore[arg-type]
-    return system.recall("ada", QUESTION, top_k=top_k, mode=mode)  # type: ignore[arg-type]
+        return system.weighted_recall("ada", QUESTION, top_k=top_k, mode=mode,  # type: ignore[arg-type]
+                                      include_recent=recent)
+    return system.recall("ada", QUESTION, top_k=top_k, mode=mode, include_recent=recent)  # type: ignore[arg-type]
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("recent", [False, True], ids=["", "include_recent"])
 @pytest.mark.parametrize("weighted", [False, True], ids=["plain", "weighted"])
 @pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])
-def test_the_current_opinion_ranks_first_at_every_top_k(shipped: MemorySystem, mode: str, weighted: bool) -> None:
+def test_the_current_opinion_ranks_first_at_every_top_k(shipped: MemorySystem, mode: str, weighted: bool,
+                                                        recent: bool) -> None:
     for top_k in (1, 2, 3, 4):
-        found = _recall(shipped, weighted, mode, top_k)
+        found = _recall(shipped, weighted, mode, top_k, recent)
         opinions = _opinions(found)
         assert opinions and opinions[0] == FRIEND, (mode, weighted, top_k, [r.text for r in found])
         for r in found:  # every stale version is marked with the next newer memory under its key
@@ -78,6 +82,7 @@ def test_the_current_opinion_ranks_first_at_every_top_k(shipped: MemorySystem, m
             assert (r.superseded_by is None) == (r.text not in opinions or r.text == FRIEND)
         if not weighted:  # plain recall: the question is about Cole, so the current view is the answer
             assert found[0].text == FRIEND, (mode, top_k, [r.text for r in found])
+    assert shipped.memory(shipped.history("ada", "opinion:cole")[0].id).index_state == "none"  # D1 only
 
 
 @pytest.mark.slow
@@ -208,7 +213,12 @@ def test_the_demos_answer_counts_and_dates_what_it_says(tmp_path: Path, capsys: 
     import re
 
     assert main(["demo", "--data", str(tmp_path / "demo"), "--model", "fake/hashing", "--days", str(days)]) == 0
-    line = capsys.readouterr().out.split("What does Margaret think of Tom?")[1].splitlines()[1]
+    out = capsys.readouterr().out.split("What does Margaret think of Tom?")[1].splitlines()
+    line = out[1]
+    shown = [tuple(map(float, m.groups())) for m in (re.match(r"  score (\S+)  weighted (\S+)  imp (\S+)", x)
+                                                      for x in out) if m]
+    assert [w for _, w, _ in shown] == sorted((w for _, w, _ in shown), reverse=True)  # ordered by what it shows
+    assert all(w <= s * i + 1e-3 for s, w, i in shown), shown  # score x importance / (1 + age x decay) >= 1
     assert "until day" not in line and "distrusts" not in line and "turned" not in line
     if "has no opinion of Tom yet" in line or '" No earlier view. Affinity' in line:
         return

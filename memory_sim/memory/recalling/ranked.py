@@ -2,8 +2,10 @@
 memory pulled in beside its stale versions (current.py), ranked by one score (scoring.py), repeats collapsed.
 
 Every mode ranks the same way: each key's current memory scores at least as well as its stale versions among the
-candidates (`lift_current`) and each stale version a margin below it (`demote_stale`), so the current state ranks
-first at every `top_k`; the score each result shows is the one that ordered the list.
+candidates (`lift_current`: by relevance, and in weighted recall by weighted score too) and each stale version a
+margin below it (`demote_stale`), so the current state takes the best place its versions earned at every `top_k`;
+the score each result shows is the one that ordered the list (a weighted one still `score * importance / (1 + age
+* decay_factor)`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from memory_sim.memory.recalling.presets import Scoring
 from memory_sim.memory.recalling.recall_cache import RecallCache
 from memory_sim.memory.scoring import (
     Chains,
+    current_first,
     demote_stale,
     distinct,
     lift_current,
@@ -59,7 +62,7 @@ class Recaller:
 
     def recall(self, npc_id: str, query: str, top_k: int, mode: RecallMode, include_recent: bool) -> list[Recollection]:
         def rank(found: list[Recollection], chains: Chains) -> list[Recollection]:
-            return rank_by_score(demote_stale(found, chains, weighted=False), len(found))
+            return rank_by_score(demote_stale(found, chains, weighted=False), len(found))  # lift_current ran before
 
         k = 2 * top_k + self.config.recall_headroom
         return self._distinct_top(npc_id, query, top_k, mode, k, rank, include_recent, weighted=False)
@@ -73,7 +76,7 @@ class Recaller:
         def rank(found: list[Recollection], chains: Chains) -> list[Recollection]:
             scores = access.scored(self.env.DB, scoring, found, day, now_hours)
             weighted = [replace(r, effective_score=s) for r, s in zip(found, scores, strict=True)]
-            return rank_weighted(demote_stale(weighted, chains, weighted=True), len(found))
+            return rank_weighted(current_first(weighted, chains, weighted=True), len(found))
 
         k = top_k * self.config.candidate_factor
         found = self._distinct_top(npc_id, query, top_k, mode, k, rank, include_recent, weighted=True)
