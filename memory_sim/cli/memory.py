@@ -100,7 +100,8 @@ def cmd_remember(args: argparse.Namespace) -> int:
     with env:
         now = WorldTime.from_seconds(system.clock())
         when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
-        memory = ShortTermMemory(args.npc, args.text, args.importance, when, args.type, args.about)
+        memory = ShortTermMemory(args.npc, args.text, args.importance, when, args.type, args.about,
+                                 state_key=args.key)
         indexed = system.remember(memory)
         _print({"id": memory.id, "indexed": indexed})
     return 0
@@ -263,6 +264,8 @@ def register(sub: Any) -> None:
     remember.add_argument(
         "--about", type=arguments.about, default=(), help="comma-separated NPC ids the memory is about"
     )
+    remember.add_argument("--key", type=arguments.state_key,
+                          help="the piece of state it sets, e.g. debt:mira (default: inferred)")
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
     remember.add_argument("--json", action="store_true", help=ALWAYS_JSON)

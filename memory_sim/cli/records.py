@@ -126,6 +126,22 @@ def cmd_relationship(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_state(args: argparse.Namespace) -> int:
+    """An NPC's current state (its newest memory under each state key), or with a key that key's history."""
+    env, system = _open(args)
+    with env:
+        if args.key is None:
+            found = sorted(system.current_state(args.npc).items())
+        else:
+            found = [(args.key, m) for m in system.history(args.npc, args.key)]
+        if args.json:
+            _print([dict(_memory_json(m), stateKey=key) for key, m in found])
+            return 0
+        for key, m in found:
+            print(f"{key}  day {m.day} {m.hour:02d}h  {m.content}  ({m.key_source}, {m.key_confidence or 0:.2f})")
+    return 0
+
+
 def cmd_diary(args: argparse.Namespace) -> int:
     """The stored diary of that day; --write writes it first (as the village does at the day's end)."""
     from memory_sim.errors import NotFound
@@ -191,6 +207,10 @@ def register(sub: Any) -> None:
     relationship.add_argument("a", type=arguments.npc_to_recall)
     relationship.add_argument("b", type=arguments.npc_to_recall)
     relationship.add_argument("--top-k", type=arguments.top_k, default=5)
+
+    state = verb("state", "an NPC's current state (newest memory under each key), or a key's history", cmd_state)
+    state.add_argument("npc", type=arguments.npc_to_recall)
+    state.add_argument("key", nargs="?", type=arguments.state_key, help="a state key: its history, newest first")
 
     diary = verb("diary", "an NPC's diary of one day", cmd_diary)
     diary.add_argument("npc", type=arguments.npc_to_recall)

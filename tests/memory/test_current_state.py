@@ -232,3 +232,21 @@ def test_the_demos_answer_counts_and_dates_what_it_says(tmp_path: Path, capsys: 
     assert quoted_days == sorted(quoted_days, reverse=True) and all(d <= since for d in quoted_days)
     if more:
         assert int(told.group(5) or told.group(4)) <= quoted_days[-1]
+
+
+def test_the_command_line_remembers_a_games_key_and_shows_state_and_history(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = ["--data", str(tmp_path / "v"), "--model", "fake/hashing"]
+    for day, text in ((2, "I owe Mira three silver."), (9, "All square with Mira.")):
+        assert main([*data, "remember", "tom", text, "--day", str(day), "--key", "debt:mira"]) == 0
+    assert main([*data, "remember", "tom", DISTRUST, "--day", "3", "--type", "opinion", "--about", "cole"]) == 0
+    capsys.readouterr()
+    assert main([*data, "state", "tom"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "debt:mira  day 9 23h  All square with Mira.  (game, 1.00)",
+        f"opinion:cole  day 3 23h  {DISTRUST}  (inferred, 0.90)"]
+    assert main([*data, "state", "tom", "debt:mira", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [(m["day"], m["stateKey"], m["keySource"]) for m in history] == [(9, "debt:mira", "game"),
+                                                                             (2, "debt:mira", "game")]
+    assert main([*data, "remember", "tom", "x", "--key", "Debt:Mira"]) == 2
