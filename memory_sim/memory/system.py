@@ -68,7 +68,6 @@ class MemorySystem:
         self.summariser: Summariser = summariser or ExtractiveSummariser()
         migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
         self._recall_cache = RecallCache(env.DB)  # hybrid and keyword recall's per-NPC state, proved current
-        self._recaller = Recaller(env, self.config, self._recall_cache, clock)
         self._keys = KeyRegistry(env.DB)  # the registry as key inference reads it (writing/keying.py)
         # True while nothing is pending and no forget is half done (set by a clean retry, cleared by anything
         # that may queue a row); False at first: a dead process may have left work.
@@ -166,7 +165,7 @@ class MemorySystem:
         memory ranks above its older versions (pulled in from D1 when only an older one was found), which may
         follow, marked `superseded_by`. No two share a text; an unknown NPC is refused."""
         check_recall(npc_id, query, top_k, mode)
-        found = self._recaller.recall(npc_id, query, top_k, mode, include_recent)
+        found = self._recaller().recall(npc_id, query, top_k, mode, include_recent)
         return found or self._nothing_for(npc_id)
 
     @_settled
@@ -182,8 +181,11 @@ class MemorySystem:
         check_recall(npc_id, query, top_k, mode)
         scoring = check_scoring(scoring)
         day = self.today() if current_day is None else rules.day(current_day, "current_day")
-        found = self._recaller.weighted_recall(npc_id, query, day, top_k, mode, scoring, include_recent)
+        found = self._recaller().weighted_recall(npc_id, query, day, top_k, mode, scoring, include_recent)
         return found or self._nothing_for(npc_id)
+
+    def _recaller(self) -> Recaller:
+        return Recaller(self.env, self.config, self._recall_cache, self.clock)  # the config as it is now
 
     def _nothing_for(self, npc_id: str) -> list[Recollection]:
         """An empty recall, unless the NPC is unknown: that is refused with a hint (npcs.refuse_unknown)."""
