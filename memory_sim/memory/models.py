@@ -235,7 +235,7 @@ class Recollection:
         kind: "observation" or "summary"; a summary names the memories it was made from in `sources`.
         superseded_by: the id of the next newer memory of the NPC under the same state key: this one is stale
             (history). Recall ranks the key's current memory above it, pulled in from D1 when needed, and its
-            score is demoted below the current one's (memory/scoring.py's `demote_stale`). None when current.
+            score is demoted below the current one's (memory/scoring.py's `current_first`). None when current.
         hour, about: the hour of `day` it happened, and the NPC ids it is about.
         state_key: the piece of state the memory sets ("opinion:tom"), None when none is known.
     """

@@ -10,7 +10,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -205,7 +205,7 @@ def generative_agents_scores(
 
 # --- current state first: the newest memory of an NPC under a state key ranks above its older versions ---------
 
-STALE_MARGIN = 0.1  # a stale version scores at least this share (of the current one's size) below it
+STALE_MARGIN = 0.01  # a stale version scores at least this share (of the current one's size) below it
 
 Chains = Mapping[str, Sequence[str]]  # state key -> the NPC's memory ids under it, oldest first
 
@@ -220,24 +220,51 @@ def current_of(chains: Chains) -> dict[str, str]:
     return {i: ids[-1] for ids in chains.values() if ids for i in ids}
 
 
-def lift_current(found: Sequence[Recollection], chains: Chains, *, weighted: bool = False) -> list[Recollection]:
-    """Each key's current memory among `found` scores at least as well as the best of its older versions there (it
-    answers what they answer, as the NPC holds it now); each older version is marked `superseded_by` the next newer
-    memory under its key. By `score`, or with `weighted` by `effective_score`, the `score` scaled by the same factor
-    (the design's formula is linear in the score, so the weighted score still follows it). Nothing else changes."""
+def current_first(
+    found: Sequence[Recollection], chains: Chains, *, weighted: bool = False, unearned: Collection[str] = (),
+) -> list[Recollection]:
+    """The scores a key's versions earned among `found`, handed round so its current memory holds the best of them
+    and the older versions the rest, in their own order, the best of those `STALE_MARGIN` below the current one
+    (`stale_values`): a key takes no more places in the ranking than its versions earned, and its current state
+    takes the first of them. `unearned`: ids whose own score earned nothing (a current memory pulled in from D1);
+    where one is, the lowest older version drops a margin below the rest. By `score`, or with `weighted` by
+    `effective_score`, the `score` scaled by the same factor (the design's formula is linear in the score, so the
+    weighted score still follows it; a version with a weighted score of 0 keeps it). Each older version is marked
+    `superseded_by` the next newer memory under its key. Nothing else changes."""
     current, later = current_of(chains), next_newer(chains)
-    best: dict[str, float] = {}
+    groups: dict[str, list[Recollection]] = {}
     for r in found:
-        if r.id in later:
-            best[current[r.id]] = max(best.get(current[r.id], -math.inf), _value(r, weighted))
+        if r.id in current and (not weighted or _value(r, weighted) != 0):
+            groups.setdefault(current[r.id], []).append(r)
+    new: dict[str, float] = {}
+    for head, versions in groups.items():
+        if head not in {v.id for v in versions} or len(versions) < 2:
+            continue
+        values = sorted((_value(v, weighted) for v in versions if v.id not in unearned), reverse=True)
+        while len(values) < len(versions):  # the lowest older version yields its place to the current one
+            values.append(stale_values(values[-1:], values[-1])[0])
+        stale = sorted((v for v in versions if v.id != head), key=lambda v: -_value(v, weighted))
+        new[head] = values[0]
+        new.update(zip([v.id for v in stale], stale_values(values[1:], values[0]), strict=True))
     out = []
     for r in found:
-        if r.id in best and best[r.id] > _value(r, weighted):
-            r = _valued(r, best[r.id], weighted)
+        if r.id in new and new[r.id] != _value(r, weighted):
+            r = _valued(r, new[r.id], weighted)
         if r.id in later and r.superseded_by != later[r.id]:
             r = replace(r, superseded_by=later[r.id])
         out.append(r)
     return out
+
+
+def borrow_score(found: Sequence[Recollection], chains: Chains, pulled: Collection[str]) -> list[Recollection]:
+    """Each current memory in `pulled` (brought in from D1, no score of its own) given the best score of its older
+    versions among `found`, so that weighted recall can weigh it; `current_first` counts that score as unearned."""
+    current = current_of(chains)
+    best: dict[str, float] = {}
+    for r in found:
+        if r.id in current and r.id not in pulled:
+            best[current[r.id]] = max(best.get(current[r.id], -math.inf), r.score)
+    return [replace(r, score=best[r.id]) if r.id in pulled and r.id in best else r for r in found]
 
 
 def stale_values(values: Sequence[float], current: float) -> list[float]:
@@ -251,29 +278,6 @@ def stale_values(values: Sequence[float], current: float) -> list[float]:
     if best > 0 and cap > 0:
         return [v * cap / best for v in values]
     return [min(v, cap) for v in values]
-
-
-def demote_stale(found: Sequence[Recollection], chains: Chains, *, weighted: bool) -> list[Recollection]:
-    """The older versions of each key whose current memory is among `found` scored below it (`stale_values`), by
-    `score` or with `weighted` by `effective_score` (its `score` scaled alike, as in `lift_current`). The order
-    that results is the scores' own."""
-    current = current_of(chains)
-    values = {r.id: _value(r, weighted) for r in found}
-    stale: dict[str, list[str]] = {}
-    for r in found:
-        head = current.get(r.id)
-        if head is not None and head != r.id and head in values:
-            stale.setdefault(head, []).append(r.id)
-    new: dict[str, float] = {}
-    for head, ids in stale.items():
-        new.update(zip(ids, stale_values([values[i] for i in ids], values[head]), strict=True))
-    return [_valued(r, new[r.id], weighted) if r.id in new and new[r.id] < values[r.id] else r for r in found]
-
-
-def current_first(found: Sequence[Recollection], chains: Chains, *, weighted: bool) -> list[Recollection]:
-    """`lift_current` then `demote_stale`: each key's current memory takes the best place any of its versions
-    earned, and its older versions follow below it."""
-    return demote_stale(lift_current(found, chains, weighted=weighted), chains, weighted=weighted)
 
 
 def _value(r: Recollection, weighted: bool) -> float:

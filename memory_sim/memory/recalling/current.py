@@ -1,6 +1,6 @@
 """Current state and history from state keys (schema migration 8), read from D1: the newest memory of an NPC
 under a key is its current state, older ones its history. Recall asks here for the keys its candidates carry, so
-a key's current memory is ranked (memory/scoring.py's `lift_current` and `demote_stale`) even when only an older
+a key's current memory is ranked (memory/scoring.py's `current_first`) even when only an older
 version was among the candidates: no two memories need to be recalled together to be linked."""
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from memory_sim.memory.scoring import Chains
 def with_current(
     db: D1Database, npc_id: str, found: Sequence[Recollection], view: NpcView | None = None
 ) -> tuple[list[Recollection], Chains]:
-    """`found` with the current memory of each key among them added where missing (score 0: `lift_current`
+    """`found` with the current memory of each key among them added where missing (score 0: `current_first`
     gives it its versions' best), and the keys' chains (ids oldest first). From the NPC's recall view where the
     candidates came from one proved current (hybrid recall), else one D1 read; none when no candidate carries a
     key."""

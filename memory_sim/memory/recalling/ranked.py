@@ -1,11 +1,11 @@
 """`recall` and `weighted_recall`'s pipeline behind `MemorySystem`: candidates (recall.py), a state key's current
 memory pulled in beside its stale versions (current.py), ranked by one score (scoring.py), repeats collapsed.
 
-Every mode ranks the same way: each key's current memory scores at least as well as its stale versions among the
-candidates (`lift_current`: by relevance, and in weighted recall by weighted score too) and each stale version a
-margin below it (`demote_stale`), so the current state takes the best place its versions earned at every `top_k`;
-the score each result shows is the one that ordered the list (a weighted one still `score * importance / (1 + age
-* decay_factor)`).
+Every mode ranks the same way (scoring.py's `current_first`): the scores a key's versions earned among the
+candidates (by relevance, in weighted recall by weighted score) are handed round so its current memory holds the
+best and its older versions the rest, a margin below; so the current state takes the best place its versions
+earned at every `top_k`, and a key takes no more places than its versions earned. The score each result shows is
+the one that ordered the list (a weighted one still `score * importance / (1 + age * decay_factor)`).
 """
 
 from __future__ import annotations
@@ -27,16 +27,15 @@ from memory_sim.memory.recalling.presets import Scoring
 from memory_sim.memory.recalling.recall_cache import RecallCache
 from memory_sim.memory.scoring import (
     Chains,
+    borrow_score,
     current_first,
-    demote_stale,
     distinct,
-    lift_current,
     rank_by_score,
     rank_weighted,
     yield_to_sources,
 )
 
-Rank = Callable[[list[Recollection], Chains], list[Recollection]]
+Rank = Callable[[list[Recollection], Chains, set[str]], list[Recollection]]  # candidates, chains, pulled ids
 
 
 def check_recall(npc_id: str, query: str, top_k: int, mode: str) -> None:
@@ -61,8 +60,8 @@ class Recaller:
         return WorldTime.from_seconds(self.clock()).day
 
     def recall(self, npc_id: str, query: str, top_k: int, mode: RecallMode, include_recent: bool) -> list[Recollection]:
-        def rank(found: list[Recollection], chains: Chains) -> list[Recollection]:
-            return rank_by_score(demote_stale(found, chains, weighted=False), len(found))  # lift_current ran before
+        def rank(found: list[Recollection], chains: Chains, pulled: set[str]) -> list[Recollection]:
+            return rank_by_score(current_first(found, chains), len(found))
 
         k = 2 * top_k + self.config.recall_headroom
         return self._distinct_top(npc_id, query, top_k, mode, k, rank, include_recent, weighted=False)
@@ -73,10 +72,11 @@ class Recaller:
         """Ranked by the preset's score as of `day`; records the game hour each result was returned."""
         now_hours = day * rules.HOURS_PER_DAY + WorldTime.from_seconds(self.clock()).hour
 
-        def rank(found: list[Recollection], chains: Chains) -> list[Recollection]:
+        def rank(found: list[Recollection], chains: Chains, pulled: set[str]) -> list[Recollection]:
+            found = borrow_score(found, chains, pulled)
             scores = access.scored(self.env.DB, scoring, found, day, now_hours)
             weighted = [replace(r, effective_score=s) for r, s in zip(found, scores, strict=True)]
-            return rank_weighted(current_first(weighted, chains, weighted=True), len(found))
+            return rank_weighted(current_first(weighted, chains, weighted=True, unearned=pulled), len(found))
 
         k = top_k * self.config.candidate_factor
         found = self._distinct_top(npc_id, query, top_k, mode, k, rank, include_recent, weighted=True)
@@ -102,8 +102,9 @@ class Recaller:
             found += [r for r in found_recent if r.id not in {f.id for f in found}]
             if mode == "hybrid" and not weighted:
                 found = yield_to_sources(found, HybridParams().source_share)
+            seen = {r.id for r in found}
             found, chains = current.with_current(self.env.DB, npc_id, found, candidates.view)
-            kept = distinct(rank(lift_current(found, chains), chains))
+            kept = distinct(rank(found, chains, {r.id for r in found} - seen))
             if len(kept) >= top_k or candidates.fell_back or len(candidates.recollections) < k or (
                     k >= VECTORIZE_MAX_TOP_K):
                 return kept[:top_k]
