@@ -105,8 +105,7 @@ class Recaller:
             seen = {r.id for r in found}
             found, chains = current.with_current(self.env.DB, npc_id, found, candidates.view)
             kept = distinct(rank(found, chains, {r.id for r in found} - seen))
-            if len(kept) >= top_k or candidates.fell_back or len(candidates.recollections) < k or (
-                    k >= VECTORIZE_MAX_TOP_K):
+            if len(kept) >= top_k or candidates.fell_back or len(seen) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
 
