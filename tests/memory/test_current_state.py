@@ -219,6 +219,11 @@ def test_the_demos_answer_counts_and_dates_what_it_says(tmp_path: Path, capsys: 
                                                       for x in out) if m]
     assert [w for _, w, _ in shown] == sorted((w for _, w, _ in shown), reverse=True)  # ordered by what it shows
     assert all(w <= s * i + 1e-3 for s, w, i in shown), shown  # score x importance / (1 + age x decay) >= 1
+    day = int(re.search(r"\(margaret, on day (\d+)\)", out[0]).group(1))  # type: ignore[union-attr]
+    assert main(["--data", str(tmp_path / "demo"), "--model", "fake/hashing", "recall", "margaret",
+                 "What does Margaret think of Tom?", "--weighted", "--day", str(day), "--json"]) == 0
+    cli = [(round(r["score"], 3), round(r["effectiveScore"], 3)) for r in json.loads(capsys.readouterr().out)]
+    assert [(s, w) for s, w, _ in shown][:2] == cli[:2]  # one memory, one score, in the demo and in recall
     assert "until day" not in line and "distrusts" not in line and "turned" not in line
     if "has no opinion of Tom yet" in line or '" No earlier view. Affinity' in line:
         return
