@@ -74,6 +74,7 @@ top_k = checked("top_k", int, rules.top_k, "a whole number")
 registered_npc_id = checked("npc_id", _same, lambda v: _npcs().registered_id(v), "an NPC id")
 reason = checked("reason", _same, lambda v: rules.text("reason", v), "a reason")
 memory_id = checked("memory_id", _same, lambda v: rules.text("memory id", v), "a memory id")
+state_key = checked("key", _same, rules.state_key, "a state key")
 cursor = checked("cursor", int, lambda v: str(rules.day(v, "cursor")), "a cursor a previous page printed")
 
 

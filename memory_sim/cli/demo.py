@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from memory_sim.cli.memory import _open, _print
+from memory_sim.cli.output import key_note
 
 if TYPE_CHECKING:
     from memory_sim.folder_lock import FolderLock
@@ -138,7 +139,7 @@ def _report_demo(
     print()
     for r in found:
         print(f"  score {r.score:.3f}  weighted {r.effective_score or 0:.3f}  imp {r.importance:.2f}  day {r.day:>2}  "
-              f"[{r.source}] {r.text}" + ("  (superseded by a later memory)" if r.superseded_by else ""))
+              f"[{r.source}] {r.text}{key_note(r)}")
     stats = system.stats()
     print(
         f"\n{summary.days} days, {len(system.env.DB.prepare('SELECT npc_id FROM npc_state').all().results)} NPCs: "

@@ -15,6 +15,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_sim.cli.output import key_note
+
 if TYPE_CHECKING:
     from memory_sim.env import Env
     from memory_sim.memory.system import MemorySystem
@@ -92,7 +94,8 @@ def cmd_remember(args: argparse.Namespace) -> int:
     with env:
         now = WorldTime.from_seconds(system.clock())
         when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
-        memory = ShortTermMemory(args.npc, args.text, args.importance, when, args.type, args.about)
+        memory = ShortTermMemory(args.npc, args.text, args.importance, when, args.type, args.about,
+                                 state_key=args.key)
         indexed = system.remember(memory)
         if args.json:
             _print({"id": memory.id, "indexed": indexed})
@@ -122,8 +125,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
             return 0
         for r in found:
             weighted = "" if r.effective_score is None else f"  weighted {r.effective_score:.3f}"
-            later = "  (superseded by a later memory)" if r.superseded_by else ""
-            print(f"{r.score:.3f}{weighted}  imp {r.importance:.2f}  day {r.day}  [{r.source}] {r.text}{later}")
+            print(f"{r.score:.3f}{weighted}  imp {r.importance:.2f}  day {r.day}  [{r.source}] {r.text}{key_note(r)}")
     return 0
 
 
@@ -265,6 +267,8 @@ def register(sub: Any) -> None:
     remember.add_argument(
         "--about", type=arguments.about, default=(), help="comma-separated NPC ids the memory is about"
     )
+    remember.add_argument("--key", type=arguments.state_key,
+                          help="the piece of state it sets, e.g. debt:mira (default: inferred)")
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
     remember.add_argument("--json", action="store_true", help="print the id and whether it is indexed as JSON")

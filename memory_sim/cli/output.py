@@ -22,3 +22,9 @@ def say(args: argparse.Namespace, text: str, result: Any) -> None:
 def progress(args: argparse.Namespace, text: str) -> None:
     """A progress line: on stdout for people, on stderr under --json, so stdout stays one JSON document."""
     print(text, file=sys.stderr if getattr(args, "json", False) else sys.stdout, flush=True)
+
+
+def key_note(r: Any) -> str:
+    """A recollection's state key and, for a stale version, what superseded it (the key's history)."""
+    note = f"  [{r.state_key}]" if r.state_key else ""
+    return note + (f"  (superseded by a later memory: {r.superseded_by})" if r.superseded_by else "")

@@ -8,12 +8,14 @@ import argparse
 from typing import Any
 
 from memory_sim.cli.memory import _known_npc, _open, _print
+from memory_sim.cli.output import key_note
 
 
 def _memory_json(memory: Any) -> dict[str, Any]:
     return {"id": memory.id, "npcId": memory.npc_id, "text": memory.content, "importance": memory.importance,
             "day": memory.day, "hour": memory.hour, "type": memory.type, "kind": memory.kind,
-            "state": memory.index_state, "about": list(memory.about)}
+            "state": memory.index_state, "about": list(memory.about), "stateKey": memory.state_key,
+            "keyConfidence": memory.key_confidence, "keySource": memory.key_source}
 
 
 def _memory_line(memory: Any) -> str:
@@ -22,8 +24,8 @@ def _memory_line(memory: Any) -> str:
 
 
 def _recollection_lines(found: list[Any]) -> list[str]:
-    return [f"{r.effective_score or r.score:.3f}  imp {r.importance:.2f}  day {r.day}  {r.text}"
-            + ("  (superseded by a later memory)" if r.superseded_by else "") for r in found]
+    return [f"{r.effective_score or r.score:.3f}  imp {r.importance:.2f}  day {r.day}  {r.text}{key_note(r)}"
+            for r in found]
 
 
 def cmd_npcs(args: argparse.Namespace) -> int:
@@ -114,13 +116,30 @@ def cmd_relationship(args: argparse.Namespace) -> int:
     with env:
         context = system.relationship_context(args.a, args.b, top_k=args.top_k)
         if args.json:
-            _print({args.a: [r.to_json() for r in context.a_recalls], args.b: [r.to_json() for r in context.b_recalls]})
+            _print({args.a: [r.to_json() for r in context.a_recalls], args.b: [r.to_json() for r in context.b_recalls],
+                    "opinions": {args.a: context.a_opinion, args.b: context.b_opinion}})
             return 0
         for who, found, opinion in ((args.a, context.a_recalls, context.a_opinion),
                                     (args.b, context.b_recalls, context.b_opinion)):
             print(f"{who} recalls:" + (f" {opinion}" if opinion else ""))
             for line in _recollection_lines(found):
                 print(f"  {line}")
+    return 0
+
+
+def cmd_state(args: argparse.Namespace) -> int:
+    """An NPC's current state (its newest memory under each state key), or with a key that key's history."""
+    env, system = _open(args)
+    with env:
+        if args.key is None:
+            found = sorted(system.current_state(args.npc).items())
+        else:
+            found = [(args.key, m) for m in system.history(args.npc, args.key)]
+        if args.json:
+            _print([dict(_memory_json(m), stateKey=key) for key, m in found])
+            return 0
+        for key, m in found:
+            print(f"{key}  day {m.day} {m.hour:02d}h  {m.content}  ({m.key_source}, {m.key_confidence or 0:.2f})")
     return 0
 
 
@@ -189,6 +208,10 @@ def register(sub: Any) -> None:
     relationship.add_argument("a", type=arguments.npc_to_recall)
     relationship.add_argument("b", type=arguments.npc_to_recall)
     relationship.add_argument("--top-k", type=arguments.top_k, default=5)
+
+    state = verb("state", "an NPC's current state (newest memory under each key), or a key's history", cmd_state)
+    state.add_argument("npc", type=arguments.npc_to_recall)
+    state.add_argument("key", nargs="?", type=arguments.state_key, help="a state key: its history, newest first")
 
     diary = verb("diary", "an NPC's diary of one day", cmd_diary)
     diary.add_argument("npc", type=arguments.npc_to_recall)

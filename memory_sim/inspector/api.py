@@ -75,6 +75,7 @@ def memory_data(folder: Folder, memory_id: str) -> dict[str, Any]:
         record = queries.memory(env.DB, memory_id)
         with folder.system(world_seconds(env.DB)) as system:
             links = system.belief_links(memory_id)
+            history = system.lineage(memory_id).history
         try:
             vectors = env.VECTORIZE.get_by_ids([memory_id])
             index: dict[str, Any] = {"metadata": vectors[0].metadata if vectors else None, "present": bool(vectors)}
@@ -87,7 +88,9 @@ def memory_data(folder: Folder, memory_id: str) -> dict[str, Any]:
     return {"row": row, "state": record.state, "index": index, "outbox": outbox, "forgotten": forgotten,
             "sources": record.sources, "summaries": record.summaries, "npcId": row["npc_id"],
             "belief": {"supersededBy": None if links.superseded_by is None else _brief(links.superseded_by),
-                       "supersedes": [_brief(m) for m in links.supersedes]}}
+                       "supersedes": [_brief(m) for m in links.supersedes], "stateKey": row.get("state_key"),
+                       "keyConfidence": row.get("key_confidence"), "keySource": row.get("key_source"),
+                       "history": [_brief(m) for m in history]}}
 
 
 def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted: bool = False,
@@ -109,7 +112,7 @@ def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted
         item: dict[str, Any] = {"id": r.id, "text": r.text, "day": r.day, "importance": r.importance,
                                 "kind": r.kind, "source": r.source, "score": r.score, "decayFactor": r.decay_factor,
                                 "effectiveScore": r.effective_score, "sources": list(r.sources),
-                                "supersededBy": r.superseded_by}
+                                "supersededBy": r.superseded_by, "stateKey": r.state_key}
         if e.hybrid is not None:
             h = e.hybrid
             item["parts"] = {"vectorSimilarity": h.vector, "keywordScore": h.keyword, "vectorPart": h.vector_part,

@@ -5,8 +5,8 @@
     scoring.py        pure scoring, decay and pruning
     ledger/           D1, the source of truth: the schema, every statement, the counts
     writing/          into the vector index and out again: indexing, the outbox, forgetting, correcting, re-deriving
-    recalling/        candidates, keyword and hybrid ranking, presets, recent D1-only memories, explanations
-    beliefs/          which later memory corrects an earlier one (supersession), ranked and told as an opinion
+    recalling/        candidates, keyword and hybrid ranking, current state first, presets, recent ones, explanations
+    beliefs/          state keys (which piece of state a memory sets), who a memory is about, the opinion story
     consolidation/    condensing a day's topics into summaries: topics and the plan (pure), the summarisers
     jobs/             the scheduled jobs (consolidate, decay and prune, retry), diaries, re-embedding
 """

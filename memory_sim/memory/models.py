@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, get_args
 
 from memory_sim.bindings.limits import VECTORIZE_MAX_ID_BYTES
 from memory_sim.errors import InvalidInput
@@ -159,7 +159,9 @@ class StoredMemory:
     """A memory as D1 holds it (`memories`, `memory`, `lineage`), with its place in the index and its current
     decay factor. `day` and `hour` are sim time; `index_state` is "none" (D1 only), "pending" (queued),
     "indexed", "unindexed" (pruned from the index), "forgetting" or "forgotten"; `indexed_at` is seconds of
-    world time; `decayed_day` the sim day its decay factor was last grown to."""
+    world time; `decayed_day` the sim day its decay factor was last grown to. `state_key` is the piece of state
+    it sets (None: none known; the newest memory of an NPC under a key is its current state), `key_confidence`
+    how sure that is (1.0 for a key the game gave) and `key_source` "game" or "inferred"."""
 
     id: str
     npc_id: str
@@ -174,23 +176,39 @@ class StoredMemory:
     indexed_at: float | None = None
     decayed_day: int = 0
     about: tuple[str, ...] = ()
+    state_key: str | None = None
+    key_confidence: float | None = None
+    key_source: str | None = None
+
+
+class KeyOf(NamedTuple):
+    """A memory's state key as D1 stores it: the key (None: none), how sure (0..1) and who said so ("game",
+    "inferred")."""
+
+    key: str | None
+    confidence: float | None
+    source: str | None
 
 
 @dataclass(frozen=True, slots=True)
 class Lineage:
     """Where a memory stands in consolidation: the memories it was made from (a summary's), and the summaries
-    it went into (an observation's)."""
+    it went into (an observation's); and in its state key's history (`state_key`, None when it sets no known
+    state): `history` holds every memory of its NPC under that key, itself included, newest first (the first is
+    the current state)."""
 
     memory_id: str
     sources: tuple[StoredMemory, ...] = ()
     summaries: tuple[StoredMemory, ...] = ()
+    state_key: str | None = None
+    history: tuple[StoredMemory, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class BeliefLinks:
-    """Where a memory stands among the NPC's changing beliefs (memory/beliefs/detect.py): `superseded_by`, the
-    first later memory that corrects or updates it (None when none does), and `supersedes`, the earlier memories
-    it is the first correction of, oldest first."""
+    """Where a memory stands in its state key's history: `superseded_by`, the next newer memory of its NPC under
+    the same key (None when it is the current state or sets no known state), and `supersedes`, the memory just
+    before it under that key (empty when it is the first), as a tuple."""
 
     memory_id: str
     superseded_by: StoredMemory | None = None
@@ -218,9 +236,11 @@ class Recollection:
             None from `recall`.
         decay_factor: the memory's current decay factor (grows daily in `decay_and_prune`).
         kind: "observation" or "summary"; a summary names the memories it was made from in `sources`.
-        superseded_by: the id of a later memory that corrects or updates this one (memory/beliefs/detect.py);
-            recall ranks that correction, when among the results, just above this one. None when none does.
+        superseded_by: the id of the next newer memory of the NPC under the same state key: this one is stale
+            (history). Recall ranks the key's current memory above it, pulled in from D1 when needed, and its
+            score is demoted below the current one's (memory/scoring.py's `current_first`). None when current.
         hour, about: the hour of `day` it happened, and the NPC ids it is about.
+        state_key: the piece of state the memory sets ("opinion:tom"), None when none is known.
     """
 
     id: str
@@ -238,6 +258,7 @@ class Recollection:
     superseded_by: str | None = None
     hour: int = 0
     about: tuple[str, ...] = ()
+    state_key: str | None = None
 
     def to_json(self) -> dict[str, object]:
         """The recollection as JSON-ready values, in camelCase as the CLI's `--json` prints it."""
@@ -259,7 +280,23 @@ class Recollection:
             out["sources"] = list(self.sources)
         if self.superseded_by is not None:
             out["supersededBy"] = self.superseded_by
+        if self.state_key is not None:
+            out["stateKey"] = self.state_key
         return out
+
+
+@dataclass(frozen=True, slots=True)
+class RelationshipContext:
+    """What two NPCs recall of each other: `a_recalls` are `npc_a`'s memories about `npc_b`, and the reverse;
+    `a_opinion` is what `npc_a` thinks of `npc_b` now, then how that changed (`MemorySystem.opinion`), and the
+    reverse."""
+
+    npc_a: str
+    npc_b: str
+    a_recalls: list[Recollection]
+    b_recalls: list[Recollection]
+    a_opinion: str = ""
+    b_opinion: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,9 +7,10 @@ Decay factors grow daily, more slowly for important memories; past `forget_thres
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
@@ -200,3 +201,92 @@ def generative_agents_scores(
     importance = _min_max([r.importance for r in recollections])
     w_rec, w_rel, w_imp = weights
     return [w_rec * a + w_rel * b + w_imp * c for a, b, c in zip(recency, relevance, importance, strict=True)]
+
+
+# --- current state first: the newest memory of an NPC under a state key ranks above its older versions ---------
+
+STALE_MARGIN = 0.01  # a stale version scores at least this share (of the current one's size) below it
+
+Chains = Mapping[str, Sequence[str]]  # state key -> the NPC's memory ids under it, oldest first
+
+
+def next_newer(chains: Chains) -> dict[str, str]:
+    """{stale id: the id of the next newer memory under the same key}; a key's newest memory is in no entry."""
+    return {older: newer for ids in chains.values() for older, newer in itertools.pairwise(ids)}
+
+
+def current_of(chains: Chains) -> dict[str, str]:
+    """{memory id: the id of its key's current (newest) memory}, for every memory under a key."""
+    return {i: ids[-1] for ids in chains.values() if ids for i in ids}
+
+
+def current_first(
+    found: Sequence[Recollection], chains: Chains, *, weighted: bool = False, unearned: Collection[str] = (),
+) -> list[Recollection]:
+    """The scores a key's versions earned among `found`, handed round so its current memory holds the best of them
+    and the older versions the rest, in their own order, the best of those `STALE_MARGIN` below the current one
+    (`stale_values`): a key takes no more places in the ranking than its versions earned, and its current state
+    takes the first of them. `unearned`: ids whose own score earned nothing (a current memory pulled in from D1);
+    where one is, the lowest older version drops a margin below the rest. By `score`, or with `weighted` by
+    `effective_score`, the `score` scaled by the same factor (the design's formula is linear in the score, so the
+    weighted score still follows it; a version with a weighted score of 0 keeps it). Each older version is marked
+    `superseded_by` the next newer memory under its key. Nothing else changes."""
+    current, later = current_of(chains), next_newer(chains)
+    groups: dict[str, list[Recollection]] = {}
+    for r in found:
+        if r.id in current and (not weighted or _value(r, weighted) != 0):
+            groups.setdefault(current[r.id], []).append(r)
+    new: dict[str, float] = {}
+    for head, versions in groups.items():
+        if head not in {v.id for v in versions} or len(versions) < 2:
+            continue
+        values = sorted((_value(v, weighted) for v in versions if v.id not in unearned), reverse=True)
+        while len(values) < len(versions):  # the lowest older version yields its place to the current one
+            values.append(stale_values(values[-1:], values[-1])[0])
+        stale = sorted((v for v in versions if v.id != head), key=lambda v: -_value(v, weighted))
+        new[head] = values[0]
+        new.update(zip([v.id for v in stale], stale_values(values[1:], values[0]), strict=True))
+    out = []
+    for r in found:
+        if r.id in new and new[r.id] != _value(r, weighted):
+            r = _valued(r, new[r.id], weighted)
+        if r.id in later and r.superseded_by != later[r.id]:
+            r = replace(r, superseded_by=later[r.id])
+        out.append(r)
+    return out
+
+
+def borrow_score(found: Sequence[Recollection], chains: Chains, pulled: Collection[str]) -> list[Recollection]:
+    """Each current memory in `pulled` (brought in from D1, no score of its own) given the best score of its older
+    versions among `found`, so that weighted recall can weigh it; `current_first` counts that score as unearned."""
+    current = current_of(chains)
+    best: dict[str, float] = {}
+    for r in found:
+        if r.id in current and r.id not in pulled:
+            best[current[r.id]] = max(best.get(current[r.id], -math.inf), r.score)
+    return [replace(r, score=best[r.id]) if r.id in pulled and r.id in best else r for r in found]
+
+
+def stale_values(values: Sequence[float], current: float) -> list[float]:
+    """Stale versions' scores: at least `STALE_MARGIN` of the current one's size below the current's. Where the
+    best of them is above that cap, all are scaled by one factor (their order kept, no new ties); scores at or below
+    zero are capped instead."""
+    cap = current - max(STALE_MARGIN * abs(current), 1e-6)
+    best = max(values, default=-math.inf)
+    if best <= cap:
+        return list(values)
+    if best > 0 and cap > 0:
+        return [v * cap / best for v in values]
+    return [min(v, cap) for v in values]
+
+
+def _value(r: Recollection, weighted: bool) -> float:
+    return (r.effective_score or 0.0) if weighted else r.score
+
+
+def _valued(r: Recollection, new: float, weighted: bool) -> Recollection:
+    """`r` with score `new`; weighted: the weighted score `new`, and the score that gives it by the same weight."""
+    if not weighted:
+        return replace(r, score=new)
+    old = r.effective_score or 0.0
+    return replace(r, effective_score=new, score=r.score * new / old if old != 0 else r.score)

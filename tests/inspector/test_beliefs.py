@@ -1,5 +1,6 @@
-"""The inspector shows how a belief changed: a memory's page names the later memory that corrects it and the
-earlier ones it corrects, and the recall page marks a result that a later memory supersedes."""
+"""The inspector shows how a state changed: a memory's page names its state key, the later memory under the key
+that supersedes it, the one before it, and the key's history newest first; the recall page shows each result's
+key and marks a result that a later memory supersedes."""
 
 from __future__ import annotations
 
@@ -27,6 +28,10 @@ def test_a_memorys_page_shows_what_corrects_it_and_what_it_corrects(ui: Inspecto
     page = ui.get(f"/ui/memories/{quote(stale.id)}").text
     assert "Superseded by a later memory" in page and later.content.split(";")[0] in page
     assert "Corrects or updates:" in ui.get(f"/ui/memories/{quote(later.id)}").text
+    assert data["belief"]["stateKey"] == stale.state_key is not None
+    history = [m["id"] for m in data["belief"]["history"]]
+    assert history.index(later.id) == history.index(stale.id) - 1  # newest first: the next newer just above it
+    assert f"History of <code>{stale.state_key}</code>" in page and "(current)" in page
 
 
 def test_the_recall_page_marks_a_superseded_result(ui: Inspector) -> None:
@@ -43,4 +48,24 @@ def test_the_recall_page_marks_a_superseded_result(ui: Inspector) -> None:
     ids = [r["id"] for r in data["results"]]
     for r in marked:  # the correction, where it is among the results, ranks above what it corrects
         assert r["supersededBy"] not in ids or ids.index(r["supersededBy"]) < ids.index(r["id"])
+    assert all(r["stateKey"] == stale.state_key for r in marked)
     assert "superseded by" in ui.get("/ui/recall", **asked).text
+
+
+def test_the_recall_page_orders_by_the_score_it_shows(ui: Inspector) -> None:
+    """Seen on main: 0.8896 ranked above 1.0257, and weighted scores above score x importance."""
+    with ui.folder.env() as env:
+        seconds = store.world_seconds(env.DB)
+        system = MemorySystem(env, clock=lambda: seconds)
+        npc = system.npcs()[0].id
+    for mode in ("hybrid", "vector", "keyword"):
+        plain = ui.json("/ui/api/recall", npc=npc, q="what do I think of my neighbours", mode=mode, top_k=10)
+        scores = [r["score"] for r in plain["results"]]
+        assert scores == sorted(scores, reverse=True), (mode, scores)
+        weighted = ui.json("/ui/api/recall", npc=npc, q="what do I think of my neighbours", mode=mode, top_k=10,
+                           weighted="true")
+        shown = [r["effectiveScore"] for r in weighted["results"]]
+        assert shown == sorted(shown, reverse=True), (mode, shown)
+        for r in weighted["results"]:
+            assert r["weighting"]["effective"] == r["effectiveScore"] and r["weighting"]["sourceCap"] in (
+                None, r["effectiveScore"]), r

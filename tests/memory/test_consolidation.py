@@ -156,13 +156,18 @@ def test_an_older_database_gains_lineage_and_keeps_its_summaries(env: Env, clock
     from memory_sim.memory.ledger import schema
 
     monkeypatch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:3])
-    old = MemorySystem(env, clock=clock)
-    old.remember(ShortTermMemory("tom", "I shod the grey mare.", 0.9, WorldTime(1, 9)))
-    old.remember_many([ShortTermMemory("tom", "I shod the grey mare.", 0.3, WorldTime(1, 23), id="summary-tom-1",
-                                       kind="summary")], index_all=True)
+    schema.migrate(env.DB)
     monkeypatch.undo()
+    # the rows as that version wrote them (its columns only), both waiting for the index
+    insert = env.DB.prepare(
+        "INSERT INTO short_term_memories (id, npc_id, content, importance, day, hour, type, kind, decay_factor,"
+        " decayed_day, index_state, seq) VALUES (?, 'tom', 'I shod the grey mare.', ?, 1, ?, 'event', ?, 0.05, 1,"
+        " 'pending', ?)")
+    env.DB.batch([insert.bind("tom-1-9", 0.9, 9, "observation", 1), insert.bind("summary-tom-1", 0.3, 23, "summary", 2),
+                  *store.enqueue_many(env.DB, ["tom-1-9", "summary-tom-1"], 0.0)])
     system = MemorySystem(env, clock=clock)
     assert schema.current_version(env.DB) == schema.SCHEMA_VERSION >= 4
+    assert system.retry_pending().embedded == 2
     found = system.recall("tom", "the grey mare", top_k=5)
     assert [r.text for r in found] == ["I shod the grey mare."]
     assert system.lineage("summary-tom-1").sources == ()

@@ -128,8 +128,10 @@ def test_update_memory_reembeds_and_remakes_the_summary(system: MemorySystem, cl
     assert (updated.content, updated.index_state) == (fixed, "indexed")
     [vector] = system.env.VECTORIZE.get_by_ids([ids[DEBT]])
     assert vector.metadata["textPreview"] == fixed  # embedded again
-    assert [r.id for r in system.recall("mira", "paid back coppers", top_k=1, mode="vector")] in (
-        [ids[DEBT]], [summary_id])
+    # found again by its new words (second at most: the three are opinions of Oswin, one state key, and recall
+    # puts the current one, the well, first)
+    found = [r.id for r in system.recall("mira", "paid back coppers", top_k=2, mode="vector")]
+    assert ids[DEBT] in found or summary_id in found
     assert "coppers" in store.diary(system.env.DB, "mira", 1)
     assert_nowhere(every_reader(system, tmp_path))
     with pytest.raises(InvalidInput, match="content"):

@@ -82,7 +82,8 @@ def test_weighted_recall_ranks_a_summary_no_higher_than_its_best_source() -> Non
     uncapped the summary would outrank another day's better answer (importance 0.55) that led before."""
     clock = SimClock(WorldTime(2))
     system = MemorySystem(build_env(clock), clock=clock)
-    oven, storm = (ShortTermMemory("henry", text, importance, WorldTime(2, hour), type="opinion", about=("tom",))
+    # events, not opinions: two opinions about Tom would be one state key's versions, the storm current
+    oven, storm = (ShortTermMemory("henry", text, importance, WorldTime(2, hour), type="event", about=("tom",))
                    for text, importance, hour in (("Tom mended the oven door.", 0.5, 9),
                                                   ("The storm flattened the barley field.", 1.0, 10)))  # one topic
     system.remember_many([oven, storm])

@@ -228,6 +228,7 @@ CASES: dict[str, list[Case]] = {
         (["remember", "tom", "hi", "--hour"], [], whole_outside(0, 23), "7"),
         (["remember", "tom", "hi", "--type"], [], not_in("event", "relationship", "opinion", "place"), "event"),
         (["remember", "tom", "hi", "--about"], [], bad_npc_ids.filter(lambda t: t.strip(", ") != ""), "margaret"),
+        (["remember", "tom", "hi", "--key"], [], st.sampled_from(["", "Debt:Mira", "debt mira", "k" * 65]), "debt:mira"),
     ],
     "recall": [
         (["recall"], ["bread"], blank, "tom"),
@@ -267,6 +268,10 @@ CASES: dict[str, list[Case]] = {
         (["relationship"], ["margaret"], blank, "tom"),
         (["relationship", "tom"], [], blank, "margaret"),
         (["relationship", "tom", "margaret", "--top-k"], [], whole_outside(1, 100), "5"),
+    ],
+    "state": [
+        (["state"], [], blank, "margaret"),
+        (["state", "margaret"], [], st.sampled_from(["Opinion:Tom", "debt mira", "x" * 65, "ü:x"]), "opinion:tom"),
     ],
     "diary": [
         (["diary"], ["--day", "1"], blank, "margaret"),

@@ -51,6 +51,7 @@ def test_remember_many_is_one_batch_and_one_batch_of_outcomes() -> None:
         db = env.DB
         assert isinstance(db, CountingD1)
         memories = [ShortTermMemory("tom", f"I shod the miller's horse, shoe {i}.", 0.9, WorldTime(1, 9)) for i in range(3)]
+        system.remember(ShortTermMemory("tom", "Dawn.", 0.2, WorldTime(1, 8)))  # key inference reads the registry once
         before, statements = db.round_trips, db.statements
         assert system.remember_many(memories) == {m.id for m in memories}
         assert db.round_trips - before == 2  # the rows, pending; then indexed

@@ -11,7 +11,11 @@ of Tom turned cold), at the stale one's score: the same five memories, every tab
 consolidation began to group a day's memories by topic, one summary a topic (summaries, lineage, diaries' links
 and the counters changed, and the answers with them: a summary now says one thing, so the vector answers hold
 topic summaries where a day's glued summary was), and recall stopped expanding a query with the recalling NPC's
-own name and role (its memories say "I"), which changed Tom's answers to "What do I think of Tom?")."""
+own name and role (its memories say "I"), which changed Tom's answers to "What do I think of Tom?"); and again
+when memories gained state keys (schema 8: schema_version and short_term_memories' new columns changed, every
+other table stayed the same) and recall began to rank a key's current memory first by one score: Margaret's
+weighted top answer, shown at weighted 0.77079 over score 0.76442 before (above score x importance), now shows the
+score that gives it (1.05587), the older versions of her opinion after it; one of Tom's vector answers changed."""
 
 from __future__ import annotations
 

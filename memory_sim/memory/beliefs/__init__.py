@@ -1,3 +1,3 @@
-"""Beliefs that change: which newer memory corrects or updates an older one (detect.py), how recall ranks the
-newest state of a belief above the stale one (ranking.py), and how an NPC's opinion of another is told, the
-current one first, then how it changed (story.py). Pure functions; recall and the contexts call them."""
+"""Which piece of state a memory sets (keys.py: its state key, inferred when the game gives none), which NPCs a
+memory is about (subjects.py), and how one NPC's opinion of another is told from its opinion key, the current view
+first (story.py). Pure functions; writing/keying.py, recalling/current.py and the schema's migration call them."""

@@ -1,11 +1,11 @@
-"""What one NPC thinks of another, told the current opinion first, then how it changed (pure, no I/O):
+"""What one NPC thinks of another, told from its opinion's state key ("opinion:<other>"): the current view first
+with the day it began, then how it changed, newest first (pure, no I/O):
 
-    Margaret trusts Tom. Margaret distrusted Tom until day 5; since day 5 ("Tom pulled my cart out of the fire.")
-    Margaret trusts Tom.
+    Ada's view of Cole, since day 4: "A trustworthy friend now." Before that (2 earlier views, newest first):
+    day 3, "I was wrong about him."; day 1, "I don't trust him."
 
-An opinion is the warmth (detect.polarity) of the NPC's opinion and relationship memories about the other, in
-the order they happened; one that takes the last back ("I was wrong about him") turns it; memories with no warmth
-either way leave it as it was.
+The views are the NPC's own words, quoted: no word list decides whether a view is warm or cold. Where there is no
+view: "Ada has no opinion of Cole yet."
 """
 
 from __future__ import annotations
@@ -13,48 +13,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory_sim.memory.beliefs.detect import polarity, revises
-
-_NOW = {1: "trusts", -1: "distrusts"}
-_THEN = {1: "trusted", -1: "distrusted"}
-QUOTE_WORDS = 12
+QUOTE_WORDS = 14
+EARLIER_QUOTED = 3  # earlier views quoted one by one; the rest are counted, with their days
 
 
 @dataclass(frozen=True, slots=True)
-class Stance:
-    """One memory's opinion of the other: when (`hours` since day 0), warm (+1) or cold (-1), and its words."""
+class View:
+    """One memory under the opinion's key: the sim day it was remembered for, and its words."""
 
-    hours: int
-    warmth: int
+    day: int
     text: str
 
-    @property
-    def day(self) -> int:
-        return self.hours // 24
 
-
-def stances(memories: Sequence[tuple[int, str]]) -> list[Stance]:
-    """(hours, text) of memories about the other, as `Stance`s in time order; one that takes the last opinion
-    back ("I was wrong about him") turns it; those with no warmth either way are left out."""
-    found: list[Stance] = []
-    for hours, text in sorted(memories, key=lambda m: m[0]):
-        warmth = polarity(text)
-        if not warmth and found and revises(text):
-            warmth = -found[-1].warmth
-        if warmth:
-            found.append(Stance(hours, warmth, text))
-    return found
-
-
-def _runs(ordered: Sequence[Stance]) -> list[list[Stance]]:
-    """Consecutive stances of the same warmth, grouped: each group is one period of one opinion."""
-    runs: list[list[Stance]] = []
-    for stance in ordered:
-        if runs and runs[-1][0].warmth == stance.warmth:
-            runs[-1].append(stance)
-        else:
-            runs.append([stance])
-    return runs
+def opinion_key(other: str) -> str:
+    """The state key of an NPC's opinion of `other` (what keys.infer_key gives an opinion about one NPC)."""
+    return f"opinion:{other}"
 
 
 def _quoted(text: str) -> str:
@@ -62,25 +35,22 @@ def _quoted(text: str) -> str:
     return '"' + " ".join(cut[:QUOTE_WORDS]) + ("..." if len(cut) > QUOTE_WORDS else "") + '"'
 
 
-def opinion_story(owner: str, other: str, ordered: Sequence[Stance]) -> str:
-    """The current opinion first, then its last change, then how often it turned before: "Margaret trusts Tom.
-    Margaret distrusted Tom until day 5; since day 5 ("...") Margaret trusts Tom. Before that it turned twice
-    (days 2 and 3)." One sentence when it never changed; "" when there is no opinion."""
-    runs = _runs(ordered)
-    if not runs:
-        return ""
-    now = runs[-1]
-    current = f"{owner} {_NOW[now[0].warmth]} {other}."
-    if len(runs) == 1:
-        first, last = now[0].day, now[-1].day
-        span = f"day {first}" if first == last else f"days {first} to {last}"
-        return f"{current} That has not changed ({span})."
-    last_change = (f"{owner} {_THEN[runs[-2][0].warmth]} {other} until day {now[0].day}; since day {now[0].day} "
-                   f"({_quoted(now[0].text)}) {owner} {_NOW[now[0].warmth]} {other}.")
-    turns = len(runs) - 2
-    if not turns:
-        return f"{current} {last_change}"
-    times = {1: "once", 2: "twice"}.get(turns, f"{turns} times")
-    days = sorted({run[0].day for run in runs[1:-1]})
-    listed = ", ".join(str(d) for d in days[:-1]) + (" and " if len(days) > 1 else "") + str(days[-1])
-    return f"{current} {last_change} Before that it turned {times} (day{'s' if len(days) > 1 else ''} {listed})."
+def _days(days: Sequence[int]) -> str:
+    first, last = min(days), max(days)
+    return f"day {first}" if first == last else f"days {first} to {last}"
+
+
+def opinion_story(owner: str, other: str, newest_first: Sequence[View]) -> str:
+    """The current view with the day it began, then the earlier ones newest first (the first `EARLIER_QUOTED`
+    quoted, the rest counted with their days); "<owner> has no opinion of <other> yet." when there is none."""
+    if not newest_first:
+        return f"{owner} has no opinion of {other} yet."
+    now, earlier = newest_first[0], list(newest_first[1:])
+    told = f"{owner}'s view of {other}, since day {now.day}: {_quoted(now.text)}"
+    if not earlier:
+        return f"{told} No earlier view."
+    quoted = "; ".join(f"day {v.day}, {_quoted(v.text)}" for v in earlier[:EARLIER_QUOTED])
+    rest = earlier[EARLIER_QUOTED:]
+    more = f"; and {len(rest)} more ({_days([v.day for v in rest])})." if rest else ""
+    count = f"{len(earlier)} earlier view{'s' if len(earlier) > 1 else ''}"
+    return f"{told} Before that ({count}, newest first): {quoted}{more}"

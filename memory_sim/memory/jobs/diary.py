@@ -5,21 +5,18 @@ one read of the day's memories, one read of the remembered neighbours, one batch
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from memory_sim.errors import VectorizeError
 from memory_sim.memory.consolidation.condense import diary_entries
+from memory_sim.memory.jobs.host import MemoryHost
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import Recollection, StoredMemory
 from memory_sim.memory.recalling import recall as recall_sources
 
-if TYPE_CHECKING:
-    from memory_sim.memory.system import MemorySystem
-
 NEIGHBOURS = 5
 
 
-def write_diaries(system: MemorySystem, npc_ids: Sequence[str], day: int, max_entries: int) -> dict[str, str]:
+def write_diaries(system: MemoryHost, npc_ids: Sequence[str], day: int, max_entries: int) -> dict[str, str]:
     """The diaries of `npc_ids` for `day`, written to D1; NPCs with no observation that day get none."""
     db = system.env.DB
     days = store.memories_of_day(db, npc_ids, day)
@@ -44,7 +41,7 @@ def _echo(past: list[Recollection]) -> list[str]:
     return [f"It brought back day {past[0].day}: {past[0].text}"] if past else []
 
 
-def _stored_neighbours(system: MemorySystem, npc_id: str, focus: StoredMemory) -> list[tuple[str, float]] | None:
+def _stored_neighbours(system: MemoryHost, npc_id: str, focus: StoredMemory) -> list[tuple[str, float]] | None:
     """Memories like `focus` by its stored vector when indexed (no embedding needed); None: recall by text."""
     if focus.index_state != "indexed":
         return None

@@ -9,14 +9,10 @@ the next open retries whatever the dead process had not rebuilt.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from memory_sim.bindings.d1 import D1Database
+from memory_sim.memory.jobs.host import MemoryHost
 from memory_sim.memory.ledger import store
 from memory_sim.memory.writing import indexer
-
-if TYPE_CHECKING:
-    from memory_sim.memory.system import MemorySystem
 
 
 def queue_for_reindex(db: D1Database) -> int:
@@ -31,7 +27,7 @@ def queue_for_reindex(db: D1Database) -> int:
     return len(ids)
 
 
-def recreate_index(system: MemorySystem) -> None:
+def recreate_index(system: MemoryHost) -> None:
     """Drops and recreates the index for the current embedder (dimensions and model in its description)."""
     from memory_sim.memory.writing.provision import recreate_index as recreate
 
@@ -42,7 +38,7 @@ def recreate_index(system: MemorySystem) -> None:
     env.VECTORIZE = recreate(account, env.VECTORIZE.name, env.embedder)
 
 
-def reembed(system: MemorySystem, recreate: bool = False, batch: int = 256) -> int:
+def reembed(system: MemoryHost, recreate: bool = False, batch: int = 256) -> int:
     """Embeds every memory D1 says belongs in the index (indexed or pending) and upserts it, `batch` at a time,
     through memory/writing/indexer.py: written ones leave the outbox; a row that fails is postponed there (the retry job
     finishes it). An outage stops the rebuild: the batch it hit is postponed, the rest stay as they were (still

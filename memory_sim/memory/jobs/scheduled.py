@@ -9,7 +9,7 @@ NPC (isolation.py): the report counts it (`failed`) and says why (`errors`).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +17,7 @@ from memory_sim.errors import AiError, VectorizeError
 from memory_sim.memory.consolidation.condense import DayPlan, Topics, plan_day
 from memory_sim.memory.consolidation.summarise import Sentence
 from memory_sim.memory.consolidation.topics import Names, group_by_topic
+from memory_sim.memory.jobs.host import MemoryHost
 from memory_sim.memory.jobs.staged_reembed import fetch
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import JobReport, StoredMemory, WorldTime
@@ -24,10 +25,8 @@ from memory_sim.memory.scoring import plan_cap_prune, plan_decay
 from memory_sim.memory.writing import indexer
 from memory_sim.memory.writing.isolation import by_npc, each_npc, note_failure
 
-if TYPE_CHECKING:
-    from memory_sim.memory.system import MemorySystem
 
-def _topics(system: MemorySystem, names: Names) -> Topics:
+def _topics(system: MemoryHost, names: Names) -> Topics:
     """Groups a day's memories by topic with the NPC registry's names and, for those already indexed, the vectors
     the index holds (read back, never embedded again: no model call, and a run killed here has queued nothing).
     Memories without a vector, or all of them when the index cannot answer, are compared by their words
@@ -46,7 +45,7 @@ def _topics(system: MemorySystem, names: Names) -> Topics:
     return topics
 
 
-def names_of(system: MemorySystem) -> Names:
+def names_of(system: MemoryHost) -> Names:
     """The registered NPCs' names, aliases and roles, as memories name them."""
     profiles = store.npc_profiles(system.env.DB)
     return Names.of([(str(p["npc_id"]), [str(p.get("name") or ""), *str(p.get("aliases") or "").split(","),
@@ -54,7 +53,7 @@ def names_of(system: MemorySystem) -> Names:
 
 
 def _plans_of(
-    system: MemorySystem, npc_id: str, diaries: list[dict[str, Any]], read: list[StoredMemory] | None,
+    system: MemoryHost, npc_id: str, diaries: list[dict[str, Any]], read: list[StoredMemory] | None,
     names: Names,
 ) -> list[DayPlan]:
     """The NPC's day plans from its memories of those days (`read`: already read with every NPC's)."""
@@ -76,7 +75,7 @@ def _plans_of(
     return plans
 
 
-def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float, wait: bool) -> None:
+def _save_plans(system: MemoryHost, plans: Sequence[DayPlan], now: float, wait: bool) -> None:
     """The summaries (indexed regardless of importance), then in one batch their lineage, the diaries' links, and
     the outbox rows of linked memories not yet in the index: a linked memory is the day's long-term memory, so
     it is indexed as its summary would have been (behind, with the summaries, unless `wait`)."""
@@ -93,7 +92,7 @@ def _save_plans(system: MemorySystem, plans: Sequence[DayPlan], now: float, wait
         system.index_memories(to_index, wait=wait)  # a failure leaves them in the outbox for retry_pending
 
 
-def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -> dict[str, list[StoredMemory]] | None:
+def _read_days(system: MemoryHost, diaries: dict[str, list[dict[str, Any]]]) -> dict[str, list[StoredMemory]] | None:
     """Every NPC's memories of its diaries' days, one read per day; None when that fails (each NPC then reads
     its own, so one NPC's failure stays its own)."""
     by_day: dict[int, list[str]] = {}
@@ -110,7 +109,7 @@ def _read_days(system: MemorySystem, diaries: dict[str, list[dict[str, Any]]]) -
     return found
 
 
-def consolidate(system: MemorySystem, now: float, wait: bool = True) -> JobReport:
+def consolidate(system: MemoryHost, now: float, wait: bool = True) -> JobReport:
     """Condenses each diary's day at least `consolidate_after_days` old into one summary a topic, each 1-2 of its
     memories' sentences, indexed once with its lineage; a day of one memory is linked to it
     (consolidation/condense.py, topics.py). An NPC whose
@@ -139,7 +138,7 @@ def consolidate(system: MemorySystem, now: float, wait: bool = True) -> JobRepor
     )
 
 
-def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
+def decay_and_prune(system: MemoryHost, now: float) -> JobReport:
     """Grows decay factors to today; re-embeds important memories past the threshold, drops the rest from
     the index (they stay in D1); then prunes harder if the index is over its cap."""
     db, config = system.env.DB, system.config
@@ -162,7 +161,7 @@ def decay_and_prune(system: MemorySystem, now: float) -> JobReport:
     )
 
 
-def retry_pending(system: MemorySystem, now: float) -> tuple[JobReport, bool]:
+def retry_pending(system: MemoryHost, now: float) -> tuple[JobReport, bool]:
     """Indexes what failed before, once its backoff has passed (and what a dead process left unattempted);
     failures back off further (an NPC whose rows cannot be indexed backs off alone). Also says whether the
     outbox is empty now (nothing left to retry, due or not)."""

@@ -12,6 +12,8 @@ import re
 from collections.abc import Callable
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
+from memory_sim.memory.beliefs.keys import infer_key
+from memory_sim.memory.beliefs.subjects import key_subjects
 
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (
@@ -97,6 +99,17 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "last access: short_term_memories.recalled_hour, the game hour weighted recall last returned a memory",
         ("ALTER TABLE short_term_memories ADD COLUMN recalled_hour INTEGER",),  # NULL: never recalled
     ),
+    (
+        8,
+        "state keys: the piece of state each memory sets, how sure that is and who said so (game or inferred)",
+        (
+            "ALTER TABLE short_term_memories ADD COLUMN state_key TEXT",  # NULL: the memory sets no known state
+            "ALTER TABLE short_term_memories ADD COLUMN key_confidence REAL",
+            "ALTER TABLE short_term_memories ADD COLUMN key_source TEXT",  # 'game' or 'inferred'
+            "CREATE INDEX IF NOT EXISTS short_term_memories_npc_key"
+            " ON short_term_memories (npc_id, state_key, day, hour, seq)",
+        ),
+    ),
 )
 MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 
@@ -167,4 +180,33 @@ def _number_existing_memories(db: D1Database) -> list[D1PreparedStatement]:
     return statements + [start_at.bind(MEMORY_SEQUENCE, len(ordered))]
 
 
-BACKFILLS: dict[int, Callable[[D1Database], list[D1PreparedStatement]]] = {3: _number_existing_memories}
+def _key_existing_memories(db: D1Database) -> list[D1PreparedStatement]:
+    """Migration 8: observations remembered before state keys existed get the key `infer_key` gives them now, by
+    structure alone (no embedder is at hand while a folder opens), 12 rows a statement; those it names no key
+    for keep NULL."""
+    profiles = db.prepare("SELECT npc_id, name, role, aliases FROM npc_state").all().results
+    rows = db.prepare("SELECT id, npc_id, content, type, about FROM short_term_memories WHERE kind = 'observation'"
+                      " AND content <> ''").all().results
+    keyed = []
+    for r in rows:
+        about = tuple(a for a in str(r["about"] or "").split(",") if a)
+        subjects = key_subjects(str(r["npc_id"]), about, str(r["content"]), profiles)
+        guess = infer_key(str(r["content"]), type=str(r["type"]), subjects=subjects)
+        if guess.key is not None:
+            keyed.append((str(r["id"]), guess.key, guess.confidence))
+    statements = []
+    for start in range(0, len(keyed), 12):
+        chunk = keyed[start : start + 12]
+        cases = " ".join("WHEN ? THEN ?" for _ in chunk)
+        marks = ", ".join("?" for _ in chunk)
+        sql = (f"UPDATE short_term_memories SET state_key = CASE id {cases} ELSE state_key END,"
+               f" key_confidence = CASE id {cases} ELSE key_confidence END, key_source = 'inferred'"
+               f" WHERE id IN ({marks})")
+        values = [v for i, key, _ in chunk for v in (i, key)] + [v for i, _, c in chunk for v in (i, c)]
+        statements.append(db.prepare(sql).bind(*values, *[i for i, _, _ in chunk]))
+    return statements
+
+
+BACKFILLS: dict[int, Callable[[D1Database], list[D1PreparedStatement]]] = {
+    3: _number_existing_memories, 8: _key_existing_memories,
+}

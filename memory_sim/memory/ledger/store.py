@@ -7,17 +7,18 @@ Lists of ids are chunked under D1's 100-bound-parameter limit.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement, D1Result
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
 from memory_sim.errors import D1Error
 from memory_sim.memory.ledger.schema import MEMORY_SEQUENCE
-from memory_sim.memory.models import ShortTermMemory, StoredMemory
+from memory_sim.memory.models import KeyOf, ShortTermMemory, StoredMemory
 
 _COLUMNS = (
-    "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day, about"
+    "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day, about,"
+    " state_key, key_confidence, key_source"
 )
 _CHUNK = D1_MAX_BOUND_PARAMETERS - 10  # room for the other parameters of the statement
 
@@ -42,6 +43,9 @@ def _stored(row: dict[str, Any]) -> StoredMemory:
         indexed_at=None if row["indexed_at"] is None else float(row["indexed_at"]),
         decayed_day=int(row["decayed_day"]),
         about=tuple(a for a in str(row["about"] or "").split(",") if a),
+        state_key=row.get("state_key"),
+        key_confidence=None if row.get("key_confidence") is None else float(row["key_confidence"]),
+        key_source=row.get("key_source"),
     )
 
 
@@ -65,21 +69,30 @@ def _select(
 
 
 _INSERT_COLUMNS = (
-    "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state, seq"
+    "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state,"
+    " state_key, key_confidence, key_source, seq"
 )
-_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 13
-# seq = the counter before this batch + the memory's position in it; the counter moves in the same batch.
-_ROW = "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name = '" + MEMORY_SEQUENCE + "') + ?)"
+_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 14  # bound values a row (7 rows a statement, as before keys)
+NO_KEY = KeyOf(None, None, None)
 
 
-def _memory_values(memory: ShortTermMemory, decay: float, state: str, position: int) -> list[Any]:
+def _row(decay: float, position: int) -> str:
+    """One row's VALUES: the batch's decay factor and the row's position are numbers this module makes, written
+    as literals (fewer bound values a row: more rows a statement). seq = the counter before this batch + the
+    position; the counter moves in the same batch."""
+    return (f"(?, ?, ?, ?, ?, ?, ?, ?, ?, {float(decay)!r}, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name"
+            f" = '{MEMORY_SEQUENCE}') + {int(position)})")
+
+
+def _memory_values(memory: ShortTermMemory, state: str, key: KeyOf) -> list[Any]:
     when = memory.world_time
     return [memory.id, memory.npc_id, memory.content, float(memory.importance), when.day, when.hour, memory.type,
-            ",".join(memory.about), memory.kind, decay, when.day, state, position]
+            ",".join(memory.about), memory.kind, when.day, state, key.key, key.confidence, key.source]
 
 
 def insert_memories(
-    db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str], *, again: bool = False
+    db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str], *, again: bool = False,
+    keys: Mapping[str, KeyOf] | None = None,
 ) -> list[D1PreparedStatement]:
     """Multi-row inserts for a batch. Each row's `seq` (remember order, monotonic per database) comes from the
     `sequences` counter, moved past the batch by its last statement: all in the caller's one transaction, plain
@@ -94,10 +107,8 @@ def insert_memories(
     conflict = " ON CONFLICT (id) DO NOTHING" if again else ""
     for start in range(0, len(memories), _ROWS_PER_INSERT):
         chunk = memories[start : start + _ROWS_PER_INSERT]
-        rows = ", ".join(_ROW for _ in chunk)
-        values = [
-            v for i, m in enumerate(chunk, start + 1) for v in _memory_values(m, decay, states.get(m.id, "none"), i)
-        ]
+        rows = ", ".join(_row(decay, i) for i in range(start + 1, start + 1 + len(chunk)))
+        values = [v for m in chunk for v in _memory_values(m, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY))]
         sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows}{conflict} RETURNING id, seq"
         statements.append(db.prepare(sql).bind(*values))
     if memories:
@@ -112,22 +123,25 @@ def is_memory_already_stored(error: D1Error) -> bool:
 
 
 def inserted_rows(
-    results: Sequence[D1Result], memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str]
+    results: Sequence[D1Result], memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str],
+    keys: Mapping[str, KeyOf] | None = None,
 ) -> tuple[dict[str, StoredMemory], int | None]:
     """From the results of `insert_memories`' statements (first in a batch): the rows written, as D1 now holds
     them (a memory already there is left out: its row is D1's first write), and the counter after the batch,
     an upper bound on the rows in the table (None when it cannot be read)."""
     chunks = -(-len(memories) // _ROWS_PER_INSERT)
     written = {str(r["id"]) for result in results[:chunks] for r in result.results}
-    rows = {m.id: _stored_new(m, decay, states.get(m.id, "none")) for m in memories if m.id in written}
+    rows = {m.id: _stored_new(m, decay, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY))
+            for m in memories if m.id in written}
     counter = results[chunks].results if len(results) > chunks and memories else []
     return rows, (int(counter[0]["value"]) if counter else None)
 
 
-def _stored_new(memory: ShortTermMemory, decay: float, state: str) -> StoredMemory:
+def _stored_new(memory: ShortTermMemory, decay: float, state: str, key: KeyOf) -> StoredMemory:
     when = memory.world_time
     return StoredMemory(memory.id, memory.npc_id, memory.content, float(memory.importance), when.day, when.hour,
-                        memory.type, memory.kind, decay, state, None, when.day, memory.about)
+                        memory.type, memory.kind, decay, state, None, when.day, memory.about, key.key,
+                        key.confidence, key.source)
 
 
 def enqueue_many(db: D1Database, ids: Sequence[str], next_attempt_at: float) -> list[D1PreparedStatement]:
@@ -192,11 +206,34 @@ def remembered_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
     return _select(db, "npc_id = ?", npc_id, order="seq, id")
 
 
-def semantic_in_order(db: D1Database, npc_id: str) -> list[StoredMemory]:
+# --- state keys (schema migration 8): the newest memory of an NPC under a key is its current state ----------
+
+_KEY_ORDER = "state_key, day, hour, seq, id"  # within a key, oldest first: world time, then remember order
+
+
+def keyed(db: D1Database, npc_id: str, keys: Sequence[str] | None = None) -> dict[str, list[StoredMemory]]:
+    """The NPC's memories under each state key (all its keys when `keys` is None), oldest first by world time
+    (remember order among memories of the same hour); keys with no memory are left out."""
+    found: dict[str, list[StoredMemory]] = {}
+    if keys is None:
+        rows = _select(db, "npc_id = ? AND state_key IS NOT NULL", npc_id, order=_KEY_ORDER)
+    else:
+        rows = []
+        for chunk in _chunks(sorted(set(keys))):
+            marks = ", ".join("?" for _ in chunk)
+            rows += _select(db, f"npc_id = ? AND state_key IN ({marks})", npc_id, *chunk, order=_KEY_ORDER)
+    for m in rows:
+        found.setdefault(str(m.state_key), []).append(m)
+    return found
+
+
+def semantic_in_order(db: D1Database, npc_id: str, *, keyed: bool = False) -> list[StoredMemory]:
     """The NPC's memories hybrid recall ranks (`SEMANTIC_STATES`) in remember order: after decay has dropped most
-    of a long life's memories from the index, a small share of `remembered_in_order`."""
+    of a long life's memories from the index, a small share of `remembered_in_order`. `keyed`: with every memory
+    under a state key too, whatever its state (recall's current state comes from them)."""
     marks = ", ".join("?" for _ in SEMANTIC_STATES)
-    return _select(db, f"npc_id = ? AND index_state IN ({marks})", npc_id, *SEMANTIC_STATES, order="seq, id")
+    where = f"npc_id = ? AND (index_state IN ({marks}){' OR state_key IS NOT NULL' if keyed else ''})"
+    return _select(db, where, npc_id, *SEMANTIC_STATES, order="seq, id")
 
 
 def memories_in_state(db: D1Database, states: Sequence[str]) -> list[StoredMemory]:

@@ -46,6 +46,7 @@ class Candidates:
     recollections: list[Recollection]
     fell_back: bool  # True when the index failed or answered nothing and D1 answered instead
     cause: str = ""  # why it fell back, in one line ("" when it did not)
+    view: NpcView | None = None  # the NPC's view the candidates were ranked from, proved current (hybrid)
 
 
 def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recollection:
@@ -62,6 +63,7 @@ def to_recollection(memory: StoredMemory, score: float, source: Source) -> Recol
         kind=memory.kind,
         hour=memory.hour,
         about=memory.about,
+        state_key=memory.state_key,
     )
 
 
@@ -220,8 +222,8 @@ def hybrid_candidates(
     ranked = view.rank(query, vector, k, params, cues)
     found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "keyword") for i, s in ranked]
     if not vector:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
-        return Candidates(found or short_term_fallback_rows(rows, query), True, NOTHING_INDEXED)
-    return Candidates(found, False)
+        return Candidates(found or short_term_fallback_rows(rows, query), True, NOTHING_INDEXED, view)
+    return Candidates(found, False, view=view)
 
 
 def gather(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -50,6 +50,7 @@ class NpcView:
         self.rows: list[StoredMemory] = []
         self.by_id: dict[str, StoredMemory] = {}
         self.seen: set[str] = set()  # every id read, kept or not (appends never repeat one)
+        self.keyed: dict[str, list[StoredMemory]] = {}  # state key -> its memories of any state, remember order
         self.lock = threading.RLock()
         self._episodes: dict[int, list[int]] = {}  # day -> slots in remember order
         self._timeline: TimelineArrays | None = None
@@ -68,7 +69,8 @@ class NpcView:
     def rows_in(self, db: D1Database, npc_id: str) -> list[StoredMemory]:
         """The NPC's rows this view is laid from, in remember order: for hybrid only the semantic ones (after
         decay has dropped most of a long life's memories from the index, a small share of them), for keyword all."""
-        return store.remembered_in_order(db, npc_id) if self.states is None else store.semantic_in_order(db, npc_id)
+        return store.remembered_in_order(db, npc_id) if self.states is None else store.semantic_in_order(
+            db, npc_id, keyed=True)
 
     def refresh(self, memories: list[StoredMemory]) -> None:
         """Lays the view anew from the NPC's rows in remember order (those it keeps suffice: others are
@@ -79,7 +81,7 @@ class NpcView:
         for memory_id in leaving:
             self._cues.pop(self.index.slot(memory_id), None)
         self.index.remove(leaving)
-        self.rows, self.by_id, self.seen, self._episodes = [], {}, set(), {}
+        self.rows, self.by_id, self.seen, self._episodes, self.keyed = [], {}, set(), {}, {}
         self.append(memories)
 
     def append(self, memories: list[StoredMemory]) -> None:
@@ -88,6 +90,8 @@ class NpcView:
             if m.id in self.seen:
                 continue
             self.seen.add(m.id)
+            if m.state_key is not None and m.kind == "observation":
+                self.keyed.setdefault(m.state_key, []).append(m)
             if not self._keeps(m):
                 continue
             if m.id in self.index:
@@ -104,6 +108,12 @@ class NpcView:
             if slot not in self._cues:
                 self._cues[slot] = memory_cues(m.content)
             self._timeline = self._cue_arrays = None
+
+    def key_chains(self, keys: Iterable[str]) -> dict[str, list[StoredMemory]]:
+        """The memories under each of `keys` that has any, oldest first by world time (remember order within an
+        hour), as `store.keyed` reads them: memories of every state, the D1-only ones included."""
+        with self.lock:
+            return {k: sorted(self.keyed[k], key=lambda m: (m.day, m.hour)) for k in keys if k in self.keyed}
 
     def _keeps(self, memory: StoredMemory) -> bool:
         return self.states is None or memory.index_state in self.states

@@ -9,9 +9,11 @@ with tasks queued leaves them to `retry_pending`, as a failed attempt would.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Concatenate, ParamSpec, Protocol, TypeVar
 
 
 class Background:
@@ -42,3 +44,24 @@ class Background:
             failure = failure or error
         if failure is not None:
             raise failure
+
+
+class Settles(Protocol):
+    def settle(self) -> None: ...
+
+
+S = TypeVar("S", bound=Settles)
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def settled(method: Callable[Concatenate[S, P], R]) -> Callable[Concatenate[S, P], R]:
+    """The method runs once the object's background work is done (`settle()`): it sees every memory remembered
+    before it as if indexed in line."""
+
+    @functools.wraps(method)
+    def wrapper(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
+        self.settle()
+        return method(self, *args, **kwargs)
+
+    return wrapper

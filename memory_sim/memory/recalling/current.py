@@ -1,0 +1,81 @@
+"""Current state and history from state keys (schema migration 8), read from D1: the newest memory of an NPC
+under a key is its current state, older ones its history. Recall asks here for the keys its candidates carry, so
+a key's current memory is ranked (memory/scoring.py's `current_first`) even when only an older
+version was among the candidates: no two memories need to be recalled together to be linked."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from memory_sim.bindings.d1 import D1Database
+from memory_sim.memory.beliefs.story import View, opinion_key, opinion_story
+from memory_sim.memory.ledger import store
+from memory_sim.memory.models import BeliefLinks, Lineage, Recollection, StoredMemory
+from memory_sim.memory.recalling.recall import to_recollection
+from memory_sim.memory.recalling.recall_cache import NpcView
+from memory_sim.memory.scoring import Chains
+
+
+def with_current(
+    db: D1Database, npc_id: str, found: Sequence[Recollection], view: NpcView | None = None
+) -> tuple[list[Recollection], Chains]:
+    """`found` with the current memory of each key among them added where missing (score 0: `current_first`
+    gives it its versions' best), and the keys' chains (ids oldest first). From the NPC's recall view where the
+    candidates came from one proved current (hybrid recall), else one D1 read; none when no candidate carries a
+    key."""
+    keys = sorted({r.state_key for r in found if r.state_key is not None and r.npc_id == npc_id})
+    if not keys:
+        return list(found), {}
+    histories = view.key_chains(keys) if view is not None else store.keyed(db, npc_id, keys)
+    present = {r.id for r in found}
+    pulled = [_pulled(ms[-1]) for ms in histories.values() if ms[-1].id not in present]
+    return [*found, *pulled], {key: [m.id for m in ms] for key, ms in histories.items()}
+
+
+def _pulled(memory: StoredMemory) -> Recollection:
+    return to_recollection(memory, 0.0, "vectorize" if memory.index_state == "indexed" else "d1")
+
+
+def current_state(db: D1Database, npc_id: str) -> dict[str, StoredMemory]:
+    """{state key: the NPC's newest memory under it}."""
+    return {key: ms[-1] for key, ms in store.keyed(db, npc_id).items()}
+
+
+def history(db: D1Database, npc_id: str, key: str) -> list[StoredMemory]:
+    """The NPC's memories under `key`, newest (the current state) first."""
+    return list(reversed(store.keyed(db, npc_id, [key]).get(key, [])))
+
+
+def links(db: D1Database, memory: StoredMemory) -> BeliefLinks:
+    """The next newer memory under the memory's key (None: it is current, or has no key) and the one just before
+    it."""
+    if memory.state_key is None:
+        return BeliefLinks(memory.id)
+    chain = store.keyed(db, memory.npc_id, [memory.state_key]).get(memory.state_key, [])
+    at = next((i for i, m in enumerate(chain) if m.id == memory.id), None)
+    if at is None:
+        return BeliefLinks(memory.id)
+    later = chain[at + 1] if at + 1 < len(chain) else None
+    return BeliefLinks(memory.id, later, tuple(chain[at - 1 : at]) if at > 0 else ())
+
+
+def opinion(db: D1Database, npc_id: str, of: str) -> str:
+    """What `npc_id` thinks of `of` (its memories under "opinion:<of>"), told by beliefs/story.py with the NPCs'
+    registered names (their ids when not registered)."""
+    names = {str(p["npc_id"]): str(p["name"]) for p in store.npc_profiles(db)}
+    views = [View(m.day, m.content) for m in history(db, npc_id, opinion_key(of))]
+    return opinion_story(names.get(npc_id, npc_id), names.get(of, of), views)
+
+
+def lineage(db: D1Database, memory: StoredMemory) -> Lineage:
+    """Where a memory came from (a summary's sources), where it went (the summaries it went into), oldest first,
+    and its state key's history, newest first."""
+    sources = store.sources_of(db, [memory.id]).get(memory.id, ())
+    summaries = store.summaries_of(db, memory.id)
+    rows = store.memories_by_ids(db, [*sources, *summaries])
+
+    def in_order(ids: Sequence[str]) -> tuple[StoredMemory, ...]:
+        return tuple(sorted((rows[i] for i in ids if i in rows), key=lambda m: (m.day, m.hour, m.id)))
+
+    versions = () if memory.state_key is None else tuple(history(db, memory.npc_id, memory.state_key))
+    return Lineage(memory.id, in_order(sources), in_order(summaries), memory.state_key, versions)

@@ -1,0 +1,80 @@
+"""Each memory's state key as `remember` stores it: the game's (confidence 1.0) where the memory names one, else
+`infer_key`'s guess (memory/beliefs/keys.py), told the NPCs the memory is about (its `about` and the registered
+NPCs its text names, its own NPC left out) and given the env's embedder, or none once the embedder fails.
+
+The registry is read once and kept: `remember` adds no D1 statement for it. A registration made through the same
+`MemorySystem` drops the copy (`KeyRegistry.drop`); one made by another process meanwhile is seen after the next
+drop, so a memory naming an NPC only that process registered may get no key until then.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from memory_sim.bindings.d1 import D1Database
+from memory_sim.bindings.worker_env import WorkerEnv
+from memory_sim.errors import AiError
+from memory_sim.memory.beliefs.keys import Embed, KeyGuess, infer_key
+from memory_sim.memory.beliefs.subjects import key_subjects
+from memory_sim.memory.ledger import store
+from memory_sim.memory.models import KeyOf, ShortTermMemory
+
+log = logging.getLogger(__name__)
+GAME, INFERRED = "game", "inferred"
+
+
+class KeyRegistry:
+    """The registered NPCs as key inference reads them, read from D1 once and kept until `drop`."""
+
+    def __init__(self, db: D1Database) -> None:
+        self.db = db
+        self._profiles: list[dict[str, Any]] | None = None
+        self._lock = threading.Lock()
+
+    def profiles(self) -> list[dict[str, Any]]:
+        with self._lock:
+            if self._profiles is None:
+                self._profiles = store.npc_profiles(self.db)
+            return self._profiles
+
+    def drop(self) -> None:
+        with self._lock:
+            self._profiles = None
+
+
+def env_embed(env: WorkerEnv) -> Embed:
+    """The env's embedder as `infer_key` takes it (texts -> unit rows)."""
+
+    def embed(texts: Sequence[str]) -> np.ndarray:
+        return env.embedder.embed(list(texts))
+
+    return embed
+
+
+def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: Embed | None) -> dict[str, KeyOf]:
+    """{memory id: its key} for the memories that have one (a summary has none)."""
+    out: dict[str, KeyOf] = {}
+    for m in memories:
+        if m.state_key is not None:
+            out[m.id] = KeyOf(m.state_key, 1.0, GAME)
+        elif m.kind == "observation":
+            subjects = key_subjects(m.npc_id, m.about, m.content, registry.profiles())
+            guess, embed = _guess(m, subjects, embed)
+            if guess.key is not None:
+                out[m.id] = KeyOf(guess.key, guess.confidence, INFERRED)
+    return out
+
+
+def _guess(m: ShortTermMemory, subjects: tuple[str, ...], embed: Embed | None) -> tuple[KeyGuess, Embed | None]:
+    """infer_key with the embedder; without it (and for the rest of the batch) once it fails."""
+    if embed is not None:
+        try:
+            return infer_key(m.content, type=m.type, subjects=subjects, embed=embed), embed
+        except AiError as exc:
+            log.warning("key inference goes on without the embedder: %s", exc)
+    return infer_key(m.content, type=m.type, subjects=subjects), None
