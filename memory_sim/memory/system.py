@@ -26,6 +26,7 @@ from memory_sim.memory import rules
 from memory_sim.memory.beliefs.detect import Belief
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Summariser
+from memory_sim.memory.index_rule import reaches_index
 from memory_sim.memory.ledger import store
 from memory_sim.memory.ledger.schema import migrate
 from memory_sim.memory.models import (
@@ -46,6 +47,7 @@ from memory_sim.memory.recalling import recall as recall_sources
 from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.presets import DEFAULT_SCORING, Scoring, check_scoring
 from memory_sim.memory.recalling.recall_cache import RecallCache
+from memory_sim.memory.recalling.recent import first_day
 from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted, yield_to_sources
 from memory_sim.memory.writing import forgetting, indexer
 from memory_sim.memory.writing.background import Background
@@ -146,8 +148,8 @@ class MemorySystem:
 
     @_settled
     def remember(self, memory: ShortTermMemory) -> bool:
-        """Stores one memory in D1; one with importance above `config.index_threshold` (0.7) is embedded and
-        upserted to the index at once.
+        """Stores one memory in D1; one the index rule admits (memory/index_rule.py: importance above
+        `config.index_threshold`, 0.7) is embedded and upserted to the index at once.
 
         Returns:
             True when the memory is in the vector index now; False when it is kept in D1 only (not important
@@ -162,7 +164,7 @@ class MemorySystem:
 
         Args:
             memories: the memories; the same id twice is stored once.
-            index_all: index every one regardless of importance (what consolidation does with summaries).
+            index_all: index every one regardless of the index rule (memory/index_rule.py), as LoCoMo's turns are.
             wait: False returns once D1 holds the memories and leaves their embedding and upsert to one
                 background thread, in order; every other method of this system (recall, the jobs, stats...)
                 waits for that work before it reads, and `settle()` waits for it explicitly. A simulation
@@ -175,7 +177,7 @@ class MemorySystem:
         if wait:
             self.settle()
         memories = list({m.id: m for m in memories}.values())  # the same memory twice in one call is kept once
-        indexable = [m for m in memories if index_all or m.importance > self.config.index_threshold]
+        indexable = [m for m in memories if index_all or reaches_index(m, self.config.index_threshold)]
         states = {m.id: "pending" for m in indexable}  # no outbox row: one is made only if the attempt fails
         decay = self.config.initial_decay
         if not memories:
@@ -279,9 +281,9 @@ class MemorySystem:
             top_k: how many to return (1-100).
             mode: "hybrid" (vector + BM25 over D1 + neighbouring memories, the default), "vector" (cosine
                 similarity in the index) or "keyword" (BM25 over D1).
-            include_recent: also search the NPC's recent memories kept in D1 only (importance at or below
-                0.7, never embedded) by keyword and recency, with no embedding (memory/recalling/recent.py); they come
-                back with `source="d1"`.
+            include_recent: also rank the NPC's memories of the last 7 sim days kept in D1 only (below the
+                index rule, memory/index_rule.py) that share a word with the query, scored as the mode scores
+                indexed ones (memory/recalling/recent.py); they come back with `source="d1"`.
 
         Returns:
             Up to `top_k` `Recollection`s, highest `score` first (the mode's score). No two share a text, and a
@@ -355,15 +357,14 @@ class MemorySystem:
         join the candidates. In hybrid `recall` a summary yields to a source of it scoring nearly as well
         (scoring.yield_to_sources): its lead there is words its other sentences add, not a better answer."""
         k = min(VECTORIZE_MAX_TOP_K, k)
-        recent = self._recent(npc_id, query) if include_recent else []
+        recent_since = first_day(self.today()) if include_recent else None
         while True:
             candidates = recall_sources.gather(
-                self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache
+                self.env, npc_id, query, k, self.clock(), self.config, mode, self._recall_cache, recent_since
             )
             if candidates.fell_back:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
             found = recall_sources.with_sources(self.env, candidates.recollections)
-            found += [r for r in recent if r.id not in {f.id for f in found}]
             if mode == "hybrid" and not weighted:
                 found = yield_to_sources(found, HybridParams().source_share)
             kept = self._newest_first(distinct(rank(found, len(found))), weighted, top_k, mode != "keyword")
@@ -392,14 +393,6 @@ class MemorySystem:
         if weighted:
             return ranking.newest_first(kept, stale, ranking.by_effective_score, ranking.lift_effective_score, top_k)
         return ranking.newest_first(kept, stale, window=top_k)
-
-    def _recent(self, npc_id: str, query: str) -> list[Recollection]:
-        """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""
-        from memory_sim.memory.recalling import recent
-
-        expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB), npc_id) if (
-            self.config.expand_npc_names) else query
-        return recent.recent_candidates(self.env, npc_id, query, expanded, self.today())
 
     @_settled
     def lineage(self, memory_id: str) -> Lineage:
@@ -604,7 +597,7 @@ class MemorySystem:
             The memory as D1 holds it now.
         """
         self._nothing_to_retry = False
-        updated = forgetting.update_importance(self.env, id, value, self.clock())
+        updated = forgetting.update_importance(self.env, id, value, self.clock(), self.config.index_threshold)
         if updated.index_state == "pending":
             self.index_memories([id])
         return self.memory(id)
