@@ -11,7 +11,10 @@ of Tom turned cold), at the stale one's score: the same five memories, every tab
 consolidation began to group a day's memories by topic, one summary a topic (summaries, lineage, diaries' links
 and the counters changed, and the answers with them: a summary now says one thing, so the vector answers hold
 topic summaries where a day's glued summary was), and recall stopped expanding a query with the recalling NPC's
-own name and role (its memories say "I"), which changed Tom's answers to "What do I think of Tom?")."""
+own name and role (its memories say "I"), which changed Tom's answers to "What do I think of Tom?"); and again
+when consolidation's link to a day of one memory stopped indexing it below the index rule's threshold
+(memory/index_rule.py): 3 fewer vectors, those memories' index state, the diaries' "brought back" lines (they
+recall from the index) and the counters changed; every answer stayed the same)."""
 
 from __future__ import annotations
 
