@@ -14,7 +14,8 @@ topic summaries where a day's glued summary was), and recall stopped expanding a
 own name and role (its memories say "I"), which changed Tom's answers to "What do I think of Tom?"); and again
 when consolidation's link to a day of one memory stopped indexing it below the index rule's threshold
 (memory/index_rule.py): 3 fewer vectors, those memories' index state, the diaries' "brought back" lines (they
-recall from the index) and the counters changed; every answer stayed the same)."""
+recall from the index) and the counters changed; every answer stayed the same); and again when the village began
+to move opinions through events with inertia (sim/opinions.py): a new village, every table and answer changed)."""
 
 from __future__ import annotations
 
