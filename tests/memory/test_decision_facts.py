@@ -160,3 +160,12 @@ def test_raising_importance_past_the_threshold_indexes_the_memory(system: Memory
     assert system.remember(memory) is False
     assert system.update_importance(memory.id, 0.9).index_state == "indexed"
     assert system.update_importance(memory.id, 0.6).index_state == "indexed"  # decay, not this, drops it
+
+
+def test_keyword_recall_already_ranks_every_memory_and_labels_the_recent_ones(system: MemorySystem) -> None:
+    situation, warning, _, _ = WARNINGS[0]
+    system.remember(ShortTermMemory("ned", warning, 0.4, WorldTime(0, 15)))
+    plain = system.recall("ned", situation, top_k=3, mode="keyword")
+    recent = system.recall("ned", situation, top_k=3, mode="keyword", include_recent=True)
+    assert [(r.id, r.score) for r in plain] == [(r.id, r.score) for r in recent]  # the same ranking
+    assert [r.source for r in recent if r.text == warning] == ["d1"]

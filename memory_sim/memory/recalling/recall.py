@@ -278,13 +278,15 @@ def gather(
     if config.expand_npc_names:
         profiles = cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB)
         query = expand_query(query, profiles, npc_id)
-    if mode == "keyword":
-        return Candidates(keyword_candidates(env, npc_id, query, k, cache, proof), False)
+    recent = [] if recent_since is None else recent_rows(env, npc_id, query, recent_since)
+    if mode == "keyword":  # BM25 already ranks every memory: the recent D1-only ones are only labelled
+        d1 = {m.id for m in recent}
+        found = keyword_candidates(env, npc_id, query, k, cache, proof)
+        return Candidates([replace(r, source="d1") if r.id in d1 else r for r in found], False)
     try:
         query_vector = env.embedder.embed([query], query=True)[0]
     except EmbeddingUnavailable:
         return Candidates(short_term_fallback(env, npc_id, query, config), True)
-    recent = [] if recent_since is None else recent_rows(env, npc_id, query, recent_since)
     try:
         if mode == "hybrid":
             return hybrid_candidates(env, npc_id, query, query_vector, k, cache, proof,
