@@ -28,6 +28,7 @@ from typing import Any
 from memory_sim.errors import ConfigError
 from memory_sim.memory.models import JobReport, ShortTermMemory, WorldTime
 from memory_sim.memory.rules import HOURS_PER_DAY
+from memory_sim.sim.opinions import Feeling
 
 HAMLET = 10  # NPCs of one village (the cast in sim/data/npcs.json)
 STATE = "scale.json"
@@ -78,14 +79,19 @@ class World:
         return [_moved(m, k) for k, v in enumerate(self.hamlets) for m in v.tick(when).memories]
 
     def state(self) -> list[dict[str, Any]]:
-        return [{"rng": v.rng.getstate(), "affinity": [[a, b, x] for (a, b), x in v.affinity.items()]}
+        return [{"rng": v.rng.getstate(), "affinity": [[a, b, f.affinity, f.view] for (a, b), f in v.feelings.items()]}
                 for v in self.hamlets]
 
     def restore(self, saved: list[dict[str, Any]]) -> None:
         for village, s in zip(self.hamlets, saved, strict=True):
             version, internal, gauss = s["rng"]
             village.rng.setstate((version, tuple(internal), gauss))
-            village.affinity = {(a, b): x for a, b, x in s["affinity"]}
+            village.feelings = {(row[0], row[1]): _feeling(row) for row in s["affinity"]}
+
+
+def _feeling(row: list[Any]) -> Feeling:
+    """[a, b, affinity, view]; a state saved before views were kept has no view: the affinity's sign is taken."""
+    return Feeling(row[2], row[3]) if len(row) > 3 else Feeling.starting_at(row[2])
 
 
 def _moved(memory: ShortTermMemory, hamlet: int) -> ShortTermMemory:

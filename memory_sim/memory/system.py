@@ -22,6 +22,7 @@ from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import rules
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Summariser
+from memory_sim.memory.index_rule import reaches_index
 from memory_sim.memory.jobs import diary, scheduled
 from memory_sim.memory.ledger import store
 from memory_sim.memory.ledger.counts import memory_counts
@@ -83,23 +84,24 @@ class MemorySystem:
     @_settled
     def remember(self, memory: ShortTermMemory) -> bool:
         """Stores one memory in D1 with its state key (the game's, else inferred: memory/writing/keying.py); one
-        with importance above `config.index_threshold` (0.7) is embedded and indexed at once. Returns whether it is
-        in the index now (False: D1 only, or queued for `retry_pending`)."""
+        the index rule admits (memory/index_rule.py: importance above `config.index_threshold`, 0.7) is embedded
+        and indexed at once. Returns whether it is in the index now (False: D1 only, or queued for
+        `retry_pending`)."""
         return memory.id in self.remember_many([memory])
 
     def remember_many(
         self, memories: Sequence[ShortTermMemory], *, index_all: bool = False, wait: bool = True
     ) -> set[str]:
-        """Stores many memories (the same id twice once) in one D1 transaction, then embeds the important ones
-        (every one with `index_all`) in one call. `wait=False` returns once D1 holds them and leaves the embedding to
-        one background thread, in order; every other method waits for it first. Returns the ids in the index now
+        """Stores many memories (the same id twice once) in one D1 transaction, then embeds those the index rule
+        admits (every one with `index_all`) in one call. `wait=False` returns once D1 holds them and leaves the
+        embedding to one background thread, in order; every other method waits for it first. Returns the ids in the index now
         (with `wait=False`: those handed to the background)."""
         if wait:
             self.settle()
         memories = list({m.id: m for m in memories}.values())
         if not memories:
             return set()
-        indexable = [m.id for m in memories if index_all or m.importance > self.config.index_threshold]
+        indexable = [m.id for m in memories if index_all or reaches_index(m, self.config.index_threshold)]
         decay = self.config.initial_decay
         written, bound = remembering.write(self.env, memories, decay, dict.fromkeys(indexable, "pending"), self._keys)
         now = self.clock()
@@ -164,8 +166,9 @@ class MemorySystem:
     ) -> list[Recollection]:
         """Up to `top_k` (1-100) of this NPC's memories that best answer the query, by meaning alone, highest
         `score` first; `mode` "hybrid" (vector + BM25 over D1 + neighbouring memories), "vector" or "keyword";
-        `include_recent` adds recent D1-only memories by keyword and recency (`source="d1"`). A state key's current
-        memory ranks above its older versions (pulled in from D1 when only an older one was found), which may
+        `include_recent` also ranks the NPC's memories of the last 7 sim days kept in D1 only that share a word with
+        the query, scored as the mode scores indexed ones (memory/recalling/recent.py; `source="d1"`). A state key's
+        current memory ranks above its older versions (pulled in from D1 when only an older one was found), which may
         follow, marked `superseded_by`. No two share a text; an unknown NPC is refused. `now`: the moment recall
         reads time from ("today", recency); None: the clock."""
         check_recall(npc_id, query, top_k, mode)
@@ -304,7 +307,8 @@ class MemorySystem:
     def update_importance(self, id: str, value: float) -> StoredMemory:
         """Sets a memory's importance (0..1); one in the index is re-indexed. Returns the memory as stored now."""
         self._nothing_to_retry = False
-        if forgetting.update_importance(self.env, id, value, self.clock()).index_state == "pending":
+        updated = forgetting.update_importance(self.env, id, value, self.clock(), self.config.index_threshold)
+        if updated.index_state == "pending":
             self.index_memories([id])
         return self.memory(id)
 

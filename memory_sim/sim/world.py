@@ -1,9 +1,15 @@
 """The seeded village: NPCs with roles, places, relationships that change, and hourly ticks that produce what
 each NPC notices (events, conversations, opinions, gossip, places) with an importance.
 
-Everything is drawn from one `random.Random(seed)` in a fixed order, so the same seed gives the same village,
-the same memories and the same ids. Content comes from templates in `data/` (package data). NPCs often name
-each other by role or description ("the blacksmith"), not by name: Margaret, especially, rarely says "Tom".
+Everything is drawn from one `random.Random` (seeded by `seed`, or given) in a fixed order, so the same seed gives
+the same village, the same memories and the same ids. Content comes from templates in `data/` (package data). NPCs
+often name each other by role or description ("the blacksmith"), not by name: Margaret, especially, rarely says
+"Tom".
+
+Opinions move through events, with inertia (sim/opinions.py): a kindness, a quarrel, a slight, a rumour or a
+pleasant chat is remembered and shifts the NPC's affinity for the other; its view turns only past a dead band,
+and then it remembers an opinion saying so and naming that event. Otherwise its opinions restate the view it
+holds.
 """
 
 from __future__ import annotations
@@ -15,8 +21,11 @@ from importlib import resources
 from typing import Any
 
 from memory_sim.memory.models import MemoryType, ShortTermMemory, WorldTime
+from memory_sim.sim.opinions import WARM, Cause, Feeling, View
 
 DAY_START, DAY_END = 7, 22  # hours when villagers are about
+STORY, STORY_WEIGHT = ("margaret", "tom"), 6.0  # the pair the demo asks about, and how much more often it meets
+KINDNESS, SLIGHT = 0.15, 0.15  # shares of what one villager sees another do that is a kindness or a slight to it
 SUNDAY = 6
 
 
@@ -43,6 +52,20 @@ class WorldEvent:
     importance: float
 
 
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """An NPC's view of another turning (sim/opinions.py): when, to which view, the kind of event that tipped
+    it, the id of the memory of that event, and the id of the opinion memory saying so."""
+
+    npc_id: str
+    other_id: str
+    when: WorldTime
+    view: View
+    cause: Cause
+    cause_id: str
+    opinion_id: str
+
+
 @dataclass
 class Tick:
     """What one hour produced."""
@@ -64,17 +87,25 @@ def pick_npcs(count: int) -> list[Npc]:
 
 
 class Village:
-    """A village of `npcs` NPCs (Margaret and Tom always among them), driven by `random.Random(seed)`."""
+    """A village of `npcs` NPCs (Margaret and Tom always among them), driven by `rng` (`random.Random(seed)` when
+    none is given). `affinity` and `feelings` say how each NPC feels about each other one (sim/opinions.py)."""
 
-    def __init__(self, npcs: int = 8, seed: int = 7) -> None:
-        self.rng = random.Random(seed)
+    def __init__(self, npcs: int = 8, seed: int = 7, rng: random.Random | None = None) -> None:
+        self.rng = rng if rng is not None else random.Random(seed)
         self.npcs = pick_npcs(npcs)
         self.by_id = {n.id: n for n in self.npcs}
         self.places: dict[str, Any] = load_data("places")
         self.text: dict[str, Any] = load_data("templates")
-        self.affinity = {
-            (a.id, b.id): round(self.rng.uniform(-0.3, 0.6), 3) for a in self.npcs for b in self.npcs if a != b
+        self.feelings = {
+            (a.id, b.id): Feeling.starting_at(round(self.rng.uniform(-0.3, 0.6), 3))
+            for a in self.npcs for b in self.npcs if a != b
         }
+        self.turns: list[Turn] = []  # every view that turned, in order
+
+    @property
+    def affinity(self) -> dict[tuple[str, str], float]:
+        """Each ordered pair's affinity (-1..1), as D1's `relationships` stores it."""
+        return {pair: feeling.affinity for pair, feeling in self.feelings.items()}
 
     # --- choices ----------------------------------------------------------------------------------------------
 
@@ -85,9 +116,15 @@ class Village:
         if when.day % 7 == SUNDAY and 9 <= hour <= 11:
             return "church"
         if hour <= 17:
-            return npc.work if rng.random() < 0.75 else rng.choice(["market", "green"])
+            return npc.work if rng.random() < 0.75 else rng.choice(self._errands(npc))
         roll = rng.random()
         return "pub" if roll < 0.5 else ("green" if roll < 0.7 else None)
+
+    def _errands(self, npc: Npc) -> list[str]:
+        """Where `npc` goes when not at work by day: market and green, and Margaret to Tom's forge too (the
+        demo's pair has to do with each other)."""
+        story = self.by_id.get(STORY[1])
+        return ["market", "green", story.work] if npc.id == STORY[0] and story is not None else ["market", "green"]
 
     def refer(self, speaker: Npc, target: Npc) -> str:
         """How `speaker` names `target`: by name, or by role/description (Margaret names Tom rarely)."""
@@ -95,8 +132,11 @@ class Village:
         return target.name if self.rng.random() < by_name else self.rng.choice(target.descriptors)
 
     def opinion_target(self, npc: Npc) -> Npc:
-        others = [o for o in self.npcs if o.id != npc.id]
-        weights = [6.0 if (npc.id, o.id) == ("margaret", "tom") else 1.0 for o in others]
+        return self.partner(npc, [o for o in self.npcs if o.id != npc.id])
+
+    def partner(self, npc: Npc, others: list[Npc]) -> Npc:
+        """Whom `npc` has to do with among `others`: Margaret seeks Tom out (the demo's story), the rest anyone."""
+        weights = [STORY_WEIGHT if (npc.id, o.id) == STORY else 1.0 for o in others]
         return self.rng.choices(others, weights)[0]
 
     def _fill(self, template: list[Any], **values: str) -> tuple[str, float]:
@@ -123,8 +163,10 @@ class Village:
 
     def _remember(
         self, tick: Tick, npc: Npc, text: str, importance: float, kind: MemoryType, about: tuple[str, ...] = ()
-    ) -> None:
-        tick.memories.append(ShortTermMemory(npc.id, text, importance, tick.when, kind, about))
+    ) -> ShortTermMemory:
+        memory = ShortTermMemory(npc.id, text, importance, tick.when, kind, about)
+        tick.memories.append(memory)
+        return memory
 
     def _notice(self, npc: Npc, tick: Tick) -> None:
         rng, place = self.rng, tick.locations[npc.id]
@@ -132,9 +174,9 @@ class Village:
         if rng.random() < 0.12:
             self._place_memory(npc, place, tick)
         if here and rng.random() < 0.15:
-            self._event(npc, rng.choice(here), place, tick)
+            self._event(npc, self.partner(npc, here), place, tick)
         if here and rng.random() < 0.2:
-            self._conversation(npc, rng.choice(here), place, tick)
+            self._conversation(npc, self.partner(npc, here), place, tick)
         if rng.random() < 0.07:
             self._opinion(npc, self.opinion_target(npc), tick)
         if here and rng.random() < 0.05:
@@ -160,11 +202,15 @@ class Village:
         }
 
     def _event(self, npc: Npc, other: Npc, place: str, tick: Tick) -> None:
-        template = self.rng.choice(self.text["event"])
-        text, importance = self._fill(
-            template, place=self._place_phrase(place), **self._other_values(npc, other, "other")
-        )
-        self._remember(tick, npc, text, importance, "event", (other.id,))
+        """Something `npc` saw `other` do: mostly neither here nor there; sometimes a kindness or a slight to it."""
+        roll = self.rng.random()
+        kind: Cause | None = "kindness" if roll < KINDNESS else "slight" if roll < KINDNESS + SLIGHT else None
+        template = self.rng.choice(self.text[kind or "event"])
+        where = self._place_phrase(place)
+        text, importance = self._fill(template, place=where, **self._other_values(npc, other, "other"))
+        seen = self._remember(tick, npc, text, importance, "event", (other.id,))
+        if kind is not None:
+            self._feel(npc, other, kind, seen, tick, place=where)
 
     def _conversation(self, npc: Npc, other: Npc, place: str, tick: Tick) -> None:
         template = self.rng.choice(self.text["conversation"])
@@ -172,16 +218,29 @@ class Village:
         text, importance = self._fill(
             template, place=self._place_phrase(place), topic=topic, **self._other_values(npc, other, "other")
         )
-        shift = -0.08 if "disagreement" in template[0] else 0.05
-        self._shift(npc.id, other.id, shift)
-        self._remember(tick, npc, text, importance, "relationship", (other.id,))
+        talk = self._remember(tick, npc, text, importance, "relationship", (other.id,))
+        self._feel(npc, other, "quarrel" if "disagreement" in template[0] else "chat", talk, tick, topic=topic)
 
     def _opinion(self, npc: Npc, target: Npc, tick: Tick) -> None:
-        liked = self.affinity[(npc.id, target.id)] + self.rng.uniform(-0.3, 0.3) > 0
+        """The view `npc` holds of `target`, said again in other words: it changes nothing."""
+        liked = self.feelings[(npc.id, target.id)].view == WARM
         template = self.rng.choice(self.text["opinion_positive" if liked else "opinion_negative"])
         text, importance = self._fill(template, **self._other_values(npc, target, "target"))
-        self._shift(npc.id, target.id, 0.04 if liked else -0.04)
         self._remember(tick, npc, text, importance, "opinion", (target.id,))
+
+    def _feel(self, npc: Npc, other: Npc, cause: Cause, because: ShortTermMemory, tick: Tick, **details: str) -> None:
+        """`cause` (remembered as `because`) moves how `npc` feels about `other`; when its view turns, it remembers
+        an opinion saying so that names the cause (`details`: the topic, the place or who told it, as the cause's
+        memory says them), and `turns` records it."""
+        before = self.feelings[(npc.id, other.id)]
+        after = before.after(cause)
+        self.feelings[(npc.id, other.id)] = after
+        if not after.turned_from(before):
+            return
+        turns = self.text["turn_warm" if after.view == WARM else "turn_cold"][cause]
+        text, importance = self._fill(self.rng.choice(turns), **details, **self._other_values(npc, other, "target"))
+        said = self._remember(tick, npc, text, importance, "opinion", (other.id,))
+        self.turns.append(Turn(npc.id, other.id, tick.when, after.view, cause, because.id, said.id))
 
     def _gossip(self, npc: Npc, speaker: Npc, tick: Tick) -> None:
         targets = [o for o in self.npcs if o.id not in (npc.id, speaker.id)]
@@ -192,8 +251,8 @@ class Village:
         values = self._other_values(npc, target, "target")
         values["speaker"] = self.refer(npc, speaker)
         text, importance = self._fill(template, **values)
-        self._shift(npc.id, target.id, -0.02)
-        self._remember(tick, npc, text, importance, "opinion", (speaker.id, target.id))
+        heard = self._remember(tick, npc, text, importance, "opinion", (speaker.id, target.id))
+        self._feel(npc, target, "rumour", heard, tick, speaker=values["speaker"])
 
     def _maybe_world_event(self, tick: Tick) -> None:
         if not DAY_START <= tick.when.hour <= DAY_END or self.rng.random() >= 0.03:
@@ -206,6 +265,3 @@ class Village:
         for npc in self.npcs:  # news travels: everyone about that hour notices
             if npc.id in tick.locations:
                 self._remember(tick, npc, text, importance, "event")
-
-    def _shift(self, a: str, b: str, by: float) -> None:
-        self.affinity[(a, b)] = round(max(-1.0, min(1.0, self.affinity[(a, b)] + by)), 3)

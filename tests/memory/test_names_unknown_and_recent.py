@@ -1,5 +1,5 @@
 """Names and roles both ways through the NPC registry, a loud refusal of an unknown NPC, and recent memories kept
-in D1 only (importance <= 0.7) found by keyword and recency without embedding them."""
+in D1 only (importance <= 0.7) found when they share a word with the question, scored as indexed ones are."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_an_unknown_npc_is_refused_with_the_clis_message(system: MemorySystem) -
     assert [r.text for r in system.recall("tobias", "valley")] == ["I came to the valley today."]  # new, unregistered
 
 
-def test_recent_memories_kept_in_d1_only_are_found_by_keyword_without_embedding(system: MemorySystem) -> None:
+def test_recent_memories_kept_in_d1_only_are_found_when_they_share_a_word(system: MemorySystem) -> None:
     embedder = Recording(system.env.embedder)
     system.env.embedder = embedder  # type: ignore[misc]
     system.remember(ShortTermMemory("mira", FLOOD, 0.6, WorldTime(4, 18)))  # below the index threshold
@@ -85,7 +85,11 @@ def test_recent_memories_kept_in_d1_only_are_found_by_keyword_without_embedding(
     assert FLOOD in [r.text for r in decided] and all(r.effective_score is not None for r in decided)
     weighted = system.weighted_recall("mira", question, top_k=10, include_recent=True)
     assert [r.source for r in weighted if r.text == FLOOD] == ["d1"]
-    assert FLOOD not in embedder.texts  # keyword and recency only: never embedded
+    assert FLOOD in embedder.texts  # embedded at recall time, as the index would have embedded it
+    unrelated = "The miller's wife sang at the inn."  # recent and D1 only, but shares no word with the question
+    system.remember(ShortTermMemory("mira", unrelated, 0.4, WorldTime(4, 19)))
+    system.recall("mira", question, top_k=10, mode="vector", include_recent=True)
+    assert unrelated not in embedder.texts  # only those sharing a word are ranked, so only they are embedded
     system.clock.advance_to(WorldTime(9, 12))  # type: ignore[attr-defined]
     later = [r.text for r in system.recall("mira", question, top_k=10, mode="vector", include_recent=True)]
     assert FLOOD in later and "The old mill road was rebuilt long ago." not in later  # day 0: past the last week

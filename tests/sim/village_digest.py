@@ -15,7 +15,11 @@ own name and role (its memories say "I"), which changed Tom's answers to "What d
 when memories gained state keys (schema 8: schema_version and short_term_memories' new columns changed, every
 other table stayed the same) and recall began to rank a key's current memory first by one score: Margaret's
 weighted top answer, shown at weighted 0.77079 over score 0.76442 before (above score x importance), now shows the
-score that gives it (1.05587), the older versions of her opinion after it; one of Tom's vector answers changed."""
+score that gives it (1.05587), the older versions of her opinion after it; one of Tom's vector answers changed); and again
+when consolidation's link to a day of one memory stopped indexing it below the index rule's threshold
+(memory/index_rule.py): 3 fewer vectors, those memories' index state, the diaries' "brought back" lines (they
+recall from the index) and the counters changed; every answer stayed the same); and again when the village began
+to move opinions through events with inertia (sim/opinions.py): a new village, every table and answer changed)."""
 
 from __future__ import annotations
 

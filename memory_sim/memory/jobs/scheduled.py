@@ -17,6 +17,7 @@ from memory_sim.errors import AiError, VectorizeError
 from memory_sim.memory.consolidation.condense import DayPlan, Topics, plan_day
 from memory_sim.memory.consolidation.summarise import Sentence
 from memory_sim.memory.consolidation.topics import Names, group_by_topic
+from memory_sim.memory.index_rule import reaches_index
 from memory_sim.memory.jobs.host import MemoryHost
 from memory_sim.memory.jobs.staged_reembed import fetch
 from memory_sim.memory.ledger import store
@@ -76,14 +77,17 @@ def _plans_of(
 
 
 def _save_plans(system: MemoryHost, plans: Sequence[DayPlan], now: float, wait: bool) -> None:
-    """The summaries (indexed regardless of importance), then in one batch their lineage, the diaries' links, and
-    the outbox rows of linked memories not yet in the index: a linked memory is the day's long-term memory, so
-    it is indexed as its summary would have been (behind, with the summaries, unless `wait`)."""
+    """The summaries (the index rule admits every summary), then in one batch their lineage and the diaries'
+    links. A linked memory (a day of one memory) is indexed only as the rule says (memory/index_rule.py: by its
+    own importance, never because its day had nothing else), so `to_index` holds one only where the rule admits
+    a memory that is not in the index yet (its importance raised since); behind, with the summaries, unless
+    `wait`."""
     db = system.env.DB
     summaries = [made.summary for p in plans for made in p.made]
-    system.remember_many(summaries, index_all=True, wait=False)  # embedded behind the rest of the job and the hour
+    system.remember_many(summaries, wait=False)  # embedded behind the rest of the job and the hour
     linked = store.memories_by_ids(db, [p.link for p in plans if p.summary is None and p.link])
-    to_index = sorted(i for i, m in linked.items() if m.index_state == "none")
+    threshold = system.config.index_threshold
+    to_index = sorted(i for i, m in linked.items() if m.index_state == "none" and reaches_index(m, threshold))
     lineage = store.put_sources(db, [(made.summary.id, s) for p in plans for made in p.made for s in made.sources])
     marks = store.mark_consolidated(db, [(p.npc_id, p.day, p.link) for p in plans])
     queued = store.set_state(db, to_index, "pending") + store.enqueue_many(db, to_index, now) if to_index else []

@@ -97,13 +97,13 @@ class Recaller:
         `recall` a summary yields to a source of it scoring nearly as well (scoring.yield_to_sources): its lead
         there is words its other sentences add, not a better answer."""
         k = min(VECTORIZE_MAX_TOP_K, k)
-        found_recent = self._recent(npc_id, query) if include_recent else []
+        recent_since = recent.first_day(self.today()) if include_recent else None
         while True:
-            candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config, mode, self.cache)
+            candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config, mode, self.cache,
+                                               recent_since)
             if candidates.fell_back:
                 self._fell_back(npc_id, candidates.cause)
             found = recall_sources.with_sources(self.env, candidates.recollections)
-            found += [r for r in found_recent if r.id not in {f.id for f in found}]
             if mode == "hybrid" and not weighted:
                 found = yield_to_sources(found, HybridParams().source_share)
             seen = {r.id for r in found}
@@ -119,9 +119,3 @@ class Recaller:
         _LOG.warning("recall of %r answered from D1 without the vector index: %s", npc_id, cause)
         if not self.read_only:
             self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
-
-    def _recent(self, npc_id: str, query: str) -> list[Recollection]:
-        """Recent D1-only memories by keyword and recency (memory/recalling/recent.py); no embedding."""
-        expanded = recall_sources.expand_query(query, store.npc_profiles(self.env.DB), npc_id) if (
-            self.config.expand_npc_names) else query
-        return recent.recent_candidates(self.env, npc_id, query, expanded, self.today())

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date
 from typing import TYPE_CHECKING
@@ -31,7 +31,9 @@ from memory_sim.memory.ledger import store
 from memory_sim.memory.ledger.schema import natural_key  # noqa: F401  (re-exported: LoCoMo ids' turn order)
 from memory_sim.memory.models import DEFAULT_RECALL_MODE, RecallMode, Recollection, Source, StoredMemory
 from memory_sim.memory.recalling.cues import query_cues
+from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.recall_cache import NpcView, RecallCache
+from memory_sim.memory.recalling.recent import RECENT_ROWS, as_if_indexed, sharing_words
 
 if TYPE_CHECKING:
     from memory_sim.memory.config import MemoryConfig
@@ -202,28 +204,65 @@ def remembered_in_order(env: WorkerEnv, npc_id: str) -> list[StoredMemory]:
 def hybrid_candidates(
     env: WorkerEnv, npc_id: str, query: str, query_vector: np.ndarray, k: int, cache: RecallCache | None = None,
     proof: store.Proof | None = None, cue_query: str | None = None, day_zero: date | None = None,
+    recent: Sequence[StoredMemory] = (),
 ) -> Candidates:
     """The vector index's top 100 fused with BM25 over D1 and neighbour context (memory/recalling/hybrid.py, computed
     over arrays by hybrid_arrays.py); episodes are sim days. Raises VectorizeUnavailable like the vector
     path. With a `cache` (the MemorySystem's), the NPC's rows, keyword index and timeline are reused while D1
     proves them current (`proof`: the cache's proof when the caller read it already); results are the same.
     `cue_query`: the question as asked, whose cues (recalling/cues.py; dates against `day_zero`, the date of sim
-    day 0) lift the memories matching them; None: no cues."""
-    from memory_sim.memory.recalling.hybrid import HybridParams
+    day 0) lift the memories matching them; None: no cues. `recent`: memories kept in D1 only that join the
+    candidates (recent.py), ranked over a view built for this call."""
 
     params = HybridParams()
     # D1 first: a D1 read right after the index's matrix product waits for BLAS threads still spinning (DuckDB:
     # 1.7 ms against 0.6 ms)
     view = (cache.view(npc_id, proof) if cache is not None else None) or NpcView.read(env.DB, npc_id)
-    vector = dict(vector_matches(env, npc_id, query_vector, params.vector_candidates))
+    indexed = dict(vector_matches(env, npc_id, query_vector, params.vector_candidates))
+    indexed = {i: s for i, s in indexed.items() if i in view.by_id}  # the ledger decides, as above
+    vector, d1 = indexed, {m.id for m in recent}
+    if recent:  # ranked with the indexed ones, over one corpus, as if they were in the index (recent.py)
+        view = view_with(env, npc_id, d1)
+        vector = as_if_indexed(indexed, recent_cosines(env, recent, query_vector))
     rows, by_id = view.rows, view.by_id
-    vector = {i: s for i, s in vector.items() if i in by_id}  # the ledger decides, as above
     cues = query_cues(cue_query, view.subjects(), day_zero) if cue_query is not None else None
     ranked = view.rank(query, vector, k, params, cues)
-    found = [to_recollection(by_id[i], s, "vectorize" if i in vector else "keyword") for i, s in ranked]
-    if not vector:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
+    found = [to_recollection(by_id[i], s, _source(i, indexed, d1)) for i, s in ranked]
+    if not indexed:  # the index answered nothing: keywords alone, counted as a fallback like the vector path's
         return Candidates(found or short_term_fallback_rows(rows, query), True, NOTHING_INDEXED, view)
     return Candidates(found, False, view=view)
+
+
+def _source(memory_id: str, indexed: Mapping[str, float], d1: set[str]) -> Source:
+    return "d1" if memory_id in d1 else "vectorize" if memory_id in indexed else "keyword"
+
+
+def recent_rows(env: WorkerEnv, npc_id: str, query: str, since_day: int) -> list[StoredMemory]:
+    """The NPC's memories kept in D1 only from `since_day` on that share a word with the (expanded) query, most
+    of its words first (recent.py)."""
+    return sharing_words(store.kept_in_d1_only(env.DB, npc_id, since_day, RECENT_ROWS), query)
+
+
+def recent_cosines(env: WorkerEnv, rows: Sequence[StoredMemory], query_vector: np.ndarray) -> dict[str, float]:
+    """Each row's cosine to the query, embedded now as the index would have embedded it; none when the model
+    cannot answer (the rows then rank by their keyword and neighbour terms alone)."""
+    try:
+        vectors = env.embedder.embed([m.content for m in rows])
+    except EmbeddingUnavailable:
+        return {}
+    scores = vectors @ query_vector.astype(np.float32)
+    return {m.id: float(s) for m, s in zip(rows, scores, strict=True)}
+
+
+def view_with(env: WorkerEnv, npc_id: str, extra: set[str]) -> NpcView:
+    """A view of the NPC's semantic memories and the `extra` ones kept in D1 only, in remember order, built for
+    one recall (the cached views hold the semantic ones alone). The extra ones share the keyword corpus but
+    neither lend nor borrow neighbour context: the semantic memories keep the context plain recall gives them,
+    and a warning remembered the same day never lifts an unrelated memory beside it (recent.py)."""
+    view = NpcView(kind="keyword", loose=frozenset(extra))  # keeps every row it is given
+    view.refresh([m for m in store.remembered_in_order(env.DB, npc_id)
+                  if m.index_state in store.SEMANTIC_STATES or m.id in extra])
+    return view
 
 
 def gather(
@@ -235,16 +274,22 @@ def gather(
     config: MemoryConfig,
     mode: RecallMode = DEFAULT_RECALL_MODE,
     cache: RecallCache | None = None,
+    recent_since: int | None = None,
 ) -> Candidates:
-    """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer."""
+    """Candidates for `recall` / `weighted_recall`: the index first, D1 when it cannot answer. `recent_since`: a
+    sim day; the NPC's memories kept in D1 only from then on that share a word with the query join the
+    candidates, scored as the mode scores indexed ones (recent.py; keyword mode already ranks every memory)."""
     # One D1 read proves the cached NPC profiles and the NPC's view current (DuckDB: ~0.5 ms a statement)
     proof = cache.proof() if cache is not None and (config.expand_npc_names or mode != "vector") else None
     asked = query  # cues are read from the question as asked, not from the notes expansion adds
     if config.expand_npc_names:
         profiles = cache.profiles(proof) if cache is not None else store.npc_profiles(env.DB)
         query = expand_query(query, profiles, npc_id)
-    if mode == "keyword":
-        return Candidates(keyword_candidates(env, npc_id, query, k, cache, proof), False)
+    recent = [] if recent_since is None else recent_rows(env, npc_id, query, recent_since)
+    if mode == "keyword":  # BM25 already ranks every memory: the recent D1-only ones are only labelled
+        d1 = {m.id for m in recent}
+        found = keyword_candidates(env, npc_id, query, k, cache, proof)
+        return Candidates([replace(r, source="d1") if r.id in d1 else r for r in found], False)
     try:
         query_vector = env.embedder.embed([query], query=True)[0]
     except EmbeddingUnavailable as exc:
@@ -253,7 +298,7 @@ def gather(
     try:
         if mode == "hybrid":
             return hybrid_candidates(env, npc_id, query, query_vector, k, cache, proof,
-                                     asked if config.query_cues else None, config.day_zero)
+                                     asked if config.query_cues else None, config.day_zero, recent)
         matches = vector_matches(env, npc_id, query_vector, k)
     except VectorizeUnavailable as exc:
         return Candidates(short_term_fallback(env, npc_id, query, config), True, f"the index failed: {exc}")
@@ -267,6 +312,8 @@ def gather(
     with contextlib.suppress(EmbeddingUnavailable):  # the recent rows stay for the fallback below
         found += not_yet_visible(env, npc_id, query_vector, now, config, {r.id for r in found})
         found = by_best_sentence(env, query_vector, found)
+    cosines = recent_cosines(env, recent, query_vector) if recent else {}
+    found += [to_recollection(m, cosines[m.id], "d1") for m in recent if m.id in cosines]
     if found:
         return Candidates(found, False)
     return Candidates(short_term_fallback(env, npc_id, query, config), True, NOTHING_INDEXED)

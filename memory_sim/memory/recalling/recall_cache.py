@@ -43,9 +43,12 @@ class NpcView:
     the timeline of episodes (sim days, in order of their first memory), both over the index's slots. `lock`
     guards it while a recall ranks or the cache updates it."""
 
-    def __init__(self, revision: int = 0, counter: int = 0, kind: ViewKind = "hybrid") -> None:
+    def __init__(
+        self, revision: int = 0, counter: int = 0, kind: ViewKind = "hybrid", loose: frozenset[str] = frozenset()
+    ) -> None:
         self.revision, self.counter = revision, counter
         self.states = _STATES[kind]  # None: every state D1's readers show
+        self.loose = loose  # ids ranked on their own words and vector alone: in no episode, so no neighbour
         self.index = BM25Index()
         self.rows: list[StoredMemory] = []
         self.by_id: dict[str, StoredMemory] = {}
@@ -103,8 +106,8 @@ class NpcView:
             self.rows.append(m)
             self.by_id[m.id] = m
             slot = self.index.slot(m.id)
-            if m.kind != "summary":  # made a day later from the day as a whole: no neighbour of any memory
-                self._episodes.setdefault(m.day, []).append(slot)
+            if m.kind != "summary" and m.id not in self.loose:  # a summary: made a day later from the day as a
+                self._episodes.setdefault(m.day, []).append(slot)  # whole, no neighbour of any memory
             if slot not in self._cues:
                 self._cues[slot] = memory_cues(m.content)
             self._timeline = self._cue_arrays = None

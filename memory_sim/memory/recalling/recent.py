@@ -1,50 +1,58 @@
-"""Recent memories kept in D1 only, searched by keyword and recency: the decision module's short-term memory.
+"""Recent memories kept in D1 only, for the decision module: which join recall's candidates, and on what scale.
+Pure: no I/O (recall.py reads the rows and embeds them).
 
-A memory at or below `config.index_threshold` (0.7) never reaches the vector index, so recall by meaning cannot
-find it: "Is the road to the mill passable?" misses "The mill road is flooded past the second bridge" (0.6).
-`decision_context`, and `recall`/`weighted_recall` with `include_recent=True`, also look at the NPC's last
-`RECENT_DAYS` sim days of such memories, without embedding anything:
+A memory the index rule keeps out (memory/index_rule.py: an observation at importance 0.7 or below) is not in the
+vector index, so recall by meaning cannot find it: "Is the road to the mill passable?" misses "The mill road is
+flooded past the second bridge" (0.6). `decision_context`, and `recall`/`weighted_recall` with
+`include_recent=True`, also rank the NPC's such memories of the last `RECENT_DAYS` sim days that share a word with
+the question (at most `RECENT_LIMIT`, those holding most of its words first).
 
-    score = (share of the query's words the memory holds) / (1 + age_days * RECENCY_RATE)
-
-Words are keyword recall's (memory/recalling/keyword.py: stopwords out, lightly stemmed); the query's words are counted
-from the question as asked, and a word recall's name expansion adds (a registered NPC's name or role) counts as
-a match too. Scores lie in 0..1, as vector recall's do, so both rank together. Results say `source="d1"`.
+They are scored on the same scale as the indexed memories, as they would be were they in the index: each is
+embedded at recall time (as recall does for rows the index may not show yet) and its cosine joins the vector
+scores, and in hybrid mode the keyword and neighbour terms run over one corpus holding both. Nothing is added on
+top: age and importance enter only where weighted recall's formula puts them, once, for every memory alike. (Scored
+apart, by keyword share times recency, and then weighted by importance and age again, a 0.4 warning about the
+road the NPC is taking ranked under an unrelated festival memory.) Results say `source="d1"`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 
-from memory_sim.bindings.worker_env import WorkerEnv
-from memory_sim.memory.ledger import store
-from memory_sim.memory.models import Recollection, StoredMemory
+from memory_sim.memory.models import StoredMemory
 from memory_sim.memory.recalling.keyword import tokenize
-from memory_sim.memory.recalling.recall import to_recollection
 
 RECENT_DAYS = 7  # how far back short-term memory reaches, in sim days (today included)
-RECENCY_RATE = 0.1  # a day-old memory scores 1/1.1 of today's, a week-old one 1/1.7
 RECENT_ROWS = 200  # the newest rows read at most: a busy week of one NPC
+RECENT_LIMIT = 32  # the most of them embedded for one recall
 
 
-def score(query_words: Sequence[str], extra_words: Iterable[str], text: str, age_days: int) -> float:
-    """Keyword share times recency (module docstring); 0 when the memory holds none of the query's words."""
-    if not query_words:
-        return 0.0
-    words = set(tokenize(text))
-    matched = len(set(query_words) & words) + (1 if words & set(extra_words) else 0)
-    share = min(1.0, matched / len(set(query_words)))
-    return share / (1.0 + max(0, age_days) * RECENCY_RATE)
+def first_day(today: int) -> int:
+    """The first sim day short-term memory reaches back to."""
+    return today - RECENT_DAYS + 1
 
 
-def recent_candidates(env: WorkerEnv, npc_id: str, query: str, expanded: str, today: int) -> list[Recollection]:
-    """The NPC's recent D1-only memories that share a word with the query, scored, labelled `source="d1"`."""
-    asked = tokenize(query)
-    extra = set(tokenize(expanded)) - set(asked)
-    rows: list[StoredMemory] = store.kept_in_d1_only(env.DB, npc_id, today - RECENT_DAYS + 1, RECENT_ROWS)
-    found = []
-    for m in rows:
-        value = score(asked, extra, m.content, today - m.day)
-        if value > 0.0:
-            found.append(to_recollection(m, value, "d1"))
-    return found
+def word_share(query_words: Sequence[str], text: str) -> float:
+    """Share of the query's words (keyword.tokenize's) the text holds."""
+    wanted = set(query_words)
+    return len(wanted & set(tokenize(text))) / len(wanted) if wanted else 0.0
+
+
+def sharing_words(rows: Sequence[StoredMemory], query: str, limit: int = RECENT_LIMIT) -> list[StoredMemory]:
+    """The rows holding at least one of the query's words (the query as recall expands it: a named NPC's role
+    counts), most of its words first, then newest; at most `limit`. Which rows are ranked, not how."""
+    words = tokenize(query)
+    shares = {m.id: word_share(words, m.content) for m in rows}
+    matching = [m for m in rows if shares[m.id] > 0.0]
+    return sorted(matching, key=lambda m: (-shares[m.id], -m.day, -m.hour, m.id))[:limit]
+
+
+def as_if_indexed(indexed: Mapping[str, float], recent: Mapping[str, float]) -> dict[str, float]:
+    """Vector scores with the recent memories' cosines joined as the index would have returned them: hybrid
+    recall scales the index's best N between their lowest and highest, so one below the lowest would not have
+    been among them (it scores 0 there, as any indexed memory outside the N does) and is left out; one above the
+    highest raises the top, as it would had it been indexed."""
+    if not indexed:
+        return dict(recent)
+    low = min(indexed.values())
+    return {**indexed, **{i: s for i, s in recent.items() if s >= low and i not in indexed}}

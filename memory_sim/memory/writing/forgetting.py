@@ -12,7 +12,7 @@ forgotten memory as deliberate: only its vector still being in the index is drif
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement
@@ -20,6 +20,7 @@ from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_BINDING
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import InvalidInput, NotFound, VectorizeError
 from memory_sim.memory import rules
+from memory_sim.memory.index_rule import reaches_index
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import StoredMemory
 from memory_sim.memory.writing import rederive
@@ -159,14 +160,17 @@ def forget_npc(env: WorkerEnv, npc_id: str, now: float) -> list[str]:
     return done
 
 
-def update_importance(env: WorkerEnv, memory_id: str, value: Any, now: float) -> StoredMemory:
-    """Sets a memory's importance in D1; an indexed memory is queued so the index's copy follows."""
+def update_importance(env: WorkerEnv, memory_id: str, value: Any, now: float, threshold: float) -> StoredMemory:
+    """Sets a memory's importance in D1; an indexed memory is queued so the index's copy follows, and so is one
+    kept in D1 only that the index rule now admits (memory/index_rule.py, under `threshold`). One that falls
+    below it stays in the index until decay drops it, as any indexed memory."""
     importance = rules.importance(value)
     memory = one(env, memory_id)
     if memory.index_state in store.FORGOTTEN_STATES:
         raise InvalidInput(f"memory {memory_id!r} is forgotten")
     statements = [store.set_importance(env.DB, memory_id, importance), store.bump_revision(env.DB)]
-    if memory.index_state in ("indexed", "pending"):
+    admitted = memory.index_state == "none" and reaches_index(replace(memory, importance=importance), threshold)
+    if memory.index_state in ("indexed", "pending") or admitted:
         statements += store.set_state(env.DB, [memory_id], "pending") + store.enqueue_many(env.DB, [memory_id], now)
     env.DB.batch(statements)
     return one(env, memory_id)
