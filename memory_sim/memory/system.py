@@ -94,8 +94,8 @@ class MemorySystem:
     ) -> set[str]:
         """Stores many memories (the same id twice once) in one D1 transaction, then embeds those the index rule
         admits (every one with `index_all`) in one call. `wait=False` returns once D1 holds them and leaves the
-        embedding to one background thread, in order; every other method waits for it first. Returns the ids in the index now
-        (with `wait=False`: those handed to the background)."""
+        embedding to one background thread, in order; every other method waits for it first. Returns the ids in
+        the index now (with `wait=False`: those handed to the background)."""
         if wait:
             self.settle()
         memories = list({m.id: m for m in memories}.values())
