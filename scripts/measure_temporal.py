@@ -28,9 +28,9 @@ HALVES = {"tuning": DATA / "temporal_tuning.json", "held-out": DATA / "temporal_
 OUT = ROOT / "benchmarks"
 
 
-def measure() -> dict[str, Any]:
+def measure(halves: dict[str, Path]) -> dict[str, Any]:
     report: dict[str, Any] = {}
-    for half, path in HALVES.items():
+    for half, path in halves.items():
         rows = run_village(load_village(path))
         report[half] = {mode: hit_rates(rows[mode]) | {"rows": rows[mode]} for mode in MODES}
     return report
@@ -59,9 +59,16 @@ def table(before: dict[str, Any] | None, after: dict[str, Any]) -> list[str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--label", choices=["before", "after"], default="after")
+    parser.add_argument("--tuning-only", action="store_true",
+                        help="print the tuning half's misses and write nothing (what tuning looks at)")
     args = parser.parse_args()
     started = time.perf_counter()
-    report = measure()
+    if args.tuning_only:
+        report = measure({"tuning": HALVES["tuning"]})["tuning"]
+        for mode in MODES:
+            print(mode, report[mode]["overall"], [r["id"] for r in report[mode]["rows"] if not r["hit"]])
+        return 0
+    report = measure(HALVES)
     seconds = round(time.perf_counter() - started, 1)
     if args.label == "before":
         (OUT / "temporal_before.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")

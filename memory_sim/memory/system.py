@@ -41,11 +41,13 @@ from memory_sim.memory.models import (
     WorldTime,
 )
 from memory_sim.memory.npcs import Npc
-from memory_sim.memory.recalling import access
+from memory_sim.memory.recalling import access, placing
 from memory_sim.memory.recalling import recall as recall_sources
 from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.presets import DEFAULT_SCORING, Scoring, check_scoring
 from memory_sim.memory.recalling.recall_cache import RecallCache
+from memory_sim.memory.recalling.timing import rank_in_time
+from memory_sim.memory.recalling.when import resolve_time
 from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted, yield_to_sources
 from memory_sim.memory.writing import forgetting, indexer
 from memory_sim.memory.writing.background import Background
@@ -268,7 +270,7 @@ class MemorySystem:
     @_settled
     def recall(
         self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE, *,
-        include_recent: bool = False,
+        include_recent: bool = False, now: WorldTime | None = None,
     ) -> list[Recollection]:
         """This NPC's memories that best answer the query, by meaning (age and importance play no part; see
         `weighted_recall`).
@@ -282,6 +284,8 @@ class MemorySystem:
             include_recent: also search the NPC's recent memories kept in D1 only (importance at or below
                 0.7, never embedded) by keyword and recency, with no embedding (memory/recalling/recent.py); they come
                 back with `source="d1"`.
+            now: the moment the question is asked from: "yesterday", "three days ago", "the last time" are read
+                against it (memory/recalling/when.py); the clock's time when None.
 
         Returns:
             Up to `top_k` `Recollection`s, highest `score` first (the mode's score). No two share a text, and a
@@ -290,7 +294,7 @@ class MemorySystem:
         """
         _check_recall(npc_id, query, top_k, mode)
         found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score,
-                                   include_recent, weighted=False)
+                                   include_recent, weighted=False, now=now)
         return found or self._nothing_for(npc_id)
 
     @_settled
@@ -304,6 +308,7 @@ class MemorySystem:
         scoring: Scoring = DEFAULT_SCORING,
         *,
         include_recent: bool = False,
+        now: WorldTime | None = None,
     ) -> list[Recollection]:
         """`recall`, ranked by the design's effective score:
         `score * importance / (1 + (current_day - day) * decayFactor)`, or another preset's.
@@ -311,13 +316,14 @@ class MemorySystem:
         Args:
             npc_id: whose memories, as for `recall`.
             query: a question or situation in plain words.
-            current_day: the sim day ages are counted to; `today()` when None.
+            current_day: the sim day ages are counted to; `now`'s day (else `today()`) when None.
             top_k: how many to return (1-100).
             mode: how candidates are found, as for `recall`.
             scoring: "design" (the formula above), "generative-agents-paper" or "generative-agents-code"
                 (memory/recalling/presets.py). Every call records the game hour it returned each memory (its last
                 access, which "generative-agents-code" ranks by).
             include_recent: also search recent memories kept in D1 only, as for `recall`.
+            now: the moment time words in the query are read against, as for `recall`.
 
         Returns:
             Up to `top_k` `Recollection`s with `effective_score` set (the preset's score), highest first, each
@@ -325,7 +331,8 @@ class MemorySystem:
         """
         _check_recall(npc_id, query, top_k, mode)
         scoring = check_scoring(scoring)
-        day = self.today() if current_day is None else rules.day(current_day, "current_day")
+        moment = now or WorldTime.from_seconds(self.clock())
+        day = moment.day if current_day is None else rules.day(current_day, "current_day")
         now_hours = day * rules.HOURS_PER_DAY + WorldTime.from_seconds(self.clock()).hour
 
         def rank(found: list[Recollection], k: int) -> list[Recollection]:
@@ -333,7 +340,8 @@ class MemorySystem:
             return rank_weighted([replace(r, effective_score=s) for r, s in zip(found, scores, strict=True)], k)
 
         found = self._distinct_top(
-            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent, weighted=True
+            npc_id, query, top_k, mode, top_k * self.config.candidate_factor, rank, include_recent, weighted=True,
+            now=now,
         )
         if found:
             self.env.DB.batch(access.record(self.env.DB, [r.id for r in found], now_hours))
@@ -347,14 +355,18 @@ class MemorySystem:
 
     def _distinct_top(
         self, npc_id: str, query: str, top_k: int, mode: RecallMode, k: int, rank: Ranking,
-        include_recent: bool = False, *, weighted: bool,
+        include_recent: bool = False, *, weighted: bool, now: WorldTime | None = None,
     ) -> list[Recollection]:
         """The top k after collapsing repeats (scoring.distinct), the newest state of each belief above the stale
         one (beliefs/ranking.py; by `effective_score` when `weighted`, else by `score`), asking for more
         candidates while repeats leave it short and more may exist; with `include_recent`, recent D1-only memories
         join the candidates. In hybrid `recall` a summary yields to a source of it scoring nearly as well
-        (scoring.yield_to_sources): its lead there is words its other sentences add, not a better answer."""
-        k = min(VECTORIZE_MAX_TOP_K, k)
+        (scoring.yield_to_sources): its lead there is words its other sentences add, not a better answer. A
+        question about time ranks the memories of that time first (recalling/when.py, placing.py, timing.py)."""
+        moment = now or WorldTime.from_seconds(self.clock())
+        focus = resolve_time(query, moment, self.config.day_zero)
+        placement = placing.place(self.env, npc_id, focus, moment, embed=mode != "keyword") if focus.any else None
+        query, k = focus.topic, min(VECTORIZE_MAX_TOP_K, max(k, placing.FOCUS_CANDIDATES if placement else k))
         recent = self._recent(npc_id, query) if include_recent else []
         while True:
             candidates = recall_sources.gather(
@@ -362,11 +374,16 @@ class MemorySystem:
             )
             if candidates.fell_back:
                 self.env.DB.batch([store.bump(self.env.DB, "fallbacks")])
-            found = recall_sources.with_sources(self.env, candidates.recollections)
+            extra = placing.pulled(self.env, npc_id, placement, {r.id for r in candidates.recollections}, query,
+                                   self._recall_cache) if placement else []
+            found = recall_sources.with_sources(self.env, candidates.recollections + extra)
             found += [r for r in recent if r.id not in {f.id for f in found}]
             if mode == "hybrid" and not weighted:
                 found = yield_to_sources(found, HybridParams().source_share)
-            kept = self._newest_first(distinct(rank(found, len(found))), weighted, top_k, mode != "keyword")
+            ranked = rank(found, len(found))
+            if placement is not None:
+                ranked = rank_in_time(ranked, placement.frame, weighted=weighted, pulled={r.id: r.score for r in extra})
+            kept = self._newest_first(distinct(ranked), weighted, top_k, mode != "keyword")
             if len(kept) >= top_k or candidates.fell_back or len(found) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
