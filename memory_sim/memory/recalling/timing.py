@@ -40,7 +40,7 @@ class TimeWeights:
     off_hours: float = 2.0
     slack: float = 1.0
     near: float = 2.0
-    step: float = 0.1
+    step: float = 0.5
     side: float = 0.5
     since: float = 1.0
     ordinal: float = 2.0

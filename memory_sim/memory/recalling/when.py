@@ -292,14 +292,14 @@ def _take_anchor(text: str) -> tuple[str, EventAnchor | None]:
 
 
 def _take_ordinal(text: str) -> tuple[str, Ordinal | None]:
-    adverb = _ADVERB.search(text)
-    if adverb is not None:
-        ordinal: Ordinal = adverb["word"].lower()  # type: ignore[assignment]
-        return text[: adverb.start("word")] + text[adverb.end("word") :], ordinal
     for pattern, ordinal in _ORDINALS:
         match = pattern.search(text)
         if match is not None:
             return _cut(text, match), ordinal
+    adverb = _ADVERB.search(text)
+    if adverb is not None:
+        word: Ordinal = adverb["word"].lower()  # type: ignore[assignment]
+        return text[: adverb.start("word")] + text[adverb.end("word") :], word
     return text, None
 
 
@@ -312,4 +312,4 @@ def _tidy(text: str) -> str:
     text = _SPACES.sub(" ", text).strip()
     while (tidier := _DANGLING.sub("", text)) != text:
         text = tidier
-    return re.sub(r"\s+([?.!,])", r"\1", text).strip(" ,")
+    return re.sub(r"\s+([?.!,])", r"\1", text).strip(" ,:;")
