@@ -365,7 +365,8 @@ class MemorySystem:
         question about time ranks the memories of that time first (recalling/when.py, placing.py, timing.py)."""
         moment = now or WorldTime.from_seconds(self.clock())
         focus = resolve_time(query, moment, self.config.day_zero)
-        placement = placing.place(self.env, npc_id, focus, moment, embed=mode != "keyword") if focus.any else None
+        placement = placing.place(self.env, npc_id, focus, moment, embed=mode != "keyword",
+                                  cache=self._recall_cache) if focus.any else None
         query, k = focus.topic, min(VECTORIZE_MAX_TOP_K, max(k, placing.FOCUS_CANDIDATES if placement else k))
         recent = self._recent(npc_id, query) if include_recent else []
         while True:

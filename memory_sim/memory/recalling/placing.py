@@ -3,9 +3,9 @@ memories of that time that recall's candidates may lack.
 
 - A span's memories are read from D1 by day (the span and its slack days, at most `SPAN_ROWS`), so a memory that
   search by meaning or words would miss, or one kept in D1 only, is still a candidate.
-- An event ("after I came back from the fair") is found by meaning among the NPC's memories up to the asker's
-  moment: word overlap with the event's words, plus cosine similarity where the embedder answers; the `NEAR`
-  memories right after (or before) it join the candidates.
+- An event ("after I came back from the fair") is found among the NPC's memories up to the asker's moment: BM25
+  share for the event's words plus cosine similarity where the embedder answers (the keyword view of the recall
+  cache: no D1 read while it is current); the `NEAR` memories right after (or before) it join the candidates.
 - "The last (first) time X": X's best keyword matches over all the NPC's memories join the candidates.
 Pulled memories come back with `source="d1"`, scored by their keyword share (timing.py ranks them by it).
 """
@@ -22,9 +22,8 @@ from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import EmbeddingUnavailable
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import Recollection, StoredMemory, WorldTime
-from memory_sim.memory.recalling.keyword import tokenize
-from memory_sim.memory.recalling.recall import keyword_candidates, to_recollection
-from memory_sim.memory.recalling.recall_cache import RecallCache
+from memory_sim.memory.recalling.recall import to_recollection
+from memory_sim.memory.recalling.recall_cache import NpcView, RecallCache
 from memory_sim.memory.recalling.timing import TimeFrame
 from memory_sim.memory.recalling.when import EventAnchor, TimeFocus
 from memory_sim.memory.rules import HOURS_PER_DAY
@@ -49,7 +48,14 @@ def _hours(memory: StoredMemory) -> int:
     return memory.day * HOURS_PER_DAY + memory.hour
 
 
-def place(env: WorkerEnv, npc_id: str, focus: TimeFocus, now: WorldTime, *, embed: bool) -> Placement:
+def keyword_view(env: WorkerEnv, npc_id: str, cache: RecallCache | None) -> NpcView:
+    """The NPC's every memory with its keyword index: the recall cache's while D1 proves it current, else read."""
+    return (cache.view(npc_id, None, "keyword") if cache is not None else None) or NpcView.read(
+        env.DB, npc_id, kind="keyword")
+
+
+def place(env: WorkerEnv, npc_id: str, focus: TimeFocus, now: WorldTime, *, embed: bool,
+          cache: RecallCache | None = None) -> Placement:
     """The focus placed for this NPC as of `now`; `embed=False` finds an event by words alone."""
     frame = TimeFrame(now.hours, focus.span, ordinal=focus.ordinal)
     rows: list[StoredMemory] = []
@@ -59,9 +65,11 @@ def place(env: WorkerEnv, npc_id: str, focus: TimeFocus, now: WorldTime, *, embe
                                            SPAN_ROWS)
     if focus.anchor is None:
         return Placement(frame, rows)
-    timeline = sorted((m for m in store.remembered_in_order(env.DB, npc_id)
-                       if m.kind == "observation" and _hours(m) <= now.hours), key=_hours)
-    anchor = find_event(env, focus.anchor.event, timeline, embed=embed)
+    view = keyword_view(env, npc_id, cache)
+    with view.lock:
+        timeline = sorted((m for m in view.rows if m.kind == "observation" and _hours(m) <= now.hours), key=_hours)
+        by_words = {m.id: score for m, score in view.keyword_top(focus.anchor.event, WORD_POOL)}
+    anchor = find_event(env, focus.anchor.event, timeline, by_words, embed=embed)
     if anchor is None:
         return Placement(frame, rows)
     near = beside(timeline, anchor, focus.anchor)
@@ -79,28 +87,21 @@ def beside(timeline: Sequence[StoredMemory], anchor: StoredMemory, event: EventA
     return list(timeline[at + 1 : at + 1 + NEAR])
 
 
-def word_overlap(wanted: Sequence[str], text: str) -> float:
-    if not wanted:
-        return 0.0
-    return len(set(wanted) & set(tokenize(text))) / len(set(wanted))
-
-
-def find_event(env: WorkerEnv, event: str, timeline: Sequence[StoredMemory], *, embed: bool) -> StoredMemory | None:
-    """The memory that best matches the event's words: word overlap + cosine similarity (when `embed` and the
-    embedder answers). None when nothing matches at all."""
-    wanted = tokenize(event)
-    overlap = [word_overlap(wanted, m.content) for m in timeline]
-    pool = list(range(len(timeline)))
-    if len(pool) > EMBEDDED_POOL or not embed:
-        pool = sorted(pool, key=lambda i: -overlap[i])[:WORD_POOL]
+def find_event(env: WorkerEnv, event: str, timeline: Sequence[StoredMemory], by_words: dict[str, float], *,
+               embed: bool) -> StoredMemory | None:
+    """The memory that best matches the event: its BM25 share among the NPC's memories (`by_words`, id -> score)
+    plus its cosine similarity to the event (when `embed` and the embedder answers), among every memory up to
+    `EMBEDDED_POOL` of them, else among the best by words. None when nothing matches at all."""
+    best_words = max(by_words.values(), default=0.0) or 1.0
+    pool = [m for m in timeline if m.id in by_words] if len(timeline) > EMBEDDED_POOL or not embed else list(timeline)
     similarity = np.zeros(len(pool), dtype=np.float32)
     if embed and pool:
         with contextlib.suppress(EmbeddingUnavailable):
-            vectors = env.embedder.embed([timeline[i].content for i in pool])
-            similarity = vectors @ env.embedder.embed([event], query=True)[0]
-    scored = [(overlap[i] + float(s), i) for i, s in zip(pool, similarity, strict=True)]
+            similarity = env.embedder.embed([m.content for m in pool]) @ env.embedder.embed([event], query=True)[0]
+    scored = [(by_words.get(m.id, 0.0) / best_words + float(s), i) for i, (m, s) in
+              enumerate(zip(pool, similarity, strict=True))]
     best = max(scored, default=(0.0, -1))
-    return timeline[best[1]] if best[0] > 0.0 else None
+    return pool[best[1]] if best[0] > 0.0 else None
 
 
 def pulled(env: WorkerEnv, npc_id: str, placement: Placement, seen: set[str], topic: str,
@@ -108,9 +109,12 @@ def pulled(env: WorkerEnv, npc_id: str, placement: Placement, seen: set[str], to
     """The placement's memories not among the candidates yet, and for "the last/first time" the topic's best
     keyword matches over all the NPC's memories (those kept in D1 only too): as recollections (`source="d1"`)
     scored by their keyword share (BM25 over the NPC's memories for the topic, divided by the best match's)."""
-    matches = {r.id: r for r in keyword_candidates(env, npc_id, topic, FOCUS_CANDIDATES, cache)}
+    view = keyword_view(env, npc_id, cache)
+    matches = view.keyword_top(topic, FOCUS_CANDIDATES)
+    best = matches[0][1] if matches and matches[0][1] > 0 else 1.0
+    share = {m.id: score / best for m, score in matches}
     rows = list(placement.rows)
     if placement.frame.ordinal is not None:
-        rows += [m for m in store.memories_by_ids(env.DB, list(matches)[:ORDINAL_ROWS]).values()]
+        rows += [m for m, _ in matches[:ORDINAL_ROWS]]
     fresh = {m.id: m for m in rows if m.id not in seen}
-    return [to_recollection(m, matches[m.id].score if m.id in matches else 0.0, "d1") for m in fresh.values()]
+    return [to_recollection(m, share.get(m.id, 0.0), "d1") for m in fresh.values()]

@@ -79,13 +79,13 @@ def span_boost(span: DaySpan, day: int, hour: int, weights: TimeWeights) -> floa
 def anchor_boost(frame: TimeFrame, memory: Recollection, weights: TimeWeights) -> float:
     if frame.anchor_id is None or memory.id == frame.anchor_id:
         return 0.0
+    at = hours_of(memory)
+    if frame.relation == "since":  # all that followed, alike: relevance orders it
+        return weights.since if at >= frame.anchor_hours else 0.0
     if memory.id in frame.near_ids:  # the nearest first: "just after" the event is the next thing remembered
         return weights.near - weights.step * frame.near_ids.index(memory.id)
-    at = hours_of(memory)
     on_side = at < frame.anchor_hours if frame.relation == "before" else at >= frame.anchor_hours
-    if not on_side:
-        return 0.0
-    return weights.since if frame.relation == "since" else weights.side
+    return weights.side if on_side else 0.0
 
 
 def ordinal_boosts(frame: TimeFrame, shares: Sequence[float], memories: Sequence[Recollection],
