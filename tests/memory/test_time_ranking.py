@@ -63,6 +63,12 @@ def test_the_last_and_the_first_time(ada: MemorySystem, mode: str) -> None:
     assert ask(ada, "What happened the first time Cole went on a trip to the coast?", mode)[0].id == "trip-leave"
 
 
+def test_decision_context_reads_time_too(ada: MemorySystem, clock: SimClock) -> None:
+    """A decision's situation that names a time ranks that time's memories first, kept in D1 only included."""
+    ada.remember(ShortTermMemory("ada", "The bridge to the mill is flooded.", 0.4, WorldTime(15, 7), id="flood"))
+    assert ada.decision_context("ada", "This morning I heard something: should I walk to the mill?")[0].id == "flood"
+
+
 def test_a_question_without_time_words_ranks_as_before(ada: MemorySystem) -> None:
     found = ada.recall("ada", "the juggler outside the inn", mode="hybrid")
     assert found[0].id == "day12-b"

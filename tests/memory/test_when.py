@@ -3,10 +3,13 @@ event to place the answer against, or "the last/first time", and the question wi
 
 from __future__ import annotations
 
+import json
 from datetime import date
+from pathlib import Path
 
 import pytest
 
+import memory_sim.eval
 from memory_sim.memory.models import WorldTime
 from memory_sim.memory.recalling.when import PARTS, DaySpan, EventAnchor, resolve_time
 
@@ -164,3 +167,11 @@ def test_questions_without_a_time_focus_are_left_as_they_are(question: str) -> N
     focus = resolve_time(question, NOW, MONDAY)
     assert not focus.any
     assert focus.topic == question
+
+
+def test_no_question_of_the_village_eval_has_a_time_focus() -> None:
+    """The village eval asks what NPCs think of each other, with no time words: its ranking is untouched."""
+    data = Path(memory_sim.eval.__file__).parent / "data" / "village_questions.json"
+    questions = json.loads(data.read_text(encoding="utf-8"))["questions"]
+    assert questions
+    assert [q["query"] for q in questions if resolve_time(q["query"], NOW, MONDAY).any] == []
