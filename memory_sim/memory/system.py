@@ -288,9 +288,10 @@ class MemorySystem:
                 against it (memory/recalling/when.py); the clock's time when None.
 
         Returns:
-            Up to `top_k` `Recollection`s, highest `score` first (the mode's score). No two share a text, and a
-            summary never stands beside a memory it was made from (the better-ranked stays). Empty when the
-            NPC has no memories; an id that differs from a registered NPC's only in case is refused.
+            Up to `top_k` `Recollection`s, highest `score` first (the mode's score; for a question naming a time,
+            its share of the best plus the time boost that ordered it: memory/recalling/timing.py). No two share
+            a text, and a summary never stands beside a memory it was made from (the better-ranked stays). Empty
+            when the NPC has no memories; an id that differs from a registered NPC's only in case is refused.
         """
         _check_recall(npc_id, query, top_k, mode)
         found = self._distinct_top(npc_id, query, top_k, mode, 2 * top_k + self.config.recall_headroom, rank_by_score,
@@ -333,7 +334,7 @@ class MemorySystem:
         scoring = check_scoring(scoring)
         moment = now or WorldTime.from_seconds(self.clock())
         day = moment.day if current_day is None else rules.day(current_day, "current_day")
-        now_hours = day * rules.HOURS_PER_DAY + WorldTime.from_seconds(self.clock()).hour
+        now_hours = day * rules.HOURS_PER_DAY + moment.hour
 
         def rank(found: list[Recollection], k: int) -> list[Recollection]:
             scores = access.scored(self.env.DB, scoring, found, day, now_hours)
