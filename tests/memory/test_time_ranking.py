@@ -93,12 +93,12 @@ def test_rank_in_time_gives_a_memory_from_after_now_no_boost() -> None:
     assert [r.id for r in rank_in_time(ranked, frame, weighted=False)] == ["earlier", "later"]
 
 
-def test_rank_in_time_after_an_event_nearest_first_the_event_last() -> None:
+def test_rank_in_time_after_an_event_nearest_first_the_event_below_it() -> None:
     ranked = [memory("event", 5, 1.0), memory("far", 9, 0.9), memory("next", 6, 0.1), memory("then", 7, 0.2),
               memory("before", 4, 0.95)]
     frame = TimeFrame(WorldTime(15, 12).hours, relation="after", anchor_id="event", anchor_hours=5 * 24 + 12,
                       near_ids=("next", "then"))
-    assert [r.id for r in rank_in_time(ranked, frame, weighted=False)] == ["next", "then", "far", "event", "before"]
+    assert [r.id for r in rank_in_time(ranked, frame, weighted=False)] == ["next", "event", "then", "far", "before"]
 
 
 def test_rank_in_time_the_last_time_is_the_newest_match() -> None:

@@ -162,6 +162,7 @@ def test_the_topic_is_the_question_without_its_time_words(question: str, topic: 
     "May I trust the blacksmith?",
     "What did I do during the march to the hills?",
     "Is the road to the mill passable?",
+    "Where was I in the last week of October?",  # a week of a month, not the week before today
 ])
 def test_questions_without_a_time_focus_are_left_as_they_are(question: str) -> None:
     focus = resolve_time(question, NOW, MONDAY)

@@ -14,7 +14,8 @@ boost (`TimeWeights`) is:
   hours, `slack` for one of the days next to them (`DaySpan.slack`), 0 otherwise;
 - an event: for "after" ("before"), `near` for the next memory after it (the last one before it), `step` less for
   each further one of the few right beside it, `side` for the others on that side; for "since", `since` for every
-  memory after it; the event's own memory gets none ("after the trip" asks for what followed it);
+  memory after it; the event's own memory gets `event`, less than `near`: "after the trip" asks for what
+  followed it, yet people often say both in one breath ("after the accident I saw what family means");
 - "the last (first) time": memories whose share is at least `matches` count as the matter; the newest (oldest)
   of them gets `ordinal`, the others less by their place in time, so time orders them.
 A memory from after the asker's moment gets no boost. The score shown is the score that ordered the list.
@@ -42,6 +43,7 @@ class TimeWeights:
     near: float = 2.0
     step: float = 0.5
     side: float = 0.5
+    event: float = 0.9
     since: float = 1.0
     ordinal: float = 2.0
     matches: float = 0.75
@@ -77,8 +79,10 @@ def span_boost(span: DaySpan, day: int, hour: int, weights: TimeWeights) -> floa
 
 
 def anchor_boost(frame: TimeFrame, memory: Recollection, weights: TimeWeights) -> float:
-    if frame.anchor_id is None or memory.id == frame.anchor_id:
+    if frame.anchor_id is None:
         return 0.0
+    if memory.id == frame.anchor_id:  # below the memory right beside it, above the rest: it may say more
+        return weights.event
     at = hours_of(memory)
     if frame.relation == "since":  # all that followed, alike: relevance orders it
         return weights.since if at >= frame.anchor_hours else 0.0

@@ -220,8 +220,8 @@ _SPAN_RULES: tuple[tuple[re.Pattern[str], SpanRule], ...] = tuple(
         (r"\b(?:earlier |so far )?today\b", lambda m, now, _: _day(now, 0)),
         (rf"\b(?P<n>{_COUNT}) (?P<unit>days?|weeks?) (?:ago|back|earlier)\b", _ago),
         (rf"\b(?:(?:in|over|during|for) )?the (?:past|last|previous) (?:(?P<n>{_COUNT}) )?(?P<unit>days?|weeks?"
-         r"|months?)\b", _past),
-        (r"\b(?:(?:in|during|over) )?(?P<which>last|this|the previous) (?P<unit>week|month)\b", _last_unit),
+         r"|months?)\b(?! of\b)", _past),
+        (r"\b(?:(?:in|during|over) )?(?P<which>last|this|the previous) (?P<unit>week|month)\b(?! of\b)", _last_unit),
         (r"\b(?:between|from) days? (?P<a>\d+) (?:and|to|until) (?:day )?(?P<b>\d+)\b", _day_range),
         (r"\b(?P<rel>before|after|since) day (?P<d>\d+)\b", _day_bound),
         (rf"\b(?:(?:on|in|during) )?(?:the (?P<part>{_PART}) of )?day (?P<d>\d+)"
@@ -250,7 +250,8 @@ _ORDINAL_PATTERNS: tuple[tuple[str, Ordinal], ...] = (
 )
 _ORDINALS = tuple((re.compile(pattern, re.IGNORECASE), ordinal) for pattern, ordinal in _ORDINAL_PATTERNS)
 # "did I last buy", "did the cellar first flood": the adverb after the subject
-_ADVERB = re.compile(r"\b(?:did|has|have|had|was|were)\s+(?:[\w']+\s+){1,3}?(?P<word>last|first)\b", re.IGNORECASE)
+_ADVERB = re.compile(r"\b(?:did|has|have|had|was|were)\s+(?:[\w']+\s+){1,3}?(?P<word>last|first)\b"
+                     r"(?! (?:week|weekend|month|year|night|day|time|one|of)\b)", re.IGNORECASE)
 _SPACES = re.compile(r"\s+")
 _DANGLING = re.compile(r"\s+(?:on|in|at|during|of|from|over|the|just|right)\s*(?=[?.!]?$)", re.IGNORECASE)
 
