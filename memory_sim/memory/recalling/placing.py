@@ -32,6 +32,7 @@ SPAN_ROWS = 60  # a span's memories read from D1 at most: a busy week of one NPC
 NEAR = 3  # the memories right after (before) an event that count as "just after (before)" it
 EMBEDDED_POOL = 200  # an event is looked for by meaning among this many memories at most (else by words first)
 WORD_POOL = 30
+MENTION_SHARE = 0.8  # a memory matching the event this well (of the best) mentions it too
 FOCUS_CANDIDATES = 50  # recall ranks at least this many candidates for a question about time
 ORDINAL_ROWS = 10  # "the last time X": X's best keyword matches join the candidates
 
@@ -69,12 +70,13 @@ def place(env: WorkerEnv, npc_id: str, focus: TimeFocus, now: WorldTime, *, embe
     with view.lock:
         timeline = sorted((m for m in view.rows if m.kind == "observation" and _hours(m) <= now.hours), key=_hours)
         by_words = {m.id: score for m, score in view.keyword_top(focus.anchor.event, WORD_POOL)}
-    anchor = find_event(env, focus.anchor.event, timeline, by_words, embed=embed)
-    if anchor is None:
+    found = find_event(env, focus.anchor.event, timeline, by_words, embed=embed)
+    if not found:
         return Placement(frame, rows)
+    anchor = found[0]
     near = beside(timeline, anchor, focus.anchor)
     frame = TimeFrame(now.hours, focus.span, focus.anchor.relation, anchor.id, _hours(anchor),
-                      tuple(m.id for m in near), focus.ordinal)
+                      tuple(m.id for m in near), tuple(m.id for m in found[1:]), focus.ordinal)
     return Placement(frame, rows + near)
 
 
@@ -88,10 +90,11 @@ def beside(timeline: Sequence[StoredMemory], anchor: StoredMemory, event: EventA
 
 
 def find_event(env: WorkerEnv, event: str, timeline: Sequence[StoredMemory], by_words: dict[str, float], *,
-               embed: bool) -> StoredMemory | None:
-    """The memory that best matches the event: its BM25 share among the NPC's memories (`by_words`, id -> score)
-    plus its cosine similarity to the event (when `embed` and the embedder answers), among every memory up to
-    `EMBEDDED_POOL` of them, else among the best by words. None when nothing matches at all."""
+               embed: bool) -> list[StoredMemory]:
+    """The memory that best matches the event, then the others matching at least `MENTION_SHARE` as well: BM25
+    share among the NPC's memories (`by_words`, id -> score) plus cosine similarity to the event (when `embed` and
+    the embedder answers), among every memory up to `EMBEDDED_POOL` of them, else among the best by words. Empty
+    when nothing matches at all."""
     best_words = max(by_words.values(), default=0.0) or 1.0
     pool = [m for m in timeline if m.id in by_words] if len(timeline) > EMBEDDED_POOL or not embed else list(timeline)
     similarity = np.zeros(len(pool), dtype=np.float32)
@@ -100,8 +103,10 @@ def find_event(env: WorkerEnv, event: str, timeline: Sequence[StoredMemory], by_
             similarity = env.embedder.embed([m.content for m in pool]) @ env.embedder.embed([event], query=True)[0]
     scored = [(by_words.get(m.id, 0.0) / best_words + float(s), i) for i, (m, s) in
               enumerate(zip(pool, similarity, strict=True))]
-    best = max(scored, default=(0.0, -1))
-    return pool[best[1]] if best[0] > 0.0 else None
+    ranked = sorted(scored, key=lambda pair: -pair[0])
+    if not ranked or ranked[0][0] <= 0.0:
+        return []
+    return [pool[i] for score, i in ranked if score >= MENTION_SHARE * ranked[0][0]]
 
 
 def pulled(env: WorkerEnv, npc_id: str, placement: Placement, seen: set[str], topic: str,

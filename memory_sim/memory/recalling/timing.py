@@ -14,8 +14,9 @@ boost (`TimeWeights`) is:
   hours, `slack` for one of the days next to them (`DaySpan.slack`), 0 otherwise;
 - an event: for "after" ("before"), `near` for the next memory after it (the last one before it), `step` less for
   each further one of the few right beside it, `side` for the others on that side; for "since", `since` for every
-  memory after it; the event's own memory gets `event`, less than `near`: "after the trip" asks for what
-  followed it, yet people often say both in one breath ("after the accident I saw what family means");
+  memory after it; the event's own memory, and those that mention it nearly as well (`placing.MENTION_SHARE`), get
+  `event`, less than `near`: "after the trip" asks for what followed it, yet people often say both in one breath
+  ("after the accident I saw what family means");
 - "the last (first) time": memories whose share is at least `matches` count as the matter; the newest (oldest)
   of them gets `ordinal`, the others less by their place in time, so time orders them.
 A memory from after the asker's moment gets no boost. The score shown is the score that ordered the list.
@@ -61,6 +62,7 @@ class TimeFrame:
     anchor_id: str | None = None
     anchor_hours: int = 0
     near_ids: tuple[str, ...] = ()
+    mentions: tuple[str, ...] = ()  # other memories that match the event nearly as well as its own
     ordinal: Ordinal | None = None
 
 
@@ -81,8 +83,8 @@ def span_boost(span: DaySpan, day: int, hour: int, weights: TimeWeights) -> floa
 def anchor_boost(frame: TimeFrame, memory: Recollection, weights: TimeWeights) -> float:
     if frame.anchor_id is None:
         return 0.0
-    if memory.id == frame.anchor_id:  # below the memory right beside it, above the rest: it may say more
-        return weights.event
+    if memory.id == frame.anchor_id or memory.id in frame.mentions:  # below the memory right beside it, above
+        return weights.event  # the rest: people say the event and what followed in one breath
     at = hours_of(memory)
     if frame.relation == "since":  # all that followed, alike: relevance orders it
         return weights.since if at >= frame.anchor_hours else 0.0
