@@ -38,7 +38,10 @@ def test_the_morning_of_a_day_ranks_that_morning_first(ada: MemorySystem, mode: 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_before_an_event_ranks_what_came_just_before_it(ada: MemorySystem, mode: str) -> None:
-    assert ask(ada, "What did she do just before Cole left on his trip?", mode)[0].id == "cole-d02"
+    """A memory right before the event first (the nearest a little ahead), never the event itself."""
+    found = [r.id for r in ask(ada, "What did she do just before Cole left on his trip?", mode)]
+    assert found[0] in {"cole-d02", "cole-d01"}
+    assert found.index("trip-leave") in (1, 2)
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -102,21 +102,19 @@ def test_a_day_before_the_world_began_is_not_resolved() -> None:
     assert span_of("What happened three days ago?", now=WorldTime(1, 9)) is None
 
 
-@pytest.mark.parametrize(("question", "relation", "event", "topic"), [
-    ("What did I do after he came back from a trip?", "after", "he came back from a trip", "What did I do?"),
-    ("What did I find after I came back from Crane's Ford?", "after", "I came back from Crane's Ford",
-     "What did I find?"),
-    ("What happened just before I left for the market?", "before", "I left for the market", "What happened?"),
-    ("Where was I right before the stranger threatened me?", "before", "the stranger threatened me",
-     "Where was I?"),
-    ("What has gone wrong since the stranger left?", "since", "the stranger left", "What has gone wrong?"),
-    ("What have I done ever since the fire at the forge?", "since", "the fire at the forge", "What have I done?"),
-    ("After the feast, who helped me clean up?", "after", "the feast", "who helped me clean up?"),
+@pytest.mark.parametrize(("question", "relation", "event"), [
+    ("What did I do after he came back from a trip?", "after", "he came back from a trip"),
+    ("What did I find after I came back from Crane's Ford?", "after", "I came back from Crane's Ford"),
+    ("What happened just before I left for the market?", "before", "I left for the market"),
+    ("Where was I right before the stranger threatened me?", "before", "the stranger threatened me"),
+    ("What has gone wrong since the stranger left?", "since", "the stranger left"),
+    ("What have I done ever since the fire at the forge?", "since", "the fire at the forge"),
+    ("After the feast, who helped me clean up?", "after", "the feast"),
 ])
-def test_events_named_with_before_after_since(question: str, relation: str, event: str, topic: str) -> None:
+def test_events_named_with_before_after_since(question: str, relation: str, event: str) -> None:
     focus = resolve_time(question, NOW)
     assert focus.anchor == EventAnchor(relation, event)  # type: ignore[arg-type]
-    assert focus.topic == topic
+    assert focus.topic == question  # the event's words stay: a memory may say the event and the answer at once
     assert focus.span is None
 
 

@@ -15,8 +15,10 @@ Three kinds of focus, each optional (a question may have none, and then recall r
 - **ordinal**: "the last time", "most recently", "did I last ...", "the first time", "did ... first": the newest (or
   oldest) memory of the matter.
 
-`topic` is the question with its time words taken out (and the anchor's clause), for matching by meaning:
-"yesterday" in a query pulls towards memories that say "yesterday", which is not what the question asks.
+`topic` is the question with its time words taken out, for matching by meaning: "yesterday" in a query pulls
+towards memories that say "yesterday", which is not what the question asks. An event's clause stays in it: people
+often say the event and what followed in one breath ("after the accident I saw what family means"), and which
+memories lie before or after it is for the time boost to say.
 Future words ("tonight", "tomorrow", "next Monday") are not resolved: a decision's "Shall I go tonight?" asks
 for what is known now.
 """
@@ -289,7 +291,7 @@ def _take_anchor(text: str) -> tuple[str, EventAnchor | None]:
     if not words or words[0] in _NOT_EVENTS:
         return text, None
     relation: Relation = match["rel"].lower()  # type: ignore[assignment]
-    return _cut(text, match), EventAnchor(relation, event)
+    return text, EventAnchor(relation, event)  # the event's words stay: a memory saying both answers too
 
 
 def _take_ordinal(text: str) -> tuple[str, Ordinal | None]:
