@@ -11,7 +11,9 @@ candidate's (0..1, negative scores count as 0); a memory added for its time, not
 has its keyword share instead (BM25 over the NPC's memories, divided by the best match's). And the time
 boost (`TimeWeights`) is:
 - a span: `span` for a memory of those days (and hours, when named), `off_hours` for one of those days at other
-  hours, `slack` for one of the days next to them (`DaySpan.slack`), 0 otherwise;
+  hours, `slack` for one of the days next to them (`DaySpan.slack`), 0 otherwise; a span of more than `wide_days`
+  (a month) is a loose frame: `wide_span` inside, `wide_slack` beside, so a much better match just outside it
+  (told the week after) can still lead;
 - an event: for "after" ("before"), `near` for the next memory after it (the last one before it), `step` less for
   each further one of the few right beside it, `side` for the others on that side; for "since", `since` for every
   memory after it; the event's own memory, and those that mention it nearly as well (`placing.MENTION_SHARE`), get
@@ -46,6 +48,9 @@ class TimeWeights:
     side: float = 0.5
     event: float = 0.9
     since: float = 1.0
+    wide_days: int = 14
+    wide_span: float = 1.0
+    wide_slack: float = 0.5
     ordinal: float = 2.0
     matches: float = 0.75
 
@@ -71,12 +76,13 @@ def hours_of(memory: Recollection) -> int:
 
 
 def span_boost(span: DaySpan, day: int, hour: int, weights: TimeWeights) -> float:
+    wide = span.last - span.first + 1 > weights.wide_days  # "in May": a loose frame, relevance leads within it
     if span.holds(day, hour):
-        return weights.span
+        return weights.wide_span if wide else weights.span
     if span.first <= day <= span.last:
         return weights.off_hours
     if span.first - span.slack <= day <= span.last + span.slack:
-        return weights.slack
+        return weights.wide_slack if wide else weights.slack
     return 0.0
 
 

@@ -200,7 +200,7 @@ def _calendar_month(match: re.Match[str], now: WorldTime, day_zero: date | None)
     if first is None:
         return None
     last = (first.replace(day=28) + timedelta(days=4)).replace(day=1) - timedelta(days=1)
-    return _clipped((first - day_zero).days, (last - day_zero).days, now, slack=0)
+    return _clipped((first - day_zero).days, (last - day_zero).days, now, slack=7)
 
 
 def _weekday(match: re.Match[str], now: WorldTime, day_zero: date | None) -> DaySpan | None:
