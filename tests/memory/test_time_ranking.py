@@ -118,3 +118,13 @@ def test_rank_in_time_weighted_orders_by_the_effective_score_it_shows() -> None:
     out = rank_in_time(ranked, TimeFrame(WorldTime(15, 12).hours, DaySpan(12, 12)), weighted=True)
     assert [r.id for r in out] == ["inside", "elsewhere"]
     assert out[0].effective_score is not None and out[0].effective_score > (out[1].effective_score or 0.0)
+
+
+def test_rank_in_time_a_month_is_a_loose_frame() -> None:
+    """"In April": a much better match told the week after still leads a weak one inside the month; a day's span
+    stays strict."""
+    ranked = [memory("told-after", 33, 1.0), memory("in-april", 10, 0.2), memory("elsewhere", 60, 0.9)]
+    month = TimeFrame(WorldTime(90, 12).hours, DaySpan(0, 29, slack=7))
+    assert [r.id for r in rank_in_time(ranked, month, weighted=False)] == ["told-after", "in-april", "elsewhere"]
+    day = TimeFrame(WorldTime(90, 12).hours, DaySpan(10, 10))
+    assert [r.id for r in rank_in_time(ranked, day, weighted=False)][0] == "in-april"
