@@ -179,16 +179,19 @@ class MemorySystem:
     def weighted_recall(
         self, npc_id: str, query: str, current_day: int | None = None, top_k: int = 5,
         mode: RecallMode = DEFAULT_RECALL_MODE, scoring: Scoring = DEFAULT_SCORING, *, include_recent: bool = False,
+        now: WorldTime | None = None,
     ) -> list[Recollection]:
         """`recall`, ranked by the design's effective score `score * importance / (1 + (current_day - day) *
         decayFactor)`, or another preset's ("generative-agents-paper", "generative-agents-code";
-        memory/recalling/presets.py). `current_day` is the day ages count to (`today()` when None). Every call
-        records the game hour it returned each memory. Returns `Recollection`s with `effective_score` set, highest
-        first; a key's current memory first as in `recall`."""
+        memory/recalling/presets.py). `current_day` is the day ages count to (`now`'s day, else `today()`, when
+        None); `now` the moment time words are read against, as for `recall`. Every call records the game hour it
+        returned each memory. Returns `Recollection`s with `effective_score` set, highest first; a key's current
+        memory first as in `recall`."""
         check_recall(npc_id, query, top_k, mode)
         scoring = check_scoring(scoring)
-        day = self.today() if current_day is None else rules.day(current_day, "current_day")
-        found = self._recaller().weighted_recall(npc_id, query, day, top_k, mode, scoring, include_recent)
+        moment = now or WorldTime.from_seconds(self.clock())
+        day = moment.day if current_day is None else rules.day(current_day, "current_day")
+        found = self._recaller(now).weighted_recall(npc_id, query, day, top_k, mode, scoring, include_recent)
         return found or self._nothing_for(npc_id)
 
     def _recaller(self, now: WorldTime | None = None) -> Recaller:

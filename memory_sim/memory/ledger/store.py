@@ -191,6 +191,12 @@ def memories_of_days(db: D1Database, npc_id: str, days: Sequence[int]) -> list[S
     return found
 
 
+def memories_between_days(db: D1Database, npc_id: str, first: int, last: int, limit: int) -> list[StoredMemory]:
+    """One NPC's memories of sim days `first`..`last` (a question's time span), newest first, at most `limit`."""
+    return _select(db, "npc_id = ? AND day >= ? AND day <= ?", npc_id, first, last,
+                   order=f"day DESC, hour DESC, id LIMIT {int(limit)}")
+
+
 def memories_of_day(db: D1Database, npc_ids: Sequence[str], day: int) -> dict[str, list[StoredMemory]]:
     """The NPCs' memories of one day, each NPC's in `memories_of` order."""
     found: dict[str, list[StoredMemory]] = {}

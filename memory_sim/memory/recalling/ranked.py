@@ -21,11 +21,13 @@ from memory_sim.memory import rules
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import RECALL_MODES, RecallMode, Recollection, WorldTime
-from memory_sim.memory.recalling import access, current, recent
+from memory_sim.memory.recalling import access, current, placing, recent
 from memory_sim.memory.recalling import recall as recall_sources
 from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.presets import Scoring
 from memory_sim.memory.recalling.recall_cache import RecallCache
+from memory_sim.memory.recalling.timing import rank_in_time
+from memory_sim.memory.recalling.when import resolve_time
 from memory_sim.memory.scoring import (
     Chains,
     borrow_score,
@@ -95,20 +97,30 @@ class Recaller:
         """The top k after collapsing repeats (scoring.distinct), asking for more candidates while repeats leave it
         short and more may exist; with `include_recent`, recent D1-only memories join the candidates. In hybrid
         `recall` a summary yields to a source of it scoring nearly as well (scoring.yield_to_sources): its lead
-        there is words its other sentences add, not a better answer."""
-        k = min(VECTORIZE_MAX_TOP_K, k)
+        there is words its other sentences add, not a better answer. A question about time ranks the memories of
+        that time first (when.py, placing.py, timing.py), a key's older versions included: they were true then."""
+        moment = WorldTime.from_seconds(self.clock())
+        focus = resolve_time(query, moment, self.config.day_zero)
+        placement = placing.place(self.env, npc_id, focus, moment, embed=mode != "keyword",
+                                  cache=self.cache) if focus.any else None
+        query, k = focus.topic, min(VECTORIZE_MAX_TOP_K, max(k, placing.FOCUS_CANDIDATES if placement else k))
         recent_since = recent.first_day(self.today()) if include_recent else None
         while True:
             candidates = recall_sources.gather(self.env, npc_id, query, k, self.clock(), self.config, mode, self.cache,
                                                recent_since)
             if candidates.fell_back:
                 self._fell_back(npc_id, candidates.cause)
-            found = recall_sources.with_sources(self.env, candidates.recollections)
+            extra = placing.pulled(self.env, npc_id, placement, {r.id for r in candidates.recollections}, query,
+                                   self.cache) if placement else []
+            found = recall_sources.with_sources(self.env, candidates.recollections + extra)
             if mode == "hybrid" and not weighted:
                 found = yield_to_sources(found, HybridParams().source_share)
             seen = {r.id for r in found}
             found, chains = current.with_current(self.env.DB, npc_id, found, candidates.view)
-            kept = distinct(rank(found, chains, {r.id for r in found} - seen))
+            ranked = rank(found, chains, {r.id for r in found} - seen)
+            if placement is not None:
+                ranked = rank_in_time(ranked, placement.frame, weighted=weighted, pulled={r.id: r.score for r in extra})
+            kept = distinct(ranked)
             if len(kept) >= top_k or candidates.fell_back or len(seen) < k or k >= VECTORIZE_MAX_TOP_K:
                 return kept[:top_k]
             k = min(VECTORIZE_MAX_TOP_K, 2 * k)
