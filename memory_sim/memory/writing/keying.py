@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -23,6 +24,7 @@ from memory_sim.memory.beliefs.keys import Embed, KeyGuess, infer_key
 from memory_sim.memory.beliefs.subjects import key_subjects
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import KeyOf, ShortTermMemory
+from memory_sim.settings import HASHING_MODEL
 
 log = logging.getLogger(__name__)
 GAME, INFERRED = "game", "inferred"
@@ -47,13 +49,31 @@ class KeyRegistry:
             self._profiles = None
 
 
-def env_embed(env: WorkerEnv) -> Embed:
-    """The env's embedder as `infer_key` takes it (texts -> unit rows)."""
+@dataclass(frozen=True, eq=False)
+class ModelEmbed:
+    """An env's embedder as `infer_key` takes it (texts -> unit rows), equal to any other of the same model: the
+    aspect model is fitted once per embedding function (beliefs/aspect_model.py), so every env, system and call on
+    one model shares one fit instead of embedding the examples again."""
 
-    def embed(texts: Sequence[str]) -> np.ndarray:
-        return env.embedder.embed(list(texts))
+    embedder: Any
+    model: str
 
-    return embed
+    def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        vectors: np.ndarray = self.embedder.embed(list(texts))
+        return vectors
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ModelEmbed) and other.model == self.model
+
+    def __hash__(self) -> int:
+        return hash(self.model)
+
+
+def env_embed(env: WorkerEnv) -> Embed | None:
+    """The env's embedder for key inference; None for the hashing test embedder, whose vectors carry no meaning
+    (its keys then come from structure and cue words, as without a model)."""
+    model = str(env.embedder.model)
+    return None if model == HASHING_MODEL else ModelEmbed(env.embedder, model)
 
 
 def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: Embed | None) -> dict[str, KeyOf]:
