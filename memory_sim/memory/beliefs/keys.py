@@ -145,6 +145,8 @@ def _best(ranked: list[tuple[str, float]], text: str, people: tuple[str, ...], n
           type: str, embed: Embed | None) -> KeyGuess:
     """The key of the best-scored aspect the structure allows; a thing aspect with no thing to key it by gives
     way to the next."""
+    if embed is None and (not ranked or ranked[0][1] <= 0.0):  # no cue word at all: nothing names a state
+        return KeyGuess(None, 0.0, "no cue word names a state")
     for place, (best, top) in enumerate(ranked):
         key = None if best == NONE else _key(best, text, people, name_words)
         if key is None and best != NONE:
