@@ -156,3 +156,22 @@ def test_values_a_column_keeps_otherwise_still_agree(monkeypatch: pytest.MonkeyP
     ])
     outcome, _ = both(sql, monkeypatch)
     assert outcome == ("ok", 7, 10, 9)
+
+
+def test_databases_with_the_same_schema_share_translations() -> None:
+    from memory_sim.local.d1.dialect.statements import translate
+
+    first, second, other = DuckDBDatabase(), DuckDBDatabase(), DuckDBDatabase()
+    for db in (first, second):
+        db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, note TEXT)")
+    other.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, note INTEGER)")  # same names, another column type
+    sql = "SELECT note || 'x' AS n FROM t WHERE id > ? ORDER BY id"
+    first.prepare(sql).bind(0).all()
+    hits = translate.cache_info().hits
+    second.prepare("INSERT INTO t (note) VALUES ('a')").run()
+    assert second.prepare(sql).bind(0).all().results == [{"n": "ax"}]
+    assert translate.cache_info().hits == hits + 1  # the first database's translation, reused
+    other.prepare("INSERT INTO t (note) VALUES (7)").run()
+    misses = translate.cache_info().misses
+    assert other.prepare(sql).bind(0).all().results == [{"n": "7x"}]
+    assert translate.cache_info().misses == misses + 1  # another schema: translated for it
