@@ -100,6 +100,10 @@ FORMS = {
         "INSERT INTO npcs (id, name, mood, note, code) VALUES "
         + ", ".join(f"({i}, {n}, {m}, {t}, {c})" for i, n, m, t, c in chunk) + ";\n"
         for chunk in _chunks(list(rows), 4)),
+    # more values than D1 binds in one statement, as hand-written files hold them
+    "big multi-row": lambda rows: "".join(
+        "INSERT INTO npcs VALUES " + ",\n".join(f"({i}, {n}, {m}, {t}, {c})" for i, n, m, t, c in chunk) + ";\n"
+        for chunk in _chunks(list(rows), 150)),
 }
 
 
@@ -141,6 +145,15 @@ def test_the_first_failing_statement_fails_with_sqlites_words_and_its_own_index(
         rows.insert(at, FAILURES[failure])
     outcome, _ = both(before + "".join(rows), monkeypatch)
     assert outcome[0] == "error" and "SQLITE_CONSTRAINT" in outcome[1]
+
+
+@pytest.mark.parametrize("row", [0, 1, 149])
+def test_a_big_multi_row_insert_fails_as_one_statement(row: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    values = [f"({k + 10}, 'n', -{k}.25, NULL, 'k{k}')" for k in range(150)]
+    values[row] = "(10, 'twice', 1e3, NULL, NULL)" if row else "(3, 'taken', 1, NULL, NULL)"
+    sql = "INSERT INTO npcs VALUES (3, 'three', 0.5, NULL, 'c3');\nINSERT INTO npcs VALUES " + ", ".join(values) + ";\n"
+    outcome, _ = both(sql, monkeypatch)
+    assert outcome[0] == "error" and outcome[2] == 1 and "UNIQUE constraint failed: npcs.id" in outcome[1]
 
 
 def test_values_a_column_keeps_otherwise_still_agree(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -5,7 +5,8 @@ DuckDB pays about a millisecond per statement, so `batch([insert.bind(...) for .
 `INSERT INTO t [(cols)] VALUES (...)[, (...)]` whose values are bare parameters or literals, the run is inserted
 from column lists (`unnest`) in one statement. Every form a dump or a hand-written file holds qualifies: with or
 without a column list (then every column, in order), names quoted or not, the INTEGER PRIMARY KEY listed or not,
-several rows per statement (bare `?` only: sql_stream.with_parameters writes them so). The meaning is the same as
+several rows per statement (bare `?` only: sql_stream.with_parameters writes them so; a statement of more literal
+rows than D1 binds is read by literal_rows.py and runs as its one-row `?` form). The meaning is the same as
 one INSERT per statement:
 
 - each value is stored as its column keeps it (store.py; a run whose values a column would keep differently, such

@@ -44,6 +44,7 @@ from memory_sim.local.d1.duckdb_pragmas import Pragmas
 from memory_sim.local.d1.duckdb_rows import decoded, read, target_name
 from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
 from memory_sim.local.d1.foreign_keys import Enforcer
+from memory_sim.local.d1.literal_rows import literal_insert
 from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S, Watchdog
 
 _CONFIG: dict[str, str | bool] = {
@@ -192,6 +193,27 @@ class DuckDBEngine:
         """A run of one INSERT bound many times, as one statement (bulk.py); None: run them one by one. A run with
         a statement that would fail NOT NULL or a unique key fails before anything runs (FailingRow: SQLite's
         words and which statement; the caller rolls back)."""
+        if len(param_rows) == 1 and not param_rows[0] and first_keyword(sql) == "INSERT":
+            return self._literal_run(sql)
+        return self._bulk_run(sql, param_rows)
+
+    def _literal_run(self, sql: str) -> list[Outcome] | None:
+        """One INSERT of many literal rows (more than D1 binds: a hand-written file's), as its one-row `?` form
+        bound with the rows: one outcome for the statement."""
+        literal = literal_insert(sql)
+        if literal is None:
+            return None
+        check_sqlite_text(sql)  # the names it holds pass the sandbox; the `?` form is translated and checked too
+        try:
+            outcomes = self._bulk_run(*literal)
+        except FailingRow as exc:
+            exc.statement = 0  # the rows are one statement's
+            raise
+        if not outcomes:
+            return None
+        return [Outcome([], [], sum(o.changes for o in outcomes), outcomes[-1].last_row_id, True)]
+
+    def _bulk_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
         import duckdb
 
         # what the bulk statement is made of passes the sandbox
