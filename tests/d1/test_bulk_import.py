@@ -188,3 +188,20 @@ def test_databases_with_the_same_schema_share_translations() -> None:
     misses = translate.cache_info().misses
     assert other.prepare(sql).bind(0).all().results == [{"n": "7x"}]
     assert translate.cache_info().misses == misses + 1  # another schema: translated for it
+
+
+@pytest.mark.parametrize("sql, expected", [
+    ("INSERT INTO \"t\" (a, [b]) VALUES (1, 'x''y'), (-2.5e3, NULL) , (X'0aff', +7)",
+     ('INSERT INTO "t" (a, [b]) VALUES (?, ?)', [(1, "x'y"), (-2500.0, None), (b"\n\xff", 7)])),
+    ("INSERT INTO t VALUES ('a)(', 'b'), /* a comment */ ('c', - 4)",  # read token by token: the same values
+     ("INSERT INTO t VALUES (?, ?)", [("a)(", "b"), ("c", -4)])),
+    ("INSERT INTO t VALUES (1, 'a'), (2)", None),  # rows of different widths: SQLite's error, as it runs
+    ("INSERT INTO t VALUES (1, 2), (3, lower('a'))", None),
+    ("INSERT INTO t VALUES (1, 2), (3, 4) ON CONFLICT DO NOTHING", None),
+    ("INSERT INTO t VALUES (99999999999999999999, 2), (1, 2)", None),  # past 64 bits: SQLite makes it REAL
+    ("INSERT INTO t VALUES (X'abc', 2), (1, 2)", None),
+])
+def test_literal_rows_are_read_as_sqlite_reads_them(sql: str, expected: Any) -> None:
+    from memory_sim.local.d1.literal_rows import literal_insert
+
+    assert literal_insert(sql) == expected

@@ -203,7 +203,8 @@ class DuckDBEngine:
         literal = literal_insert(sql)
         if literal is None:
             return None
-        check_sqlite_text(sql)  # the names it holds pass the sandbox; the `?` form is translated and checked too
+        # The rows hold literals only (literal_insert refuses anything else), so the `?` form, which _bulk_run
+        # compiles on the mirror and checks like any statement, names all this statement names.
         try:
             outcomes = self._bulk_run(*literal)
         except FailingRow as exc:

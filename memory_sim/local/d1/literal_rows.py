@@ -10,6 +10,7 @@ row (an expression, a function, a subquery) and it is None: the statement runs a
 from __future__ import annotations
 
 import bisect
+import re
 import sqlite3
 import threading
 from typing import Any
@@ -22,8 +23,57 @@ _INT64 = 2**63 - 1
 _parser = threading.local()
 
 
+_NAME = r'(?:"(?:[^"]|"")+"|`(?:[^`]|``)+`|\[[^\]]+\]|[A-Za-z_][A-Za-z0-9_$]*)'
+_HEAD = re.compile(rf"\s*INSERT\s+INTO\s+{_NAME}\s*(?:\([^()';]*\))?\s*VALUES\b", re.I)
+# One literal of a row (each kind in its own group, quotes kept), then a comma, the end of the row and the start
+# of the next, or the end of the last row. Possessive: a text that is not rows of literals fails in linear time.
+_ITEM = (r"""\s*+(?:('(?:[^']|'')*+')|([-+]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?)|(NULL)"""
+         r"""|([xX]'[0-9A-Fa-f]*+'))\s*+(,|\)\s*+,\s*+\(|\)\s*+\Z)""")
+# (Without capturing groups: Python 3.11's re fails on a possessive repeat of a group that captures.)
+_ROWS = re.compile(r"\s*+\((?:" + re.sub(r"(?<!\\)\((?!\?)", "(?:", _ITEM) + ")++", re.I)
+_ITEMS = re.compile(_ITEM, re.I)
+
+
 def literal_insert(sql: str) -> tuple[str, list[tuple[Any, ...]]] | None:
     """(the INSERT with one row of `?`, the rows' values), or None when a row holds anything but literals."""
+    head = _HEAD.match(sql)
+    if head is not None and _ROWS.fullmatch(sql, head.end()):
+        return _scanned(head.group(), sql[head.end():])
+    return _tokenised(sql)  # comments, hex numbers, signs apart from their number...
+
+
+def _scanned(head: str, body: str) -> tuple[str, list[tuple[Any, ...]]] | None:
+    """Rows of literals read by one regular expression (no tokenising: a statement of 500 rows is 2,500 values)."""
+    rows: list[tuple[Any, ...]] = []
+    numbers: list[tuple[int, int, str]] = []
+    row: list[Any] = []
+    for quoted, number, null, blob, separator in _ITEMS.findall(body):
+        if quoted:
+            row.append(quoted[1:-1].replace("''", "'"))
+        elif number:
+            digits = number.lstrip("+-")
+            if digits.isdigit() and len(digits) <= 18:
+                row.append(int(number))
+            else:
+                numbers.append((len(rows), len(row), number))
+                row.append(None)
+        elif null:
+            row.append(None)
+        else:
+            if len(blob) % 2 == 0:  # X'...' with an odd count of hex digits
+                return None
+            row.append(bytes.fromhex(blob[2:-1]))
+        if separator != ",":
+            if rows and len(row) != len(rows[0]):
+                return None
+            rows.append(tuple(row))
+            row = []
+    if not rows or not _read_numbers(rows, numbers):
+        return None
+    return f"{head} ({', '.join('?' * len(rows[0]))})", rows
+
+
+def _tokenised(sql: str) -> tuple[str, list[tuple[Any, ...]]] | None:
     toks = strip_end(sql)
     sig = [i for i, t in enumerate(toks) if not t.trivia]
     values_at = next((i for i in sig if toks[i].is_word("VALUES")), None)
