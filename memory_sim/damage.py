@@ -29,6 +29,13 @@ T = TypeVar("T")
 
 SQLITE_HEADER = b"SQLite format 3\x00"  # the first 16 bytes of every SQLite database file (sqlite.org/fileformat)
 SIDECARS = ("-wal", "-shm", "-journal")  # the files SQLite keeps beside a database
+D1_SIDECARS = (".wal", *SIDECARS)  # and DuckDB's write-ahead log
+
+
+def d1_sidecars(path: Path) -> tuple[Path, ...]:
+    """The files a D1 engine keeps beside a database file. A database file moved or replaced without them would be
+    read with another file's log (SQLite replays a -wal it finds), or lose its own."""
+    return tuple(path.with_name(path.name + suffix) for suffix in D1_SIDECARS)
 _DAMAGE_CODES = frozenset({"SQLITE_CORRUPT", "SQLITE_NOTADB"})
 # How sqlite3 (also inside Chroma) and DuckDB word a file that is not, or no longer, what it should be.
 _DAMAGE_TEXT = re.compile(

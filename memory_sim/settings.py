@@ -27,6 +27,7 @@ from memory_sim.errors import ConfigError
 
 Backend = Literal["local", "cloudflare"]
 D1Engine = Literal["duckdb", "sqlite"]
+SqliteSynchronous = Literal["normal", "full"]
 VectorBackend = Literal["chroma", "memory"]
 EmbedRuntime = Literal["onnx", "torch"]
 EmbedProvider = Literal["auto", "local", "workers-ai", "openai"]
@@ -66,6 +67,9 @@ class Settings(BaseSettings):
     embed_threads: int = Field(1, ge=0, le=1024, description="threads one local embedding uses, on onnxruntime "
                                "and torch alike (0: the runtime's own default, one per core)")
     d1_engine: D1Engine = "duckdb"
+    d1_sqlite_synchronous: SqliteSynchronous = Field(
+        "normal", description="how the sqlite engine commits (both in WAL mode): 'normal' (safe from a crash or "
+        "kill -9; a power cut may lose the last commits) or 'full' (each commit synced to disk first)")
     vector_backend: VectorBackend = "chroma"
     chroma_url: str | None = Field(None, description="a Chroma server, e.g. http://127.0.0.1:8000")
     bge_path: Path | None = Field(None, description="a sentence-transformers folder of BAAI/bge-base-en-v1.5")

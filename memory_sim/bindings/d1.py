@@ -103,7 +103,8 @@ def check_value(value: object) -> D1Value:
     if isinstance(value, bool):
         return int(value)
     if value is None or isinstance(value, (bool, str, float)):
-        if isinstance(value, str) and len(value.encode()) > limits.D1_MAX_STRING_OR_BLOB_BYTES:
+        if (isinstance(value, str) and len(value) * 4 > limits.D1_MAX_STRING_OR_BLOB_BYTES  # at most 4 bytes a char
+                and len(value.encode()) > limits.D1_MAX_STRING_OR_BLOB_BYTES):
             raise D1Error("string or blob too big: SQLITE_TOOBIG")
         return value
     if isinstance(value, int):

@@ -58,8 +58,22 @@ class Token:
         return self.text
 
 
-@lru_cache(maxsize=2048)
+# Texts up to this long are tokenised once and kept (lru); longer ones (a hand-written file's INSERT of hundreds
+# of rows) each time: 2,048 kept token lists of 30 kB statements would hold over a gigabyte.
+_KEPT_TEXT_CHARS = 8192
+_PARAM_MARKS = re.compile(r"[?:@$]")
+
+
 def tokenize(sql: str) -> tuple[Token, ...]:
+    return _tokenize_kept(sql) if len(sql) <= _KEPT_TEXT_CHARS else _tokenize(sql)
+
+
+@lru_cache(maxsize=2048)
+def _tokenize_kept(sql: str) -> tuple[Token, ...]:
+    return _tokenize(sql)
+
+
+def _tokenize(sql: str) -> tuple[Token, ...]:
     tokens: list[Token] = []
     pos = 0
     while pos < len(sql):
@@ -86,8 +100,20 @@ class Placeholders:
     count: int  # how many values the statement needs
 
 
-@lru_cache(maxsize=2048)
 def placeholders(sql: str) -> Placeholders:
+    if len(sql) <= _KEPT_TEXT_CHARS:
+        return _placeholders_kept(sql)
+    if not _PARAM_MARKS.search(sql):  # no character a parameter starts with: none, without tokenising
+        return Placeholders((), 0)
+    return _placeholders(sql)
+
+
+@lru_cache(maxsize=2048)
+def _placeholders_kept(sql: str) -> Placeholders:
+    return _placeholders(sql)
+
+
+def _placeholders(sql: str) -> Placeholders:
     numbers: list[int] = []
     highest = 0
     for token in tokenize(sql):
@@ -117,11 +143,25 @@ def split_statements(sql: str) -> list[str]:
     return [p for p in pieces if significant(tokenize(p))]
 
 
-@lru_cache(maxsize=4096)
 def first_keyword(sql: str) -> str:
-    for token in tokenize(sql):
-        if not token.trivia:
-            return token.upper
+    return _first_keyword_kept(sql) if len(sql) <= _KEPT_TEXT_CHARS else _first_keyword(sql)
+
+
+@lru_cache(maxsize=4096)
+def _first_keyword_kept(sql: str) -> str:
+    return _first_keyword(sql)
+
+
+def _first_keyword(sql: str) -> str:
+    """The first significant token, read from the start only."""
+    pos = 0
+    while pos < len(sql):
+        match = _TOKEN.match(sql, pos)
+        if match is None:
+            return sql[pos]
+        if match.lastgroup not in ("ws", "comment"):
+            return Token(match.lastgroup or "other", match.group()).upper
+        pos = match.end()
     return ""
 
 

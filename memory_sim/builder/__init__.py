@@ -102,14 +102,15 @@ def open_d1_account(settings: Settings) -> Any:
         from memory_sim.cloudflare.d1 import CloudflareD1Account
 
         return CloudflareD1Account(cloudflare_client(settings))
-    return local_d1_account(settings.data_dir, settings.d1_engine)
+    return local_d1_account(settings.data_dir, settings.d1_engine, sqlite_synchronous=settings.d1_sqlite_synchronous)
 
 
-def local_d1_account(folder: str | Path, engine: str) -> D1Account:
+def local_d1_account(folder: str | Path, engine: str, *, sqlite_synchronous: str = "normal") -> D1Account:
     """The D1 databases kept in `<folder>/d1/`, one file each, on `engine` ('duckdb' or 'sqlite')."""
     from memory_sim.local.d1.account import D1Account
 
-    return D1Account(Path(folder), engine=engine)  # type: ignore[arg-type]  # D1Account checks the name
+    return D1Account(Path(folder), engine=engine,  # type: ignore[arg-type]  # D1Account checks the name
+                     sqlite_synchronous=sqlite_synchronous)
 
 
 def build_local_env(

@@ -26,6 +26,7 @@ from typing import Any
 
 from memory_sim.bindings import vectorize_validation as check
 from memory_sim.bindings.vectorize import VectorizeAccount, VectorizeIndex
+from memory_sim.damage import d1_sidecars
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_D1_NOT_FOUND, ApiError
 from memory_sim.server.time_travel import DatabaseHistory, TimeTravel
 
@@ -167,7 +168,7 @@ class Account:
             if opened is not None:
                 opened.close()  # waits for the statement or batch in flight (each holds the database's lock)
             moved = [(p, p.with_name(f".{p.name}.before-restore"))
-                     for p in (live, *(live.with_name(live.name + s) for s in (".wal", "-journal"))) if p.exists()]
+                     for p in (live, *d1_sidecars(live)) if p.exists()]
             for path, aside in moved:
                 os.replace(path, aside)
             try:

@@ -26,7 +26,7 @@ from memory_sim.server import body_schemas as schemas
 from memory_sim.server.bodies import json_object
 from memory_sim.server.d1_dump import dump
 from memory_sim.server.envelope import CODE_BAD_REQUEST, CODE_UNAVAILABLE, ApiError, ok
-from memory_sim.server.sql_stream import file_statements, with_parameters
+from memory_sim.server.sql_stream import bound_statements, file_statements
 from memory_sim.server.transfers import url_for
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/d1/database", tags=["d1"])
@@ -86,7 +86,7 @@ def _ingest(request: Request, account: Any, account_id: str, database_id: str, n
     answer: Json = {"success": True, "type": "import", "at_bookmark": before}
     stopping = request.app.state.stopping
     try:
-        statements = (with_parameters(sql) for sql in file_statements(str(upload.path)))
+        statements = bound_statements(file_statements(str(upload.path)))
         totals = database.run_script(statements, stop=stopping.is_set)
         if totals.statements == 0:
             raise D1Error("the file holds no SQL statement")

@@ -6,10 +6,11 @@ semicolons that end statements, in time linear in the file; inside CREATE TRIGGE
 semicolon may end an inner statement, SQLite's own `sqlite3.complete_statement` decides. A statement longer than
 D1's limit is refused as soon as it is seen to be, not once it is all read.
 
-`with_parameters` turns a one-row `INSERT INTO t [(cols)] VALUES (literals)` (what `wrangler d1 export` writes)
-into the same INSERT with `?` for each literal and the values bound, so that consecutive rows share one SQL text
-and the engine runs them together (the DuckDB engine as one statement). The values are those SQLite itself gives
-the literals (numbers parsed by SQLite, not Python, so a REAL is the same to the last bit); anything else (other
+`with_parameters` (`bound_statements` over a stream) turns an `INSERT INTO t [(cols)] VALUES (literals)[, ...]`
+(what `wrangler d1 export` writes, and what hand-written files hold) into the same INSERT with `?` for each literal
+and the values bound, so that consecutive rows share one SQL text and the engine runs them together (the DuckDB
+engine as one statement). The values are those SQLite itself gives the literals (plain integers read in Python,
+other numbers by SQLite, so a REAL is the same to the last bit); anything else (other
 statements, expressions, integers outside 64 bits, more than D1's 100 parameters) is left as it is.
 """
 
@@ -25,6 +26,10 @@ from memory_sim.bindings.d1 import D1Value
 from memory_sim.errors import D1Error
 
 _NORMAL = re.compile(r"""['"`\[;]|--|/\*""")
+# A whole statement with no comment and no quoting but '...', ending in its semicolon (`-` and `/` only where they
+# start no comment): what most lines of a dump are, scanned by one match.
+# Possessive (no backtracking): a statement cut by the end of the text fails in linear time, not exponential.
+_PLAIN = re.compile(r"""(?:[^'";`\[\-/]++|'(?:[^']|'')*+'|-(?!-)|/(?!\*))*+;""")
 _TRIGGER = re.compile(r"\s*CREATE\s+(?:TEMP\s+|TEMPORARY\s+)?TRIGGER\b", re.IGNORECASE)
 
 
@@ -42,10 +47,27 @@ class _Scanner:
         text, self.carry = self.carry + text, ""
         i = 0
         while i < len(text) and not self.carry:
+            if self.closing is None and not self.pieces:  # between statements: whole plain ones at once
+                i = yield from self._plain(text, i)
+                if i >= len(text):
+                    break
             if self.closing is None:
                 i = yield from self._normal(text, i, final)
             else:
                 i = self._inside(text, i, final)
+
+    def _plain(self, text: str, i: int) -> Generator[str, None, int]:
+        """Statements from `i` that hold no comment and no quote but '...' (a dump's INSERTs), each ending in this
+        text: one regular expression match each. Returns where the first other one starts."""
+        while True:
+            found = _PLAIN.match(text, i)
+            if found is None or found.end() - i > self.max_chars or _TRIGGER.match(text, i):
+                return i
+            statement = found.group()
+            i = found.end()
+            if statement[:-1].strip():
+                self.count += 1
+                yield statement[:-1]
 
     def _normal(self, text: str, i: int, final: bool) -> Generator[str, None, int]:
         found = _NORMAL.search(text, i)
@@ -137,56 +159,102 @@ def file_statements(path: str, chunk_chars: int = 1 << 20) -> Iterator[str]:
 
 _NAME = r'(?:"(?:[^"]|"")+"|`(?:[^`]|``)+`|\[[^\]]+\]|[A-Za-z_][A-Za-z0-9_$]*)'
 _INSERT = re.compile(rf"\s*(INSERT\s+INTO\s+{_NAME}\s*(?:\([^()';]*\))?\s*VALUES\s*)\((.*)\)\s*", re.I | re.S)
+# A literal (each kind in its own group, quotes included: a group that did not match reads ""), then what follows
+# it: a comma, the end of its row and the start of the next, or the end.
 _LITERAL = re.compile(
-    r"""\s*(?:'((?:[^']|'')*)'|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(NULL)|[xX]'([0-9A-Fa-f]*)')\s*(,|$)""",
+    r"""\s*(?:('(?:[^']|'')*')|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(NULL)|([xX]'[0-9A-Fa-f]*'))"""
+    r"""\s*(,|\)\s*,\s*\(|$)""",
     re.I | re.S)
 _INT64 = 2**63 - 1
 _parser = threading.local()
 
 
+_LITERALS = re.compile(f"(?:{_LITERAL.pattern})+", re.I | re.S)  # a body that is rows of literals and nothing else
+_NUMBERS_PER_QUERY = 500  # numbers SQLite reads in one SELECT (it takes up to 2,000 result columns)
+
+
 def with_parameters(statement: str) -> tuple[str, tuple[D1Value, ...]]:
-    """`(sql, params)`: the INSERT with its literals bound, or the statement as it is with no parameters."""
+    """`(sql, params)`: the INSERT with its literals bound (each row of a multi-row VALUES as `(?, ...)`), or the
+    statement as it is with no parameters."""
+    return next(bound_statements([statement]))
+
+
+def bound_statements(statements: Iterable[str], chunk: int = 256) -> Iterator[tuple[str, tuple[D1Value, ...]]]:
+    """`with_parameters` of each statement, in order; the numbers that only SQLite reads exactly (REALs, long
+    integers) are read for `chunk` statements at a time, in one query."""
+    pending: list[tuple[str, _Literals | None]] = []
+    for statement in statements:
+        pending.append((statement, _literals(statement)))
+        if len(pending) >= chunk:
+            yield from _finished(pending)
+            pending = []
+    yield from _finished(pending)
+
+
+_Literals = tuple[str, list[D1Value], list[tuple[int, str]]]  # the SQL with ?s, the values, numbers left to read
+
+
+def _literals(statement: str) -> _Literals | None:
     found = _INSERT.fullmatch(statement)
-    if found is None:
-        return statement, ()
+    if found is None or _LITERALS.fullmatch(found.group(2)) is None:
+        return None
     values: list[D1Value] = []
     numbers: list[tuple[int, str]] = []
-    body, at, separator = found.group(2), 0, ""
-    while at < len(body):
-        item = _LITERAL.match(body, at)
-        if item is None or (item.group(5) == "" and item.end() < len(body)):
-            return statement, ()
-        separator = item.group(5)
-        text, number, null, blob = item.group(1, 2, 3, 4)
-        if text is not None:
-            values.append(text.replace("''", "'"))
-        elif null is not None:
+    widths: list[int] = []  # values per row
+    width = 0
+    for quoted, number, null, blob, separator in _LITERAL.findall(found.group(2)):
+        if quoted:
+            values.append(quoted[1:-1].replace("''", "'"))
+        elif number:
+            digits = number[1:] if number[0] in "+-" else number
+            if digits.isdigit() and len(digits) <= 18:  # read exactly as SQLite reads it
+                values.append(int(number))
+            else:
+                numbers.append((len(values), number))
+                values.append(None)
+        elif null:
             values.append(None)
-        elif blob is not None:
-            if len(blob) % 2:
-                return statement, ()
-            values.append(bytes.fromhex(blob))
         else:
-            numbers.append((len(values), number))
-            values.append(None)
-        at = item.end()
-    if not values or separator or len(values) > limits.D1_MAX_BOUND_PARAMETERS or not _parse_numbers(numbers, values):
-        return statement, ()
-    return f"{found.group(1)}({', '.join('?' * len(values))})", tuple(values)
+            if len(blob) % 2 == 0:  # X'...' with an odd count of hex digits
+                return None
+            values.append(bytes.fromhex(blob[2:-1]))
+        width += 1
+        if separator != ",":  # the end of a row
+            widths.append(width)
+            width = 0
+    if not values or len(set(widths)) != 1 or len(values) > limits.D1_MAX_BOUND_PARAMETERS:
+        return None
+    row = f"({', '.join('?' * widths[0])})"
+    return f"{found.group(1)}{', '.join([row] * len(widths))}", values, numbers
 
 
-def _parse_numbers(numbers: list[tuple[int, str]], values: list[D1Value]) -> bool:
-    """The numbers as SQLite reads the literals; False where one would not keep its type when bound."""
-    if not numbers:
-        return True
+def _finished(pending: list[tuple[str, _Literals | None]]) -> Iterator[tuple[str, tuple[D1Value, ...]]]:
+    numbers = [(k, position, text) for k, (_, bound) in enumerate(pending) if bound for position, text in bound[2]]
+    refused: set[int] = set()
+    for at in range(0, len(numbers), _NUMBERS_PER_QUERY):
+        part = numbers[at:at + _NUMBERS_PER_QUERY]
+        for (k, position, _), value in zip(part, _read_numbers([text for _, _, text in part]), strict=True):
+            bound = pending[k][1]
+            assert bound is not None
+            if value is None:
+                refused.add(k)
+            else:
+                bound[1][position] = value
+    for k, (statement, bound) in enumerate(pending):
+        yield (statement, ()) if bound is None or k in refused else (bound[0], tuple(bound[1]))
+
+
+def _read_numbers(texts: list[str]) -> list[int | float | None]:
+    """The numbers as SQLite reads the literals (a REAL the same to the last bit); None where one would not keep
+    its type when bound: an integer literal past 64 bits, which SQLite makes REAL (and -2**63 is one of them)."""
     if not hasattr(_parser, "conn"):
         _parser.conn = sqlite3.connect(":memory:")
-    parsed = _parser.conn.execute("SELECT " + ", ".join(text for _, text in numbers)).fetchone()
-    for (position, text), value in zip(numbers, parsed, strict=True):
-        digits = text.lstrip("+-")
-        if isinstance(value, float) and digits.isdigit():
-            return False  # an integer literal past 64 bits: SQLite makes it REAL (and -2**63 is one of them)
-        if isinstance(value, int) and abs(value) > _INT64:
-            return False
-        values[position] = value
-    return True
+    parsed = _parser.conn.execute("SELECT " + ", ".join(texts)).fetchone()
+    read: list[int | float | None] = []
+    for text, value in zip(texts, parsed, strict=True):
+        past_64_bits = isinstance(value, float) and text.lstrip("+-").isdigit()
+        if past_64_bits or (isinstance(value, int) and abs(value) > _INT64):
+            read.append(None)
+        else:
+            read.append(value)
+    return read

@@ -83,16 +83,25 @@ def test_only_plain_single_row_inserts_are_merged() -> None:
     for sql in SCHEMA:
         duck.prepare(sql).run()
     schema = duck._engine._schema  # type: ignore[attr-defined]
-    assert bulk_insert("INSERT INTO notes (id, npc) VALUES (?, 'x')", schema) is not None
+    for sql in (
+        "INSERT INTO notes (id, npc) VALUES (?, 'x')",
+        "INSERT INTO diary (id, npc, day) VALUES (?, ?, ?)",  # a listed rowid: given, or max+1 upward for NULL
+        "INSERT INTO notes VALUES (?, ?, ?, ?, ?, ?)",  # no column list: every column
+        'INSERT INTO "notes" ("id", [npc]) VALUES (?, ?), (?, ?)',  # several rows, quoted names
+    ):
+        assert bulk_insert(sql, schema) is not None, sql
     for sql in (
         "INSERT INTO notes (id, npc) VALUES (?, lower(?))",  # an expression: evaluated per statement
         "INSERT INTO notes (id, npc) VALUES (?, (SELECT max(npc) FROM notes))",
         "INSERT OR IGNORE INTO notes (id, npc) VALUES (?, ?)",
         "INSERT INTO notes (id, npc) VALUES (?, ?) ON CONFLICT(id) DO NOTHING",
         "INSERT INTO notes (id, npc) VALUES (?, ?) RETURNING id",
-        "INSERT INTO diary (id, npc) VALUES (?, ?)",  # a listed rowid: ids depend on earlier rows
-        "INSERT INTO notes VALUES (?, ?, ?, ?, ?, ?)",
         "INSERT INTO notes (id, npc) VALUES ('a', 'b')",
+        "INSERT INTO notes (id, npc) VALUES (?, NULL)",  # NULL in a NOT NULL column: fails on every row
+        "INSERT INTO notes (id, body) VALUES (?, ?)",  # no npc (NOT NULL, no default): likewise
+        "INSERT INTO diary (npc, day) VALUES ('x', ?)",  # a unique key partly literal
+        "INSERT INTO diary (id, npc) VALUES (?, ?)",  # a unique key partly by default (day NULL: no clash)
+        "INSERT INTO notes (id, npc) VALUES (?, ?), (?, 'x')",  # several rows: bare ? only
     ):
         assert bulk_insert(sql, schema) is None, sql
 

@@ -46,12 +46,15 @@ def test_console_example_is_what_the_cli_prints(tmp_path: Path, clean_env: dict[
     assert done.returncode == 2 and done.stderr.strip() == expected
 
 
-def test_toml_example_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    (toml,) = blocks("toml")
+def test_toml_examples_are_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    toml, durable = blocks("toml")
     (tmp_path / "memory_sim.toml").write_text(toml)
     monkeypatch.chdir(tmp_path)
     settings = Settings.load(environ={})
     assert settings.d1_engine == "sqlite" and settings.embed_model == "sentence-transformers/all-MiniLM-L6-v2"
+    assert settings.d1_sqlite_synchronous == "normal"
+    (tmp_path / "memory_sim.toml").write_text(durable)
+    assert Settings.load(environ={}).d1_sqlite_synchronous == "full"
 
 
 def test_table_names_every_setting_and_its_variable() -> None:

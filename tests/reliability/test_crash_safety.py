@@ -12,8 +12,12 @@ import pytest
 
 @pytest.mark.slow
 @pytest.mark.timeout(240)
-def test_sigkill_loses_nothing_and_leaves_no_drift(tmp_path: Path) -> None:
+@pytest.mark.parametrize("engine", ["duckdb", "sqlite"])  # sqlite: WAL with synchronous=NORMAL, its default
+def test_sigkill_loses_nothing_and_leaves_no_drift(tmp_path: Path, engine: str,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from crash_trials import run_trials
+
+    monkeypatch.setenv("MEMORY_SIM_D1_ENGINE", engine)  # the children's Env.local reads it
 
     result = run_trials(tmp_path, memories=250, kills=3, seed=3, jitter_s=0.3)
     kills = result["verdicts"][:-1]

@@ -4,6 +4,7 @@ kept is refused, and the database stays as it was). A settable clock stands in f
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -176,11 +177,38 @@ def test_a_swap_that_fails_puts_the_old_file_back(sdk: cloudflare.Cloudflare, tt
     live = Path(account.d1.path("village"))
     staged = live.with_name(".garbage")
     staged.write_bytes(b"not a database at all" * 100)  # opens as nothing: the swap's last step fails
-    before = live.read_bytes() if live.suffix == ".sqlite" else None
+    before = sqlite_dump(live) if live.suffix == ".sqlite" else None
     with pytest.raises(Exception):  # noqa: B017 - whatever the engine raises for a file that is not its own
         account.replace_database_file(db.id, staged)
     assert db.names() == ["ada"] and not staged.exists()
-    assert before is None or live.read_bytes() == before
+    assert before is None or sqlite_dump(live) == before  # the old file (with its -wal) back, read as SQLite reads it
+    assert not list(live.parent.glob(".*before-restore"))
+
+
+def sqlite_dump(path: Path) -> list[str]:
+    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)  # a reader beside the server's connection (WAL)
+    try:
+        return list(conn.iterdump())
+    finally:
+        conn.close()
+
+
+def test_a_restore_on_the_sqlite_engine_leaves_no_stale_wal(sdk: cloudflare.Cloudflare, tt_server: ServerForTests,
+                                                            clock: Clock) -> None:
+    db = Db(sdk, tt_server)
+    db.run("CREATE TABLE npcs (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO npcs (name) VALUES ('ada')")
+    old = db.bookmark()
+    clock.now += 5
+    db.run("INSERT INTO npcs (name) VALUES ('bob'), ('cy')")  # the newer rows sit in the live file's -wal
+    live = Path(tt_server.app.state.accounts.get(db.account).d1.path("village"))
+    log = live.with_name(live.name + "-wal")
+    if live.suffix == ".sqlite":
+        assert log.stat().st_size > 0
+    db.restore(bookmark=old)
+    assert db.names() == ["ada"]
+    if live.suffix == ".sqlite":
+        assert [r for r in sqlite_dump(live) if r.startswith("INSERT")] == \
+            ["INSERT INTO \"npcs\" VALUES(1,'ada');"]  # another reader sees the restored state, not the old log
     assert not list(live.parent.glob(".*before-restore"))
 
 

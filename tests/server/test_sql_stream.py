@@ -71,9 +71,17 @@ def test_bound_literals_store_what_the_literals_store(values: list[object]) -> N
 
 @pytest.mark.parametrize("sql", [
     "INSERT INTO t VALUES (1 + 1)", "INSERT INTO t VALUES (9223372036854775808)",
-    "INSERT INTO t VALUES (-9223372036854775808)", "INSERT INTO t VALUES ('a'), ('b')", "INSERT INTO t VALUES ('a',)",
+    "INSERT INTO t VALUES (-9223372036854775808)", "INSERT INTO t VALUES ('a'), ('b', 'c')",
+    "INSERT INTO t VALUES ('a',)",
+    "INSERT INTO t VALUES ('a'), ('b'),", "INSERT INTO t VALUES ('a'), (1 + 1)",
     "INSERT INTO t VALUES (TRUE)", "INSERT INTO t VALUES (1) RETURNING *", "UPDATE t SET a = 1",
     "INSERT INTO t VALUES (" + ", ".join(["1"] * 101) + ")",
 ])
 def test_what_is_not_a_plain_row_of_literals_is_left_as_it_is(sql: str) -> None:
     assert with_parameters(sql) == (sql, ())
+
+
+def test_rows_of_literals_are_bound_row_after_row() -> None:
+    sql = "INSERT INTO \"t\" (a, [b]) VALUES ('x),(y', 1),\n  (NULL, -2.5) , (X'0aff', 'it''s')"
+    assert with_parameters(sql) == ('INSERT INTO "t" (a, [b]) VALUES (?, ?), (?, ?), (?, ?)',
+                                    ("x),(y", 1, None, -2.5, b"\n\xff", "it's"))

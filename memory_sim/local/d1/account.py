@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 from memory_sim.bindings.d1 import check_database_name
+from memory_sim.damage import d1_sidecars
 from memory_sim.errors import ConfigError, D1Error
 from memory_sim.local.d1.core import D1CoreDatabase
 from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S
@@ -18,13 +19,17 @@ class D1Account:
     """Creates, lists, opens and deletes the local D1 databases of one data folder."""
 
     def __init__(self, data_dir: str | Path, engine: Engine = "duckdb", *,
-                 time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
-        """`time_limit_s`: D1's limit on one query (time_limit.py), for every database opened here."""
+                 time_limit_s: float = D1_QUERY_TIME_LIMIT_S, sqlite_synchronous: str = "normal") -> None:
+        """`time_limit_s`: D1's limit on one query (time_limit.py), for every database opened here;
+        `sqlite_synchronous`: how the sqlite engine commits ('normal' or 'full', sqlite_engine.py)."""
         if engine not in _SUFFIX:
             raise ConfigError(f"unknown D1 engine {engine!r}: expected 'duckdb' or 'sqlite'")
         self.engine: Engine = engine
         self.root = Path(data_dir) / "d1"
         self.time_limit_s = time_limit_s
+        if sqlite_synchronous not in ("normal", "full"):
+            raise ConfigError(f"unknown sqlite synchronous level {sqlite_synchronous!r}: expected 'normal' or 'full'")
+        self.sqlite_synchronous = sqlite_synchronous
 
     def path(self, name: str) -> Path:
         return self.root / f"{check_database_name(name)}{_SUFFIX[self.engine]}"
@@ -58,14 +63,15 @@ class D1Account:
         path = self.path(name)
         if not path.exists():
             raise D1Error(f"no database named {name!r}")
-        for extra in (path, path.with_name(path.name + ".wal"), path.with_name(path.name + "-journal")):
+        for extra in (path, *d1_sidecars(path)):
             extra.unlink(missing_ok=True)
 
     def _open(self, path: Path) -> D1CoreDatabase:
         if self.engine == "sqlite":
             from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
-            return SqliteDatabase(path, time_limit_s=self.time_limit_s)
+            return SqliteDatabase(path, time_limit_s=self.time_limit_s,
+                                  synchronous=self.sqlite_synchronous)  # type: ignore[arg-type]  # checked above
         from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
 
         return DuckDBDatabase(path, time_limit_s=self.time_limit_s)

@@ -86,7 +86,8 @@ class Engine(Protocol):
     def execute(self, sql: str, params: Sequence[D1Value]) -> Outcome: ...
 
     def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
-        """One statement bound several times, in a batch: the outcomes, or None to run them one by one."""
+        """The first statements of a run of one SQL text, run as one: their outcomes (fewer than the run: the
+        rest run one by one; None or []: all of them do)."""
         ...
 
     def begin(self) -> None: ...
@@ -259,16 +260,16 @@ class D1CoreDatabase:
             raise D1StatementError(D1Error("the import was stopped (the server is shutting down)"), first)
         started = self._clock()
         with self._limited():
-            outcomes = None
-            if len(run) > 1:
-                for statement in run:
-                    check_statement(statement.sql, statement.values)
-                try:
-                    outcomes = self._engine.execute_run(run[0].sql, [s.values for s in run])
-                except D1Error as exc:
-                    raise D1StatementError(exc, first) from exc
-            if outcomes is None:
-                outcomes = [self._execute_at(first + k, statement)[0] for k, statement in enumerate(run)]
+            check_statement(run[0].sql, run[0].values)  # one SQL text: its checks hold for all that bind as many
+            for k, statement in enumerate(run):
+                if len(statement.values) != len(run[0].values):
+                    self._execute_at(first + k, statement)  # fails as it would alone
+            try:  # one statement too: it may hold several rows
+                outcomes = self._engine.execute_run(run[0].sql, [s.values for s in run]) or []
+            except D1Error as exc:  # the engine may know which statement of the run fails
+                raise D1StatementError(exc, first + getattr(exc, "statement", 0)) from exc
+            # the engine ran the first ones as one (perhaps none): the rest one by one, where a failure names its own
+            outcomes += [self._execute_at(first + k, run[k])[0] for k in range(len(outcomes), len(run))]
         totals.duration += (self._clock() - started) * 1000.0
         for outcome in outcomes:
             totals.statements += 1
@@ -360,12 +361,11 @@ class D1CoreDatabase:
         for statement in run:
             check_statement(statement.sql, statement.values)
         started = self._clock()
-        outcomes = self._engine.execute_run(run[0].sql, [s.values for s in run])
-        if outcomes is None:
-            return [self._result(*self._execute_locked(s)) for s in run]
-        share = (self._clock() - started) * 1000.0 / len(run)
+        outcomes = self._engine.execute_run(run[0].sql, [s.values for s in run]) or []
+        share = (self._clock() - started) * 1000.0 / max(1, len(outcomes))
         size = self._engine.size()
-        return [self._result(outcome, share, size) for outcome in outcomes]
+        results = [self._result(outcome, share, size) for outcome in outcomes]
+        return results + [self._result(*self._execute_locked(s)) for s in run[len(outcomes):]]
 
     def _run_one(self, statement: Statement) -> D1Result:
         with self._lock, self._limited():  # size_after asks the engine too: one thread at a time on a connection

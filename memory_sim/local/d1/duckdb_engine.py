@@ -23,7 +23,14 @@ from memory_sim.bindings.d1 import D1Value
 from memory_sim.bindings.d1_sql import first_keyword
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
-from memory_sim.local.d1.bulk import bulk_insert, column_lists
+from memory_sim.local.d1.bulk import (
+    BulkInsert,
+    FailingRow,
+    assign_ids,
+    bulk_insert,
+    column_lists,
+    first_failing_row,
+)
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
 from memory_sim.local.d1.dialect import functions as sqlite_functions
 from memory_sim.local.d1.dialect.expressions import Translation
@@ -37,6 +44,7 @@ from memory_sim.local.d1.duckdb_pragmas import Pragmas
 from memory_sim.local.d1.duckdb_rows import decoded, read, target_name
 from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
 from memory_sim.local.d1.foreign_keys import Enforcer
+from memory_sim.local.d1.literal_rows import literal_insert
 from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S, Watchdog
 
 _CONFIG: dict[str, str | bool] = {
@@ -182,28 +190,77 @@ class DuckDBEngine:
             self._in_transaction = False
 
     def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
-        """A run of one INSERT bound many times, as one statement (bulk.py); None: run them one by one."""
+        """A run of one INSERT bound many times, as one statement (bulk.py); None: run them one by one. A run with
+        a statement that would fail NOT NULL or a unique key fails before anything runs (FailingRow: SQLite's
+        words and which statement; the caller rolls back)."""
+        if len(param_rows) == 1 and not param_rows[0] and first_keyword(sql) == "INSERT":
+            return self._literal_run(sql)
+        return self._bulk_run(sql, param_rows)
+
+    def _literal_run(self, sql: str) -> list[Outcome] | None:
+        """One INSERT of many literal rows (more than D1 binds: a hand-written file's), as its one-row `?` form
+        bound with the rows: one outcome for the statement."""
+        literal = literal_insert(sql)
+        if literal is None:
+            return None
+        # The rows hold literals only (literal_insert refuses anything else), so the `?` form, which _bulk_run
+        # compiles on the mirror and checks like any statement, names all this statement names.
+        try:
+            outcomes = self._bulk_run(*literal)
+        except FailingRow as exc:
+            exc.statement = 0  # the rows are one statement's
+            raise
+        if not outcomes:
+            return None
+        return [Outcome([], [], sum(o.changes for o in outcomes), outcomes[-1].last_row_id, True)]
+
+    def _bulk_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
         import duckdb
 
         # what the bulk statement is made of passes the sandbox
         self._translate(sql, param_rows[0] if param_rows else ())
         bulk = bulk_insert(sql, self._schema)
         lists = column_lists(param_rows, bulk) if bulk is not None else None
-        if bulk is None or lists is None:
+        if bulk is None or lists is None or not self._bulk_allowed(bulk):
             return None
-        count = len(param_rows)
-        base = self._id_base_of(bulk.target) if bulk.target is not None else 0
+        count = len(lists[0]) if lists else 0
+        ids: list[int] = []
+        bad: int | None = None
+        top: int | None = None
         if bulk.target is not None:
-            lists.append(list(range(base + 1, base + count + 1)))
+            self._id_base_of(bulk.target)
+            top = self._tops.get(bulk.target.name.lower())  # None: the table is empty
+            explicit = lists[bulk.explicit_ids - 1] if bulk.explicit_ids is not None else None
+            ids, bad = assign_ids(top, explicit, count)
+            lists.append(ids)
+        failing = first_failing_row(self._conn, bulk, lists, count if bad is None else bad,
+                                    empty=bulk.target is not None and top is None, top=top)
+        per = bulk.rows_per_statement
+        if failing is not None:  # nothing ran: the run fails, as its statement `row // per` would, rolled back
+            raise FailingRow(failing[1], failing[0] // per)
+        statements = count // per
         try:
             self._conn.execute(bulk.sql, lists)
         except duckdb.Error as exc:
             raise self._failure(exc) from exc
         if bulk.target is None:
-            return [Outcome([], [], 1, self._last_rowid, True) for _ in range(count)]
-        self._last_rowid = base + count
-        self._note_ids(bulk.target, [base + count])
-        return [Outcome([], [], 1, base + n, True) for n in range(1, count + 1)]
+            return [Outcome([], [], per, self._last_rowid, True) for _ in range(statements)]
+        self._last_rowid = ids[-1]
+        self._note_ids(bulk.target, [max(ids)])
+        return [Outcome([], [], per, ids[(n + 1) * per - 1], True) for n in range(statements)]
+
+    def _bulk_allowed(self, bulk: BulkInsert) -> bool:
+        """Foreign keys checked at once, and CHECK constraints, can fail a row the engine cannot point at before
+        it runs: one by one then. A deferred check runs at commit, as it would."""
+        table = bulk.table_name
+        if self._mirror.checks(table):
+            return False
+        child = [k for k in self._fks.involved(table) if k.child.lower() == table.lower()]
+        if child and not self._fks.deferred:
+            return False
+        if child:
+            self._fks.pending.add(table.lower())
+        return True
 
     def begin(self) -> None:
         self._conn.execute("BEGIN TRANSACTION")

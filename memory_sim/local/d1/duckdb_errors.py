@@ -18,7 +18,8 @@ from memory_sim.local.d1.dialect.schema import TableInfo
 _MARKED_REFUSAL = re.compile(r"\[\[d1-unsupported:(.*?)\]\]", re.S)
 _MARKED_FAILURE = re.compile(r"\[\[d1:(SQLITE_[A-Z]+)\|(.*?)\]\]", re.S)
 _DUPLICATE = re.compile(r'Duplicate key "(.*)" violates (?:unique|primary key) constraint', re.S)
-_NOT_NULL = re.compile(r"NOT NULL constraint failed: (\S+)")
+_NOT_NULL = re.compile(r"NOT NULL constraint failed: ([^\n]+)")
+_QUOTED = re.compile(r'"((?:[^"]|"")*)"')  # DuckDB quotes some names (npcs."name"); SQLite never does here
 _CHECK = re.compile(r'CHECK constraint failed on table "?([^"\s]+)"? with expression CHECK\((.*)\)', re.S)
 _OVERFLOW = re.compile(r"Overflow in (addition|subtraction|multiplication|division|negation)")
 _NO_TABLE = re.compile(r"Table with name (\S+) does not exist")
@@ -48,7 +49,8 @@ def _constraint(text: str, table: TableInfo | None, checks: Callable[[str], list
         )
     found = _NOT_NULL.search(text)
     if found:
-        return D1Error(f"NOT NULL constraint failed: {found.group(1)}: SQLITE_CONSTRAINT")
+        column = _QUOTED.sub(lambda m: m.group(1).replace('""', '"'), found.group(1).strip())
+        return D1Error(f"NOT NULL constraint failed: {column}: SQLITE_CONSTRAINT")
     found = _CHECK.search(text)
     if found:
         text = _check_text(found.group(2), checks(found.group(1)))

@@ -3,7 +3,7 @@ the construct and the SQLite alternative.
 
 Modules, from the entry point down (each imports only those below it; `lint-imports` checks there is no cycle):
 
-    statements   the entry point `translate` (cached by SQL, schema version and the classes of bound values)
+    statements   the entry point `translate` (cached by SQL, schema and the classes of bound values)
     ddl          CREATE TABLE / ALTER TABLE / CREATE VIEW: affinities as DuckDB types, keys, stored DEFAULTs
     insert       INSERT with SQLite's rowids and stored values; replace: INSERT OR REPLACE as a plan
     names        result columns named as SQLite names them

@@ -49,20 +49,27 @@ class TableInfo:
 
 
 class Schema:
-    """The tables as the SQLite schema mirror sees them; compared by version so caching stays cheap."""
+    """The tables as the SQLite schema mirror sees them. Equal, and hashed alike, when they hold the same tables:
+    the translation caches (`translate`, `bulk_insert`) are shared by every database of a process whose schema is
+    the same (bounded by their own sizes). The content key is made once, so comparing stays cheap; `version`
+    still tells one database's schema changes apart (its mirror's own caches)."""
 
     def __init__(self, tables: dict[str, TableInfo] | None = None) -> None:
         self.tables = {k.lower(): v for k, v in (tables or {}).items()}
         self.version = next(_versions)
+        self._key = tuple(sorted(self.tables.items()))
+        self._hash = hash(self._key)
 
     def table(self, name: str) -> TableInfo | None:
         return self.tables.get(name.lower())
 
     def __hash__(self) -> int:
-        return self.version
+        return self._hash
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Schema) and other.version == self.version
+        if not isinstance(other, Schema):
+            return False
+        return other is self or (other._hash == self._hash and other._key == self._key)
 
 
 def quote_name(name: str) -> str:
