@@ -47,7 +47,7 @@ from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.presets import DEFAULT_SCORING, Scoring, check_scoring
 from memory_sim.memory.recalling.recall_cache import RecallCache
 from memory_sim.memory.scoring import distinct, rank_by_score, rank_weighted, yield_to_sources
-from memory_sim.memory.writing import forgetting, indexer
+from memory_sim.memory.writing import erasure, forgetting, indexer
 from memory_sim.memory.writing.background import Background
 from memory_sim.memory.writing.forgetting import MemoryPage
 
@@ -625,6 +625,7 @@ class MemorySystem:
             NotFound: an id names no memory (nothing is forgotten then).
         """
         self._nothing_to_retry = False
+        erasure.note(self.env)  # the text leaves the files at the next `compact` (a scheduled job)
         done = forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
         self._remake_summaries()
         return done
@@ -643,6 +644,7 @@ class MemorySystem:
         from memory_sim.memory.writing import correcting
 
         self._nothing_to_retry = False
+        erasure.note(self.env)
         hidden = correcting.correct(self.env, id, content, self.clock())
         forgetting.finish(self.env, hidden)
         self._remake_summaries()
@@ -668,6 +670,7 @@ class MemorySystem:
             The ids newly forgotten.
         """
         self._nothing_to_retry = False
+        erasure.note(self.env)
         done = forgetting.forget_npc(self.env, npc_id, self.clock())
         self._remake_summaries()
         return done
@@ -757,6 +760,26 @@ class MemorySystem:
         report, empty = retry_pending(self, self.clock() if now is None else now)
         self._nothing_to_retry = finished and empty
         return report
+
+    @_settled
+    def compact(self, now: float | None = None) -> JobReport:
+        """Makes erasure reach the disk: forgets a crash cut short are finished, then the text that `forget`,
+        `update_memory` and `forget_npc` removed leaves every file of the data folder (`Env.compact`: Chroma's
+        log and free pages, D1's free pages and write-ahead log). The `compact` job runs it after an erasure;
+        `memory-sim compact` runs it on demand.
+
+        Returns:
+            A `JobReport` of the job `compact`.
+        """
+        half_done = [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])]
+        forgetting.finish(self.env, half_done)
+        self._remake_summaries()
+        erasure.compact(self.env)
+        return JobReport(job="compact", details=["erased text removed from the data folder's files"])
+
+    def erasure_done(self) -> bool:
+        """Whether nothing erased since the last compaction waits to leave the files (the `compact` job is idle)."""
+        return not erasure.pending(self.env)
 
     def nothing_to_retry(self) -> bool:
         """Whether `retry_pending` would do nothing, as far as this system knows without reading D1 (the

@@ -24,7 +24,7 @@ from memory_sim.bindings.d1_sql import first_keyword
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local.d1.bulk import bulk_insert, column_lists
-from memory_sim.local.d1.core import D1CoreDatabase, Outcome
+from memory_sim.local.d1.core import CompactFailed, D1CoreDatabase, Outcome
 from memory_sim.local.d1.dialect import functions as sqlite_functions
 from memory_sim.local.d1.dialect.expressions import Translation
 from memory_sim.local.d1.dialect.replace import STAGE
@@ -262,6 +262,25 @@ class DuckDBEngine:
             raise self._failure(exc) from exc
         shutil.copyfile(self._file, dest)
 
+    def compact(self) -> DuckDBEngine:
+        """DuckDB never zeroes the blocks it frees (a CHECKPOINT only folds the log in), so the file is rewritten:
+        checkpointed and closed, copied table by table into a new file (`COPY FROM DATABASE`, on a connection of
+        our own: D1's is sandboxed from other files), which replaces it; the engine opens again over it."""
+        import duckdb
+
+        if self._file is None:
+            return self
+        try:
+            self._conn.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise self._failure(exc) from exc
+        self.close()
+        try:
+            _rewrite(self._file)
+        except duckdb.Error as exc:
+            raise CompactFailed(f"compacting {self._file.name} failed: {exc}", DuckDBEngine(self._file)) from exc
+        return DuckDBEngine(self._file)
+
     def time_limit(self, deadline: float | None) -> None:
         if deadline is None:
             self._watchdog.disarm()
@@ -451,6 +470,31 @@ class DuckDBEngine:
         self._pragmas = Pragmas(self._fks)
         self._schema = self._mirror.schema(self._conn)
         self._fks.reload(self._mirror.conn)
+
+
+def _rewrite(file: Path) -> None:
+    """The database copied into a new file that then replaces it (its write-ahead log, already folded, goes)."""
+    import os
+
+    import duckdb
+
+    fresh = file.with_name(f".{file.name}.compact")
+    fresh.unlink(missing_ok=True)
+    copier = duckdb.connect(":memory:")
+    try:
+        copier.execute("ATTACH ? AS old_db (READ_ONLY)", [str(file)])
+        copier.execute("ATTACH ? AS new_db", [str(fresh)])
+        copier.execute("COPY FROM DATABASE old_db TO new_db")
+        copier.execute("DETACH new_db")
+        copier.execute("DETACH old_db")
+    except BaseException:
+        fresh.unlink(missing_ok=True)
+        raise
+    finally:
+        copier.close()
+    os.chmod(fresh, 0o600)
+    os.replace(fresh, file)
+    file.with_name(file.name + ".wal").unlink(missing_ok=True)
 
 
 class DuckDBDatabase(D1CoreDatabase):

@@ -30,6 +30,7 @@ class SqliteEngine:
         self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")  # D1 enforces foreign keys
+            self._conn.execute("PRAGMA secure_delete = ON")  # freed cells are zeroed: erased text leaves the file
             self._conn.execute("PRAGMA schema_version").fetchone()  # reads the header: a torn file shows here
         except sqlite3.Error as exc:
             self._conn.close()
@@ -92,6 +93,24 @@ class SqliteEngine:
             raise self._failure(exc) from exc
         finally:
             target.close()
+
+    def compact(self) -> SqliteEngine:
+        """VACUUM rewrites the file (free pages written before `secure_delete` was on hold nothing after it), then
+        the write-ahead log, in WAL mode, is checkpointed and truncated to nothing (a no-op in rollback mode,
+        whose journal is deleted at each commit). On a connection of its own: D1's sandbox keeps both out of
+        statements."""
+        if self._file is None:
+            return self
+        own = sqlite3.connect(str(self._file), isolation_level=None)
+        try:
+            own.execute("PRAGMA secure_delete = ON")
+            own.execute("VACUUM")
+            own.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from exc
+        finally:
+            own.close()
+        return self
 
     def _failure(self, exc: sqlite3.Error) -> D1Error:
         return d1_damaged(self._file, exc) if self._file is not None and looks_damaged(exc) else sqlite_error(exc)

@@ -29,6 +29,7 @@ from memory_sim.bindings.vectorize import IndexDescription, Metric
 from memory_sim.bindings.vectorize_validation import QueryOptions, Record
 from memory_sim.damage import index_damaged, looks_damaged, sqlite_file_problem
 from memory_sim.errors import ConfigError, IndexDamaged, MemorySimError, VectorizeUnavailable
+from memory_sim.local.vectorize import chroma_erase
 from memory_sim.local.vectorize import snapshot as snapshot
 from memory_sim.local.vectorize.arrays import ArrayTable
 from memory_sim.local.vectorize.core import Clock, IndexState, QueuedIndex, Stored, new_state
@@ -412,6 +413,32 @@ class ChromaAccount:
         counts = self.settle()
         shutil.copytree(self.folder, dest)
         return counts
+
+    def compact(self) -> None:
+        """Removed records leave embedded Chroma's files (chroma_erase.py): settled and snapshotted first, the
+        client is let go; a fresh one purges each index's log; `chroma vacuum` rewrites the file; the client is
+        opened again and each open index carries on with its arrays (a Chroma server purges its own log)."""
+        if self.folder is None:
+            return
+        self.settle()
+        self._release()
+        client = _connect(self.folder, None, None)
+        try:
+            with chroma_errors("INDEX_COMPACT", self.folder):
+                for collection in client.list_collections():
+                    if collection.name.startswith(PREFIX):
+                        found = client.get_collection(collection.name, embedding_function=None)
+                        state = IndexState.from_json(json.loads(found.metadata[STATE_KEY]))
+                        chroma_erase.purge_log(found, state.dimensions)
+        finally:
+            with suppress(Exception):
+                client.close()
+            chroma_erase.vacuum(self.folder)
+            self._client, self._released = _connect(self.folder, None, None), False
+            for name, index in self._open.items():
+                store = index.store
+                if isinstance(store, ChromaStore):
+                    store.collection = self._client.get_collection(PREFIX + name, embedding_function=None)
 
     def close(self) -> None:
         """Apply every queued mutation (a lag does not outlive the process), save each index's snapshot
