@@ -48,7 +48,8 @@ def _serve(args: argparse.Namespace) -> int:
                 own_token, frozenset({owner.LOCAL_ACCOUNT})
             )  # the owner token opens `local` only
             app = build_server_app(Path(args.data), served, d1_engine=settings.d1_engine,
-                                   visibility_lag_s=args.visibility_lag, ai=env.AI)
+                                   visibility_lag_s=args.visibility_lag, ai=env.AI,
+                                   models=owner.configured_models(env))
             owner.serve_env(app, env)  # ... as the account `local`
             ui = _mount_inspector(app, env, args.host, args.port, served)
             owned.publish(owner.published_address(args.host, args.port), own_token,

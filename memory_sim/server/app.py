@@ -26,6 +26,7 @@ from memory_sim.errors import ConfigError, MemorySimError
 from memory_sim.server import ai_routes, d1_file_routes, d1_routes, d1_time_travel_routes, transfers, vectorize_routes
 from memory_sim.server.accounts import Accounts, D1Factory, VectorizeFactory
 from memory_sim.server.ai_compat_routes import router as ai_compat_router
+from memory_sim.server.ai_names import ModelNames
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
 from memory_sim.server.binding_routes import router as binding_router
 from memory_sim.server.envelope import (
@@ -75,12 +76,14 @@ def create_app(
     ai: Ai,
     fast_query: bool = True,
     time_travel: dict[str, Any] | None = None,
+    models: Sequence[str] = (),
 ) -> FastAPI:
     """The app over `<data_dir>/accounts/<account_id>/...`, each account's Vectorize and D1 opened by the factories
     in its folder, `ai` answering `/ai/run`. This machine's backends wired in: `memory_sim.builder.server`.
     `fast_query`: answer the Vectorize query route before FastAPI's routing (fast_query.py; same answers).
     `time_travel`: options of D1 Time Travel (server/time_travel.py: interval_s, retention_s, max_kept, max_bytes,
-    clock)."""
+    clock). `models`: the operator's models (e.g. folders) that `/ai` routes accept beside the catalogue's names
+    (ai_names.py)."""
     allowed = parse_tokens(tokens)
     if not allowed:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
@@ -99,7 +102,7 @@ def create_app(
     app = FastAPI(title="memory-sim local Cloudflare API", version="4", description=__doc__, lifespan=lifespan)
     app.state.tokens = allowed
     app.state.accounts = accounts
-    app.state.ai = ai
+    app.state.ai = ModelNames(ai, models)  # names only: no path reaches the model loader (ai_names.py)
     app.state.transfers = uploads_and_downloads  # D1 import uploads and export downloads (transfers.py)
     app.state.imports = {}  # (account, database) -> the last import's answer, for `poll`
     app.state.stopping = stopping

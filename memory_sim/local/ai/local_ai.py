@@ -21,9 +21,10 @@ import time
 from pathlib import Path
 from typing import Any, get_args
 
+from memory_sim.bindings.ai import DEFAULT_MODEL
 from memory_sim.bindings.ai_validation import no_such_model, output, parse_inputs
 from memory_sim.errors import ConfigError
-from memory_sim.local.ai.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
+from memory_sim.local.ai.models import ALIASES, KNOWN_DIMENSIONS, LocalModel, canonical, locate
 from memory_sim.local.ai.onnx_cache import cache_root
 from memory_sim.local.ai.shared_models import model_key, shared_model
 from memory_sim.local.ai.torch_encoder import (
@@ -84,6 +85,11 @@ class LocalAi:
         vectors = encoder.embed(texts, pooling)
         self.seconds["forward"] += time.perf_counter() - started
         return output(vectors, int(vectors.shape[1]), pooling)
+
+    def catalogue(self) -> frozenset[str]:
+        """The model names this Ai knows without a path: the known models, their aliases, `default`, and the names
+        `model_dirs` configures (what a server accepts from its clients: server/ai_names.py)."""
+        return frozenset({DEFAULT_MODEL, *KNOWN_DIMENSIONS, *ALIASES, *self.model_dirs})
 
     def model_dimensions(self, model: str) -> int | None:
         """The width without running the model, when the folder's config says it."""
