@@ -21,6 +21,7 @@ from typing import Any
 
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.bindings.d1_sql import first_keyword
+from memory_sim.bindings.limits import D1_MAX_DATABASE_BYTES
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local.d1.bulk import bulk_insert, column_lists
@@ -72,9 +73,10 @@ def connect(path: str | Path) -> Any:
 
 
 class DuckDBEngine:
-    def __init__(self, path: str | Path = ":memory:") -> None:
+    def __init__(self, path: str | Path = ":memory:", *, max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
         import duckdb
 
+        self.max_bytes = max_bytes  # D1's size cap: a write to a database already past it fails (SQLITE_FULL)
         self._path = str(path)
         self._conn = connect(path)
         self._file = None if self._path == ":memory:" else Path(self._path)
@@ -122,11 +124,23 @@ class DuckDBEngine:
         values = [self._extra(name, translation, params) for name in translation.extras]
         if translation.kind == "read":
             return self._run(translation, values)
+        self._check_room()
         keys = self._fks.involved(self._written_table(translation))
         outcome = self._checked(translation, values, keys) if keys else self._write(translation, values)
         self._changes = outcome.changes
         self._total_changes += outcome.changes
         return outcome
+
+    def _check_room(self) -> None:
+        """DuckDB has no size cap of its own (SQLite's max_page_count): a write is refused once the file and its
+        write-ahead log are past `max_bytes`, in SQLite's words for a full database."""
+        if self._file is None:
+            return
+        wal = self._file.with_name(self._file.name + ".wal")
+        used = self.size() + (wal.stat().st_size if wal.exists() else 0)
+        if used > self.max_bytes:
+            raise D1Error(f"database or disk is full (the database is over its {self.max_bytes:,}-byte cap): "
+                          "SQLITE_FULL")
 
     def _write(self, translation: Translation, values: list[Any]) -> Outcome:
         if translation.kind == "replace":
@@ -278,8 +292,9 @@ class DuckDBEngine:
         try:
             _rewrite(self._file)
         except duckdb.Error as exc:
-            raise CompactFailed(f"compacting {self._file.name} failed: {exc}", DuckDBEngine(self._file)) from exc
-        return DuckDBEngine(self._file)
+            raise CompactFailed(f"compacting {self._file.name} failed: {exc}",
+                                DuckDBEngine(self._file, max_bytes=self.max_bytes)) from exc
+        return DuckDBEngine(self._file, max_bytes=self.max_bytes)
 
     def time_limit(self, deadline: float | None) -> None:
         if deadline is None:
@@ -500,5 +515,7 @@ def _rewrite(file: Path) -> None:
 class DuckDBDatabase(D1CoreDatabase):
     """`D1Database` on DuckDB with SQLite semantics. `path` may be ":memory:"."""
 
-    def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
-        super().__init__(DuckDBEngine(path), time_limit_s=time_limit_s)
+    def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S,
+                 max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
+        """`max_bytes`: the database's size cap (D1's 10 GB)."""
+        super().__init__(DuckDBEngine(path, max_bytes=max_bytes), time_limit_s=time_limit_s)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from memory_sim.bindings.d1 import D1Value
+from memory_sim.bindings.limits import D1_MAX_DATABASE_BYTES
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
@@ -24,13 +25,16 @@ def sqlite_error(exc: sqlite3.Error) -> D1Error:
 
 
 class SqliteEngine:
-    def __init__(self, path: str | Path = ":memory:") -> None:
+    def __init__(self, path: str | Path = ":memory:", *, max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
         self._file = None if str(path) == ":memory:" else Path(path)
         # isolation_level=None: autocommit, as D1 runs each statement; batch() opens its own transaction.
         self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")  # D1 enforces foreign keys
             self._conn.execute("PRAGMA secure_delete = ON")  # freed cells are zeroed: erased text leaves the file
+            page = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
+            # D1's size cap, SQLite's own: a write past it fails "database or disk is full" (SQLITE_FULL)
+            self._conn.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page)}").fetchone()
             self._conn.execute("PRAGMA schema_version").fetchone()  # reads the header: a torn file shows here
         except sqlite3.Error as exc:
             self._conn.close()
@@ -136,5 +140,7 @@ def _first_word(sql: str) -> str:
 class SqliteDatabase(D1CoreDatabase):
     """`D1Database` on sqlite3. `path` may be ":memory:"."""
 
-    def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
-        super().__init__(SqliteEngine(path), time_limit_s=time_limit_s)
+    def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S,
+                 max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
+        """`max_bytes`: the database's size cap (D1's 10 GB)."""
+        super().__init__(SqliteEngine(path, max_bytes=max_bytes), time_limit_s=time_limit_s)
