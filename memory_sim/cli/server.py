@@ -10,6 +10,7 @@ work through the server with the token in `<data>/owner.token` (memory_sim/owner
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,9 @@ def _serve(args: argparse.Namespace) -> int:
     from memory_sim.server.slow_requests import uvicorn_options
 
     given = args.token or args.settings.server_tokens or ""
+    if args.token:  # a command line is every local user's to read (`ps`): the environment is this user's only
+        print("memory-sim: warning: --token is visible to other users of this machine (ps, /proc/<pid>/cmdline); "
+              "set MEMORY_SIM_API_TOKEN instead", file=sys.stderr, flush=True)
     tokens = parse_tokens(given)
     if not tokens:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")

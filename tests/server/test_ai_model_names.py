@@ -76,3 +76,15 @@ def test_the_catalogue_and_the_operators_models_pass() -> None:
         with pytest.raises(Exception, match="No such model"):
             names.run(refused, BODY)
     assert calls == ["default", "sentence-transformers/all-MiniLM-L6-v2", "/srv/models/mine"]
+
+
+@pytest.mark.parametrize("encoding", ["float16", 7, "", ["float"]])
+def test_an_encoding_format_openai_does_not_know_is_refused(
+    server: ServerForTests, account_id: str, encoding: object,
+) -> None:
+    """As OpenAI answers it (before, 200 with floats): only "float" and "base64" (null: float)."""
+    answer = httpx.post(f"{server.base_url}/accounts/{account_id}/ai/v1/embeddings", headers=AUTH, timeout=60,
+                        json={"model": "sentence-transformers/all-MiniLM-L6-v2", "input": "x",
+                              "encoding_format": encoding})
+    assert answer.status_code == 400
+    assert "is not one of ['float', 'base64'] - 'encoding_format'" in answer.json()["error"]["message"]
