@@ -94,10 +94,18 @@ class Env:
         return True
 
     def close(self) -> None:
-        """Releases the files, connections and the folder's lock; `with Env.local(...) as env:` calls it."""
-        for hook in reversed(self.close_hooks):
-            hook()
+        """Releases the files, connections and the folder's lock; `with Env.local(...) as env:` calls it. Every part
+        is closed even when one fails (the first failure is raised after the rest closed)."""
+        hooks = list(reversed(self.close_hooks))
         self.close_hooks.clear()
+        failures: list[BaseException] = []
+        for hook in hooks:
+            try:
+                hook()
+            except Exception as exc:  # noqa: BLE001 - the others still close; the first is raised below
+                failures.append(exc)
+        if failures:
+            raise failures[0]
 
     def __enter__(self) -> Env:
         return self

@@ -15,6 +15,7 @@ One process owns a DuckDB file: a second process gets DataInUseError and should 
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,7 @@ _CONFIG: dict[str, str | bool] = {
     "python_enable_replacements": False,  # FROM name never reads a Python object of this process
     "lock_configuration": True,  # and a statement cannot SET it back
 }
+MIN_FREE_BYTES = 16 * 2**20
 _PASSED_KEPT = 4096  # translations that passed the checks, kept per engine
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
 _SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
@@ -133,7 +135,8 @@ class DuckDBEngine:
 
     def _check_room(self) -> None:
         """DuckDB has no size cap of its own (SQLite's max_page_count): a write is refused once the file and its
-        write-ahead log are past `max_bytes`, in SQLite's words for a full database."""
+        write-ahead log are past `max_bytes`, or its disk has under MIN_FREE_BYTES free, in SQLite's words for a
+        full database."""
         if self._file is None:
             return
         wal = self._file.with_name(self._file.name + ".wal")
@@ -141,6 +144,9 @@ class DuckDBEngine:
         if used > self.max_bytes:
             raise D1Error(f"database or disk is full (the database is over its {self.max_bytes:,}-byte cap): "
                           "SQLITE_FULL")
+        free = shutil.disk_usage(self._file.parent).free
+        if free < MIN_FREE_BYTES:  # DuckDB needs room to roll back and checkpoint: stop while there is some
+            raise D1Error(f"database or disk is full ({free:,} bytes free on the disk): SQLITE_FULL")
 
     def _write(self, translation: Translation, values: list[Any]) -> Outcome:
         if translation.kind == "replace":

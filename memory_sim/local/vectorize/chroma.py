@@ -15,6 +15,7 @@ does, embedded or on a server.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -39,6 +40,8 @@ STATE_KEY = "vectorize_state"
 CHROMA_SPACE = {"cosine": "cosine", "euclidean": "l2", "dot-product": "ip"}
 DEFAULT_EXACT_SCAN_LIMIT = 64_000_000  # floats scanned exactly (~170k x 384) before unfiltered queries use HNSW
 LOAD_PAGE = 5000
+CLOSE_DEADLINE_S = 60.0
+MIN_FREE_BYTES = 16 * 2**20  # below this free on its disk, writes are refused at once (Chroma may hang on a full one)
 DEFAULT_SNAPSHOT_EVERY = 50_000  # rows changed before a snapshot is written without waiting for close()
 SNAPSHOTS = "snapshots"
 CHROMA_FILE = "chroma.sqlite3"  # where embedded Chroma keeps its catalogue and records, in its folder
@@ -56,6 +59,19 @@ def chroma_errors(op: str, folder: Path | None = None) -> Iterator[None]:
         if folder is not None and looks_damaged(exc):
             raise index_damaged(op, folder, exc, folder / CHROMA_FILE) from exc  # the only SQLite file Chroma keeps
         raise VectorizeUnavailable(op, f"Chroma failed: {type(exc).__name__}: {exc}") from exc
+
+
+def disk_room(op: str, folder: Path | None, min_free: int = MIN_FREE_BYTES) -> None:
+    """VectorizeUnavailable at once when the disk holding embedded Chroma's folder is (nearly) full: Chroma's own
+    writes there may hang instead of failing, and its snapshot and close need room too."""
+    if folder is None:
+        return
+    import shutil
+
+    free = shutil.disk_usage(folder).free
+    if free < min_free:
+        raise VectorizeUnavailable(op, f"the disk holding {folder} is full ({free:,} bytes free; writes stop below "
+                                   f"{min_free:,}): free some space, then write again")
 
 
 class ChromaStore:
@@ -127,6 +143,7 @@ class ChromaStore:
     def write(self, items: list[Stored]) -> None:
         if not items:
             return
+        disk_room("VECTOR_UPSERT", self.folder)
         self._changing(len(items))
         texts = [_metadata_json(s.record) for s in items]
         for start in range(0, len(items), self._batch):
@@ -440,14 +457,30 @@ class ChromaAccount:
                 if isinstance(store, ChromaStore):
                     store.collection = self._client.get_collection(PREFIX + name, embedding_function=None)
 
-    def close(self) -> None:
+    def close(self, deadline_s: float = CLOSE_DEADLINE_S) -> None:
         """Apply every queued mutation (a lag does not outlive the process), save each index's snapshot
-        (embedded Chroma), let go of the indexes and of Chroma's client."""
-        try:
-            self.settle()
-        finally:
-            self._open.clear()
-            self._release()
+        (embedded Chroma), let go of the indexes and of Chroma's client; within `deadline_s` (Chroma on a full disk
+        may never return: then VectorizeUnavailable, and the process's exit lets go of the rest)."""
+        failures: list[BaseException] = []
+
+        def settle_and_release() -> None:
+            try:
+                self.settle()
+            except BaseException as exc:  # noqa: BLE001 - raised on the caller's thread below
+                failures.append(exc)
+            finally:
+                self._open.clear()
+                self._release()
+
+        worker = threading.Thread(target=settle_and_release, name="chroma-close", daemon=True)
+        worker.start()
+        worker.join(deadline_s)
+        if worker.is_alive():
+            raise VectorizeUnavailable("INDEX_CLOSE", f"Chroma did not close within {deadline_s:g} s (a full disk?); "
+                                       "what was acknowledged is in D1, and `memory-sim check --repair` rebuilds "
+                                       "the index from it if needed")
+        if failures:
+            raise failures[0]
 
     def _release(self) -> None:
         if self._released:
