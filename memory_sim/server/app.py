@@ -127,7 +127,7 @@ def create_app(
     app.add_middleware(InternalErrors)  # outside the gate: also catches what the gate might raise
     if fast_query:  # outermost of the app's own layers; middleware added later still sees every query
         app.add_middleware(QueryRoute, answer=QueryAnswerer(accounts, allowed))
-    app.add_middleware(FairShare, share=account_share)  # outside the fast query route: it is queued too
+    app.add_middleware(FairShare, tokens=allowed, share=account_share)  # outside the fast query route: it is queued too
     app.add_middleware(BodyCap, max_bytes=max_body_bytes)  # outermost: a 413 before any layer reads the body
     app.add_exception_handler(Exception, handle_error)
     app.add_exception_handler(ApiError, handle_error)

@@ -6,7 +6,9 @@ keeping 60 legal requests in flight held every worker, and another account's que
 no thread) until fewer than `share` of its account's requests are running, so any one account holds at most
 `share` workers and every other account finds workers free. An account with `max_waiting` requests already
 queued is answered 429 (Cloudflare's 971, "Please wait and consider throttling your request speed"), so its
-queue is bounded too. Requests that name no account (`/health`, the inspector, uploads) are not queued here.
+queue is bounded too. Only requests whose token opens the account are queued in its name (a stranger cannot fill
+another account's queue); the others, and requests that name no account (`/health`, the inspector, uploads),
+pass straight on to be answered (refused) without a worker.
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from __future__ import annotations
 import asyncio
 import re
 from typing import Any
+from urllib.parse import parse_qs
 
+from memory_sim.server.auth import TokenTable, authorization
 from memory_sim.server.envelope import fail
 
 DEFAULT_SHARE = 8  # of the pool's 40 workers: five busy accounts at once still leave room
@@ -35,8 +39,9 @@ class AccountQueue:
 class FairShare:
     """Plain ASGI middleware: per-account admission, in front of every route that names an account."""
 
-    def __init__(self, app: Any, share: int = DEFAULT_SHARE, max_waiting: int = DEFAULT_MAX_WAITING) -> None:
-        self.app, self.share, self.max_waiting = app, max(1, share), max_waiting
+    def __init__(self, app: Any, tokens: TokenTable, share: int = DEFAULT_SHARE,
+                 max_waiting: int = DEFAULT_MAX_WAITING) -> None:
+        self.app, self.tokens, self.share, self.max_waiting = app, tokens, max(1, share), max_waiting
         self._queues: dict[str, AccountQueue] = {}
 
     def running(self, account: str) -> int:
@@ -44,9 +49,17 @@ class FairShare:
         queue = self._queues.get(account)
         return 0 if queue is None else queue.running
 
+    def _opens(self, scope: Any, account: str) -> bool:
+        """Whether the request's token (its Authorization header, or a remote-proxy URL's `token`) opens `account`."""
+        header = authorization(scope["headers"])
+        if not header:
+            query = parse_qs(scope.get("query_string", b"").decode("latin-1")).get("token")
+            header = f"Bearer {query[0]}" if query else ""
+        return self.tokens.refusal(header, account) is None
+
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         matched = ACCOUNT_PATH.match(scope["path"]) if scope["type"] == "http" else None
-        if matched is None:
+        if matched is None or not self._opens(scope, matched[1]):
             await self.app(scope, receive, send)
             return
         queue = self._queues.setdefault(matched[1], AccountQueue(self.share))

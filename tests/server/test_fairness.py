@@ -56,3 +56,43 @@ def test_another_account_and_health_are_answered_while_one_account_floods(tmp_pa
     assert statuses.count(200) == FLOOD + 2, statuses  # X's work is all done, none refused
     assert finished["y"] < finished["x_long"], finished  # Y did not wait for X
     assert finished["health"] < finished["x_long"], finished
+
+
+def test_an_accounts_queue_is_bounded_and_strangers_cannot_fill_it() -> None:
+    """FairShare alone, over an app that holds each request until told: the account's share runs, `max_waiting`
+    more wait, the next is 429 (971); a request whose token does not open the account never takes a place."""
+    import asyncio
+
+    from memory_sim.server.auth import parse_tokens
+    from memory_sim.server.fairness import FairShare
+
+    entered: list[str] = []
+    release = asyncio.Event()
+
+    async def held(scope: dict[str, object], receive: object, send: object) -> None:
+        entered.append(str(scope["who"]))
+        await release.wait()
+
+    fair = FairShare(held, parse_tokens("good:acct"), share=1, max_waiting=1)
+    sent: list[dict[str, object]] = []
+
+    async def send(message: dict[str, object]) -> None:
+        sent.append(message)
+
+    def request(who: str, token: str) -> dict[str, object]:
+        return {"type": "http", "path": "/client/v4/accounts/acct/d1/database", "who": who, "query_string": b"",
+                "headers": [(b"authorization", f"Bearer {token}".encode())]}
+
+    async def scenario() -> None:
+        calls = [asyncio.create_task(fair(request(f"own{n}", "good"), None, send)) for n in range(2)]
+        strangers = [asyncio.create_task(fair(request(f"stranger{n}", "bad"), None, send)) for n in range(5)]
+        await asyncio.sleep(0.05)
+        await fair(request("own-extra", "good"), None, send)  # share 1 running, 1 waiting: refused at once
+        assert [m["status"] for m in sent if m["type"] == "http.response.start"] == [429]
+        assert entered[0] == "own0" and "own1" not in entered  # the second waits for the first
+        assert sorted(e for e in entered if e.startswith("stranger")) == [f"stranger{n}" for n in range(5)]
+        release.set()
+        await asyncio.gather(*calls, *strangers)
+        assert "own1" in entered
+
+    asyncio.run(scenario())
