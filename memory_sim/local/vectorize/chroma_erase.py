@@ -45,8 +45,12 @@ def purge_log(collection: Any, dimensions: int) -> None:
 
 
 def chroma_cli() -> Path:
-    """Chroma's CLI, installed beside this Python (the `chroma` entry point of the chromadb package)."""
-    return Path(sys.executable).parent / "chroma"
+    """Chroma's CLI: the `chroma` entry point the chromadb package installs beside this Python, else on PATH."""
+    import shutil
+
+    beside = Path(sys.executable).parent / "chroma"
+    found = shutil.which("chroma")
+    return beside if beside.exists() or found is None else Path(found)
 
 
 def vacuum(folder: Path, timeout_s: float = VACUUM_TIMEOUT_S) -> None:
