@@ -41,3 +41,33 @@ def test_a_full_disk_stops_writes_with_one_error_and_close_finishes(tmp_path: Pa
     assert "disk is full" in outcome["error"] and "\n" not in outcome["error"], outcome
     assert outcome["closed"] == "closed", outcome
     assert outcome["lost"] == 0, outcome
+
+
+def test_close_closes_every_part_even_when_one_fails() -> None:
+    from memory_sim.env import Env
+    from memory_sim.errors import VectorizeUnavailable
+
+    env = Env.in_memory()
+    closed: list[str] = []
+    env.close_hooks[:0] = [lambda: closed.append("lock")]  # hooks run last-first: the lock goes last
+
+    def failing() -> None:
+        raise VectorizeUnavailable("INDEX_CLOSE", "Chroma did not close")
+
+    env.close_hooks += [failing, lambda: closed.append("server")]
+    with pytest.raises(VectorizeUnavailable, match="did not close"):
+        env.close()
+    assert closed == ["server", "lock"]  # before, the failure left the lock (and the rest) held
+
+
+def test_chroma_close_has_a_deadline(tmp_path: Path) -> None:
+    """Past its deadline, close says so instead of waiting (here a deadline of 0 s: no close is that fast)."""
+    from memory_sim.errors import VectorizeUnavailable
+    from memory_sim.local.vectorize.chroma import ChromaAccount
+
+    account = ChromaAccount(tmp_path / "vectorize")
+    account.create_index("idx", 8, "cosine")
+    account.index("idx")
+    with pytest.raises(VectorizeUnavailable, match="did not close within 0 s"):
+        account.close(deadline_s=0)
+    ChromaAccount(tmp_path / "other").close()  # a close with time to finish returns
