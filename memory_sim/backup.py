@@ -36,6 +36,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from memory_sim import restore_check
 from memory_sim.env import Env
 from memory_sim.errors import BackupError
 
@@ -45,7 +46,7 @@ if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
 
 MANIFEST = "memory-sim-backup.json"
-FORMAT = 2  # 2: `files`, every file's SHA-256; a format-1 backup (none) is still verified by reopening
+FORMAT = 2  # 2: `files`, every file's SHA-256 (and `sizes`); a format-1 backup has none: restored only unverified
 READABLE = (1, FORMAT)
 CACHE_FILE = "embeddings.sqlite"
 PARTS = ("d1", "vectorize", CACHE_FILE, ".memory-sim-demo")  # what a backup holds of a data folder
@@ -61,6 +62,7 @@ class Manifest:
     vectors: dict[str, int] = field(default_factory=dict)  # index -> vectors
     cache_entries: int | None = None
     files: dict[str, str] = field(default_factory=dict)  # path in the backup (posix) -> SHA-256, hex
+    sizes: dict[str, int] = field(default_factory=dict)  # path in the backup (posix) -> bytes (restore's cap)
     seconds: float = 0.0
     format: int = FORMAT
 
@@ -92,9 +94,10 @@ class RestoreReport:
     source: Path
     previous: Path | None  # where the folder that was there now is (kept, never deleted)
     manifest: Manifest
+    verified: bool = True  # False: a format-1 backup restored with `unverified=True` (no SHA-256 was checked)
 
     def to_json(self) -> dict[str, Any]:
-        return {"data": str(self.data_dir), "from": str(self.source),
+        return {"data": str(self.data_dir), "from": str(self.source), "verified": self.verified,
                 "previous": None if self.previous is None else str(self.previous), "manifest": self.manifest.to_json()}
 
 
@@ -120,6 +123,7 @@ def backup(env: Env, dest: str | Path) -> Manifest:
         _copy_parts(env, partial, manifest)
         verify_copy(partial, manifest)
         manifest.files = checksums(partial)  # after the check: reopening may tidy a copy
+        manifest.sizes = {p: (partial / p).stat().st_size for p in manifest.files}
         manifest.seconds = round(time.perf_counter() - started, 3)
         (partial / MANIFEST).write_text(json.dumps(manifest.to_json(), indent=2, sort_keys=True) + "\n", "utf-8")
         if target.exists():
@@ -157,19 +161,6 @@ def checksums(folder: Path) -> dict[str, str]:
         with path.open("rb") as stream:
             found[path.relative_to(folder).as_posix()] = hashlib.file_digest(stream, "sha256").hexdigest()
     return found
-
-
-def _checksum_differences(folder: Path, manifest: Manifest) -> list[str]:
-    """The files of `folder` whose SHA-256 is not the manifest's, missing, or not in it (a format-1 backup has no
-    checksums: none)."""
-    if not manifest.files:
-        return []
-    found = checksums(folder)
-    differ = sorted(p for p in manifest.files if p in found and found[p] != manifest.files[p])
-    missing = sorted(set(manifest.files) - set(found))
-    extra = sorted(set(found) - set(manifest.files))
-    return ([f"{', '.join(differ)} differ from their SHA-256"] if differ else []) + \
-        ([f"{', '.join(missing)} missing"] if missing else []) + ([f"{', '.join(extra)} not in it"] if extra else [])
 
 
 def _new_destination(dest: Path) -> Path:
@@ -318,29 +309,50 @@ def _index_differences(folder: Path, manifest: Manifest) -> list[str]:
 # --- restoring ---------------------------------------------------------------------------------------------------
 
 
-def restore(source: str | Path, data_dir: str | Path) -> RestoreReport:
+def restore(source: str | Path, data_dir: str | Path, *, unverified: bool = False) -> RestoreReport:
     """Puts the backup in `source` in place of `data_dir`: copied beside it, verified against its manifest, then
     swapped in by two renames; the folder that was there is kept as `<data>.before-restore-<time>`. Refused while
-    another process has the folder open; nothing is changed when the backup does not verify."""
+    another process has the folder open; nothing is changed when the backup does not verify. Nothing is copied
+    that was not checked first (restore_check.py): no link is followed, only the manifest's files are copied, each
+    cut off past its size and hashed as it is copied. A format-1 backup (no SHA-256s) restores only with
+    `unverified=True`, and its report says so."""
     src, data = Path(source), Path(data_dir)
     manifest = Manifest.read(src)
     if data.resolve() == src.resolve():
         raise BackupError(f"{src} is the data folder itself; restore it into another folder")
+    if not manifest.files and not unverified:
+        raise BackupError(f"restore refused: the backup in {src} (format {manifest.format}) lists no SHA-256 to "
+                          "check it against; restore it unverified (`memory-sim restore --unverified`) only if you "
+                          "trust it; nothing was changed")
+    found = restore_check.plain_files(src, MANIFEST)  # links, odd files and foreign owners refused: before any copy
+    files = manifest.files or {p: "" for p in found}
+    limits = restore_check.listed_files(src, found, files, manifest.sizes)
     with _folder_held(data):
         staging = data.with_name(f".{data.name}.restoring-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
+        staging.mkdir(mode=0o700)
         try:
-            shutil.copytree(src, staging, ignore=shutil.ignore_patterns(MANIFEST))
-            differ = _checksum_differences(staging, manifest)
-            if differ:
-                raise BackupError(f"restore refused: the backup in {src} is not as it was taken ({'; '.join(differ)} "
-                                  f"in {MANIFEST}); nothing was changed")
+            if manifest.files:
+                restore_check.copy_listed(src, staging, limits, manifest.files)
+            else:
+                restore_check.copy_listed(src, staging, limits, checksums_of(src, limits))
             verify_copy(staging, manifest)
             previous = _swap_in(staging, data)
         except BaseException:
             shutil.rmtree(staging, ignore_errors=True)
             raise
-    return RestoreReport(data, src, previous, manifest)
+    return RestoreReport(data, src, previous, manifest, verified=bool(manifest.files))
+
+
+def checksums_of(src: Path, limits: dict[str, int]) -> dict[str, str]:
+    """An unverified backup's files hashed as they are now (what the copy is then checked against: the copy is
+    at least the files as they were read)."""
+    found = {}
+    for relative in limits:
+        descriptor = os.open(src / relative, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(descriptor, "rb") as stream:
+            found[relative] = hashlib.file_digest(stream, "sha256").hexdigest()
+    return found
 
 
 def _swap_in(staging: Path, data: Path) -> Path | None:

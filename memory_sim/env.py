@@ -34,6 +34,8 @@ class Env:
     vectorize_account: VectorizeAccount | None = None
     settings: Settings = field(default_factory=lambda: Settings.load(environ={}))
     close_hooks: list[Callable[[], None]] = field(default_factory=list)
+    compact_hooks: list[Callable[[], None]] = field(default_factory=list)
+    erasure_pending: bool = False  # something was forgotten or corrected since the last `compact()`
 
     @staticmethod
     def from_settings(
@@ -76,11 +78,34 @@ class Env:
 
         return build_in_memory_env(clock, embedder, **options)
 
-    def close(self) -> None:
-        """Releases the files, connections and the folder's lock; `with Env.local(...) as env:` calls it."""
-        for hook in reversed(self.close_hooks):
+    def compact(self) -> None:
+        """Erased text leaves the files of the local backends: Chroma's log purged and its file vacuumed, D1's file
+        rewritten (SQLite's VACUUM and WAL checkpoint, DuckDB's copy into a new file). Nothing to do on
+        Cloudflare, whose services erase on their own schedule (docs/reliability.md, "Erasure")."""
+        for hook in self.compact_hooks:
             hook()
+        self.erasure_pending = False
+
+    def compact_if_pending(self) -> bool:
+        """`compact()` when something was erased since the last one; whether it ran."""
+        if not self.erasure_pending:
+            return False
+        self.compact()
+        return True
+
+    def close(self) -> None:
+        """Releases the files, connections and the folder's lock; `with Env.local(...) as env:` calls it. Every part
+        is closed even when one fails (the first failure is raised after the rest closed)."""
+        hooks = list(reversed(self.close_hooks))
         self.close_hooks.clear()
+        failures: list[BaseException] = []
+        for hook in hooks:
+            try:
+                hook()
+            except Exception as exc:  # noqa: BLE001 - the others still close; the first is raised below
+                failures.append(exc)
+        if failures:
+            raise failures[0]
 
     def __enter__(self) -> Env:
         return self

@@ -189,7 +189,8 @@ class OwnerService:
 
         assert self._env is not None
         app = build_server_app(Path(self.settings.data_dir), [f"{self.token}:{LOCAL_ACCOUNT}"],
-                               d1_engine=self.settings.d1_engine, ai=self._env.AI)
+                               d1_engine=self.settings.d1_engine, ai=self._env.AI,
+                               models=configured_models(self._env))
         accounts = app.state.accounts
         accounts.install(LOCAL_ACCOUNT, EnvAccount(self._env, self._raw_account, self._lock, accounts.d1_factory))
         log.debug("serving %s at %s", self.settings.data_dir, self.address)
@@ -245,6 +246,12 @@ def serve_env(app: Any, env: Env) -> None:
     lock = guard_env(env)
     accounts = app.state.accounts
     accounts.install(LOCAL_ACCOUNT, EnvAccount(env, account, lock, accounts.d1_factory))  # type: ignore[arg-type]
+
+
+def configured_models(env: Env) -> list[str]:
+    """The models the operator chose for the folder (its index's model, the settings' `--model`): the only names
+    outside the catalogue that the served `/ai` routes accept (server/ai_names.py)."""
+    return [str(m) for m in (getattr(env.embedder, "model", None), env.settings.embed_model) if m]
 
 
 def served_fields(settings: Settings) -> dict[str, str]:

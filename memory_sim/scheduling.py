@@ -4,7 +4,7 @@ records the last period each job ran for in D1 and skips a period already done: 
 second scheduler) never runs a job twice for the same period.
 
 Schedule (world time): consolidate every 6 hours, decay and prune daily, retry pending embeddings hourly
-(each retry itself waits for its backoff).
+(each retry itself waits for its backoff), and compact hourly once something was forgotten or corrected.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class JobSpec:
 
 
 def memory_jobs(system: MemorySystem, *, behind: bool = False) -> list[JobSpec]:
-    """The three jobs. `behind`: consolidation leaves its summaries' embedding to the system's background thread
+    """The four jobs. `behind`: consolidation leaves its summaries' embedding to the system's background thread
     (`consolidate(wait=False)`), for a simulation that lives its next hours meanwhile."""
 
     def consolidate(now: float) -> JobReport:
@@ -51,6 +51,7 @@ def memory_jobs(system: MemorySystem, *, behind: bool = False) -> list[JobSpec]:
         JobSpec("retry_pending", HOUR_S, system.retry_pending, system.nothing_to_retry),
         JobSpec("decay_and_prune", 24 * HOUR_S, system.decay_and_prune),
         JobSpec("consolidate", 6 * HOUR_S, consolidate),
+        JobSpec("compact", HOUR_S, system.compact, system.erasure_done),  # erased text leaves the files
     ]
 
 

@@ -152,6 +152,7 @@ def build_local_env(
             d1.get(settings.database_name) if settings.database_name in d1.list() else d1.create(settings.database_name)
         )
         _close_with(env, env.DB)
+        _compact_with(env, account, env.DB)
         if not new_index:
             _warn_unfinished_reembed(env.DB)
         if rebuild_index and before_rebuild is not None:
@@ -166,6 +167,23 @@ def build_local_env(
         service.attach(env)
         env.close_hooks.append(service.close)  # first: requests in flight finish before the files close
     return env
+
+
+def _compact_with(env: Env, account: VectorizeAccount, db: D1Database) -> None:
+    """What `env.compact()` compacts: the index's files, then D1's; and a compaction at close when something was
+    erased and no scheduled job has compacted since (the hook runs after the server's, before the files close)."""
+    for part in (account, db):
+        compact = getattr(part, "compact", None)
+        if compact is not None:
+            env.compact_hooks.append(compact)
+    env.close_hooks.append(lambda: _compact_at_close(env))
+
+
+def _compact_at_close(env: Env) -> None:
+    try:
+        env.compact_if_pending()
+    except Exception as exc:  # noqa: BLE001  # the data is safe; only the erasure waits for `memory-sim compact`
+        log.warning("erased text may stay on disk until `memory-sim compact`: %s", exc)
 
 
 def _open_index(account: VectorizeAccount, name: str, embedder: Embedder, rebuild: bool, new_index: bool) -> Any:

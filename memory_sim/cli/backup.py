@@ -22,6 +22,8 @@ def register(sub: Any) -> None:
 
     restore = sub.add_parser("restore", help="verify the backup SRC and swap it in for the data folder")
     restore.add_argument("src", type=arguments.existing_folder, help="a folder written by `memory-sim backup`")
+    restore.add_argument("--unverified", action="store_true",
+                         help="restore a format-1 backup, which has no SHA-256s to check it against")
     restore.add_argument("--json", action="store_true", help="print what was done as JSON")
     restore.set_defaults(handler=cmd_restore)
 
@@ -60,14 +62,20 @@ def _folder_to_itself(data: str) -> Any:
                              "stop that process first, or back up from it (memory_sim.backup.backup_soon)") from None
 
 
+def _verified(report: Any) -> str:
+    if not report.verified:
+        return "UNVERIFIED: a format-1 backup has no SHA-256s; every table was read"
+    return f"verified: {len(report.manifest.files)} files by SHA-256, every table read"
+
+
 def cmd_restore(args: argparse.Namespace) -> int:
     from memory_sim.backup import restore
 
-    report = restore(args.src, args.data)
+    report = restore(args.src, args.data, unverified=args.unverified)
     if args.json:
         print(json.dumps(report.to_json(), indent=2, sort_keys=True))
         return 0
     kept = "" if report.previous is None else f"; the folder that was there is now {report.previous}"
     print(f"restored {args.data} from {args.src} (taken {report.manifest.created_at}, {report.manifest.memories} "
-          f"memories; verified: {len(report.manifest.files)} files by SHA-256, every table read){kept}")
+          f"memories; {_verified(report)}){kept}")
     return 0

@@ -170,6 +170,21 @@ def cmd_stats(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compact(args: argparse.Namespace) -> int:
+    """Erased text leaves the data folder's files now (MemorySystem.compact), instead of at the next `compact` job."""
+    from dataclasses import asdict
+
+    from memory_sim.errors import DataInUseError
+
+    env, system = _open(args, reads=True)
+    with env:
+        if args.settings.backend == "local" and not env.compact_hooks:  # opened through the folder's owner
+            raise DataInUseError(f"{args.settings.data_dir} is served by another process, whose hourly `compact` "
+                                 "job removes erased text; stop it first to compact now")
+        _print(asdict(system.compact()))
+    return 0
+
+
 def cmd_reembed(args: argparse.Namespace) -> int:
     """With --model M alone, D1 is re-embedded with M into a staging index that replaces the live one when
     complete (memory/jobs/staged_reembed.py: any backend, resumed by running the same command again). With --recreate
@@ -296,6 +311,12 @@ def register(sub: Any) -> None:
         parser.add_argument("--json", action="store_true", help=ALWAYS_JSON)
         parser.set_defaults(handler=_job(method))
 
+    compact = sub.add_parser("compact", help="remove forgotten and corrected text from the data folder's files now",
+                             description="Purges Chroma's log and vacuums its file, and rewrites D1's file, so no "
+                             "file of the folder holds text that forget, update or forget-npc removed. The "
+                             "hourly `compact` job does the same after an erasure; closing the folder does too.")
+    compact.add_argument("--json", action="store_true", help=ALWAYS_JSON)
+    compact.set_defaults(handler=cmd_compact)
     stats = sub.add_parser("stats", help="memories in D1, vectors, counters")
     stats.add_argument("--json", action="store_true", help="print the counts as JSON")
     stats.set_defaults(handler=cmd_stats)

@@ -10,6 +10,7 @@ work through the server with the token in `<data>/owner.token` (memory_sim/owner
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -37,6 +38,9 @@ def _serve(args: argparse.Namespace) -> int:
     from memory_sim.server.slow_requests import uvicorn_options
 
     given = args.token or args.settings.server_tokens or ""
+    if args.token:  # a command line is every local user's to read (`ps`): the environment is this user's only
+        print("memory-sim: warning: --token is visible to other users of this machine (ps, /proc/<pid>/cmdline); "
+              "set MEMORY_SIM_API_TOKEN instead", file=sys.stderr, flush=True)
     tokens = parse_tokens(given)
     if not tokens:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
@@ -50,7 +54,8 @@ def _serve(args: argparse.Namespace) -> int:
             )  # the owner token opens `local` only
             app = build_server_app(Path(args.data), served, d1_engine=settings.d1_engine,
                                    visibility_lag_s=args.visibility_lag, ai=env.AI,
-                                   agent_memory=AgentMemoryService.over(env))  # on the folder's own memory
+                                   agent_memory=AgentMemoryService.over(env),  # on the folder's own memory
+                                   models=owner.configured_models(env))
             owner.serve_env(app, env)  # ... as the account `local`
             ui = _mount_inspector(app, env, args.host, args.port, served)
             owned.publish(owner.published_address(args.host, args.port), own_token,

@@ -44,7 +44,7 @@ from memory_sim.memory.recalling import current
 from memory_sim.memory.recalling.presets import DEFAULT_SCORING, Scoring, check_scoring
 from memory_sim.memory.recalling.ranked import Recaller, check_recall
 from memory_sim.memory.recalling.recall_cache import RecallCache
-from memory_sim.memory.writing import correcting, forgetting, indexer, rederive, remembering
+from memory_sim.memory.writing import correcting, erasure, forgetting, indexer, rederive, remembering
 from memory_sim.memory.writing.background import Background, settled
 from memory_sim.memory.writing.forgetting import MemoryPage
 from memory_sim.memory.writing.keying import KeyRegistry
@@ -321,6 +321,7 @@ class MemorySystem:
         `reason` kept; summaries made from them are made again (writing/rederive.py) and diaries lose the quote.
         Returns the ids newly forgotten, sorted; NotFound (nothing forgotten) when an id names no memory."""
         self._nothing_to_retry = False
+        erasure.note(self.env)  # the text leaves the files at the next `compact` (a scheduled job)
         done = forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
         self._remake_summaries()
         return done
@@ -330,6 +331,7 @@ class MemorySystem:
         """Corrects a memory's text: D1, the index's copy, the summaries made from it and the diaries quoting it
         follow (as `forget` does). Returns the memory as stored now."""
         self._nothing_to_retry = False
+        erasure.note(self.env)
         forgetting.finish(self.env, correcting.correct(self.env, id, content, self.clock()))
         self._remake_summaries()
         if self.memory(id).index_state == "pending":
@@ -349,6 +351,7 @@ class MemorySystem:
         Returns the ids newly forgotten."""
         self._nothing_to_retry = False
         self._keys.drop()
+        erasure.note(self.env)
         done = forgetting.forget_npc(self.env, npc_id, self.clock())
         self._remake_summaries()
         return done
@@ -399,6 +402,21 @@ class MemorySystem:
         report, empty = scheduled.retry_pending(self, self.clock() if now is None else now)
         self._nothing_to_retry = finished and empty
         return report
+
+    @_settled
+    def compact(self, now: float | None = None) -> JobReport:
+        """Makes erasure reach the disk: forgets a crash cut short are finished, then the text `forget`,
+        `update_memory` and `forget_npc` removed leaves every file of the data folder (`Env.compact`: Chroma's log
+        and free pages, D1's free pages and write-ahead log). The `compact` job runs it after an erasure;
+        `memory-sim compact` on demand. Returns a `JobReport` of the job `compact`."""
+        forgetting.finish(self.env, [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])])
+        self._remake_summaries()
+        erasure.compact(self.env)
+        return JobReport(job="compact", details=["erased text removed from the data folder's files"])
+
+    def erasure_done(self) -> bool:
+        """Whether nothing erased since the last compaction waits to leave the files (the `compact` job is idle)."""
+        return not erasure.pending(self.env)
 
     def nothing_to_retry(self) -> bool:
         """Whether `retry_pending` would do nothing, as far as this system knows without reading D1."""

@@ -12,6 +12,7 @@ Registered before ai_routes' router: `/ai/run/{model:path}` would otherwise take
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
 import numpy as np
@@ -31,6 +32,7 @@ def _base64(row: list[float]) -> str:
 
 
 router = APIRouter(prefix="/client/v4/accounts/{account_id}/ai", tags=["workers-ai"])
+ENCODINGS = ("float", "base64")  # OpenAI's `encoding_format`; null is taken as its default, float
 
 
 @router.post("/run/proxy")
@@ -65,12 +67,15 @@ def _embeddings(request: Request, account_id: str, body: dict[str, Any]) -> JSON
     model, texts = body.get("model"), body.get("input")
     if not isinstance(model, str) or not model:
         raise bad_input("required properties at '/' are 'model'")
+    encoding = "float" if body.get("encoding_format") is None else body["encoding_format"]
+    if not isinstance(encoding, str) or encoding not in ENCODINGS:  # as OpenAI words it; before, 7 answered floats
+        raise bad_input(f"{json.dumps(encoding)} is not one of ['float', 'base64'] - 'encoding_format'")
     ran = request.app.state.ai.run(model, {"text": texts})
     width = ran["shape"][1]
     wanted = body.get("dimensions")
     if wanted is not None and wanted != width:
         raise bad_input(f"Value at '/dimensions': {model} gives {width} dimensions (got {wanted!r})")
-    encode = _base64 if body.get("encoding_format") == "base64" else list
+    encode = _base64 if encoding == "base64" else list
     data = [{"object": "embedding", "index": i, "embedding": encode(row)} for i, row in enumerate(ran["data"])]
     given: list[str] = [texts] if isinstance(texts, str) else list(texts or [])  # `run` checked them
     words = sum(len(text.split()) for text in given)  # approximate: the model's tokenizer is not reached here

@@ -35,17 +35,21 @@ from memory_sim.server import (
 )
 from memory_sim.server.accounts import Accounts, D1Factory, VectorizeFactory
 from memory_sim.server.ai_compat_routes import router as ai_compat_router
+from memory_sim.server.ai_names import ModelNames
 from memory_sim.server.auth import TokenGate, TokenTable, parse_tokens
 from memory_sim.server.binding_routes import router as binding_router
+from memory_sim.server.body_cap import MAX_BODY_BYTES, BodyCap
 from memory_sim.server.envelope import (
     CODE_BAD_REQUEST,
     ApiError,
+    EnvelopeResponse,
     InternalErrors,
     fail,
     handle_error,
     handle_http_error,
     ok,
 )
+from memory_sim.server.fairness import DEFAULT_SHARE, FairShare
 from memory_sim.server.fast_query import QueryAnswerer, QueryRoute
 
 __all__ = ["create_app", "parse_tokens"]
@@ -75,6 +79,11 @@ def _tell_on_stop_signals(stopping: threading.Event) -> None:
         signal.signal(number, chained)
 
 
+async def _health() -> EnvelopeResponse:
+    """On the event loop, never behind the worker threads: it answers while every worker is busy."""
+    return ok({"status": "ok"})
+
+
 def create_app(
     data_dir: str | Path,
     tokens: str | Sequence[str] | TokenTable,
@@ -85,12 +94,19 @@ def create_app(
     fast_query: bool = True,
     time_travel: dict[str, Any] | None = None,
     agent_memory: AgentMemoryService | None = None,
+    models: Sequence[str] = (),
+    max_body_bytes: int = MAX_BODY_BYTES,
+    account_share: int = DEFAULT_SHARE,
 ) -> FastAPI:
     """The app over `<data_dir>/accounts/<account_id>/...`, each account's Vectorize and D1 opened by the factories
     in its folder, `ai` answering `/ai/run`. This machine's backends wired in: `memory_sim.builder.server`.
     `fast_query`: answer the Vectorize query route before FastAPI's routing (fast_query.py; same answers).
     `time_travel`: options of D1 Time Travel (server/time_travel.py: interval_s, retention_s, max_kept, max_bytes,
-    clock). `agent_memory`: the service answering `/agent-memory/...` (agent_memory_routes.py); None: not served."""
+    clock). `agent_memory`: the service answering `/agent-memory/...` (agent_memory_routes.py); None: not served.
+    `models`: the operator's models (e.g. folders) that `/ai` routes accept beside the catalogue's names
+    (ai_names.py). `max_body_bytes`: the largest request body any route reads (body_cap.py; uploads have their own).
+    `account_share`: how many of one account's requests run at once (fairness.py); /health is never queued.
+    """
     allowed = parse_tokens(tokens)
     if not allowed:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
@@ -109,7 +125,7 @@ def create_app(
     app = FastAPI(title="memory-sim local Cloudflare API", version="4", description=__doc__, lifespan=lifespan)
     app.state.tokens = allowed
     app.state.accounts = accounts
-    app.state.ai = ai
+    app.state.ai = ModelNames(ai, models)  # names only: no path reaches the model loader (ai_names.py)
     app.state.transfers = uploads_and_downloads  # D1 import uploads and export downloads (transfers.py)
     app.state.imports = {}  # (account, database) -> the last import's answer, for `poll`
     app.state.stopping = stopping
@@ -123,10 +139,12 @@ def create_app(
     app.add_middleware(InternalErrors)  # outside the gate: also catches what the gate might raise
     if fast_query:  # outermost of the app's own layers; middleware added later still sees every query
         app.add_middleware(QueryRoute, answer=QueryAnswerer(accounts, allowed))
+    app.add_middleware(FairShare, tokens=allowed, share=account_share)  # outside the fast query route: it is queued too
+    app.add_middleware(BodyCap, max_bytes=max_body_bytes)  # outermost: a 413 before any layer reads the body
     app.add_exception_handler(Exception, handle_error)
     app.add_exception_handler(ApiError, handle_error)
     app.add_exception_handler(MemorySimError, handle_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)  # type: ignore[arg-type]
     app.add_exception_handler(HTTPException, handle_http_error)  # type: ignore[arg-type]  # no route, wrong method
-    app.add_api_route("/health", lambda: ok({"status": "ok"}), methods=["GET"], tags=["meta"])
+    app.add_api_route("/health", _health, methods=["GET"], tags=["meta"])
     return app

@@ -85,8 +85,18 @@ def _ingest(request: Request, account: Any, account_id: str, database_id: str, n
     before = history.current(database).bookmark
     answer: Json = {"success": True, "type": "import", "at_bookmark": before}
     stopping = request.app.state.stopping
+    try:  # ingested or failed, the upload's slot and file are freed: a retry uploads it again
+        _import(database, history, str(upload.path), str(filename), answer, stopping)
+    finally:
+        request.app.state.transfers.discard(upload)
+    request.app.state.imports[(account_id, database_id)] = answer
+    return answer
+
+
+def _import(database: Any, history: Any, path: str, filename: str, answer: Json, stopping: Any) -> None:
+    """The uploaded file run into the database in one transaction; `answer` says how it went."""
     try:
-        statements = bound_statements(file_statements(str(upload.path)))
+        statements = bound_statements(file_statements(path))
         totals = database.run_script(statements, stop=stopping.is_set)
         if totals.statements == 0:
             raise D1Error("the file holds no SQL statement")
@@ -97,16 +107,13 @@ def _ingest(request: Request, account: Any, account_id: str, database_id: str, n
                       messages=["The import was rolled back: the database is as it was before it."])
         if stopping.is_set():
             raise ApiError(503, CODE_UNAVAILABLE, f"{error}: the import was rolled back; run it again") from exc
-    else:
-        meta = {"duration": totals.duration, "rows_read": totals.rows_read, "rows_written": totals.rows_written,
-                "changes": totals.changes, "changed_db": totals.changed_db, "size_after": totals.size_after,
-                "last_row_id": totals.last_row_id}
-        final = history.keep(database).bookmark
-        answer.update(status="complete", messages=[f"Executed {totals.statements} queries from {filename}"],
-                      result={"num_queries": totals.statements, "final_bookmark": final, "meta": meta})
-        request.app.state.transfers.discard(upload)  # ingested: a second ingest of it has to upload it again
-    request.app.state.imports[(account_id, database_id)] = answer
-    return answer
+        return
+    meta = {"duration": totals.duration, "rows_read": totals.rows_read, "rows_written": totals.rows_written,
+            "changes": totals.changes, "changed_db": totals.changed_db, "size_after": totals.size_after,
+            "last_row_id": totals.last_row_id}
+    final = history.keep(database).bookmark
+    answer.update(status="complete", messages=[f"Executed {totals.statements} queries from {filename}"],
+                  result={"num_queries": totals.statements, "final_bookmark": final, "meta": meta})
 
 
 @router.post("/{database_id}/export", openapi_extra=EXPORT_BODY)

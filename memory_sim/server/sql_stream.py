@@ -4,7 +4,9 @@ of its statements) in memory.
 A scanner that knows SQLite's quoting ('text', "name", `name`, [name]) and comments (-- and /* */) finds the
 semicolons that end statements, in time linear in the file; inside CREATE TRIGGER ... BEGIN ... END, where a
 semicolon may end an inner statement, SQLite's own `sqlite3.complete_statement` decides. A statement longer than
-D1's limit is refused as soon as it is seen to be, not once it is all read.
+D1's limit is refused as soon as it is seen to be, not once it is all read; blanks and comments between
+statements belong to neither (a long comment is no statement's bytes). A NUL ends a statement's text, as SQLite
+reads it.
 
 `with_parameters` (`bound_statements` over a stream) turns an `INSERT INTO t [(cols)] VALUES (literals)[, ...]`
 (what `wrangler d1 export` writes, and what hand-written files hold) into the same INSERT with `?` for each literal
@@ -81,6 +83,8 @@ class _Scanner:
             self._keep(text[i:end])
             return len(text)
         mark = found.group()
+        if mark not in (";", "--", "/*"):
+            self.significant = True  # a quoted name or text starts (or goes on with) a statement
         self._keep(text[i : found.end()])
         if mark == ";":
             yield from self._maybe_end()
@@ -89,7 +93,6 @@ class _Scanner:
         elif mark == "/*":
             self.closing = "*/"
         else:
-            self.significant = True
             self.closing = "]" if mark == "[" else mark
         return found.end()
 
@@ -124,10 +127,12 @@ class _Scanner:
         self.pieces, self.size = [], 0
         if self.significant:
             self.count += 1
-            yield statement[:-1]  # without its semicolon, as split_statements gives it
+            yield _as_sqlite_reads(statement[:-1])  # without its semicolon, as split_statements gives it
         self.significant = False
 
     def _keep(self, piece: str) -> None:
+        if not self.significant:
+            return  # blanks and comments before a statement are not part of it (nor of its 100 KB)
         self.pieces.append(piece)
         self.size += len(piece)
         if self.size > self.max_chars:
@@ -140,7 +145,15 @@ class _Scanner:
         self.pieces, self.size = [], 0
         if self.significant and statement.strip():
             self.count += 1
-            yield statement
+            yield _as_sqlite_reads(statement)
+
+
+def _as_sqlite_reads(statement: str) -> str:
+    """SQLite reads SQL text up to its first NUL (sqlite3_prepare stops there), inside a string literal too: the
+    statement is cut there, and fails as it does on D1 (an unterminated literal is an unrecognized token)."""
+    statement = statement.lstrip()  # blanks before it are no part of it either
+    nul = statement.find("\0")
+    return statement if nul < 0 else statement[:nul]
 
 
 def statements(pieces: Iterable[str], max_chars: int = limits.D1_MAX_STATEMENT_BYTES) -> Iterator[str]:

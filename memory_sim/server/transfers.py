@@ -9,7 +9,8 @@ account and database), so these two routes sit outside `/client/v4` and its toke
     GET /transfers/{secret}   the download
 
 Bounded: an upload is at most `max_upload_bytes` (1 GiB; over it, 413 before or while it is read), an account
-has at most `max_pending` (4) uploads waiting to be ingested (the next `init` answers 429), an upload not
+has at most `max_pending` (4) uploads waiting to be ingested (the next `init` answers 429) and as many exports
+waiting to be fetched (a new export replaces the oldest), an upload not
 ingested within 10 minutes goes (swept on every use, and its partial file when the PUT breaks off), and the
 folders of servers that died without cleaning up are removed when a new one is made.
 """
@@ -93,8 +94,15 @@ class Transfers:
         return self._add(Transfer(account_id, database_id, filename, path, True, expires))
 
     def offer_download(self, account_id: str, database_id: str, filename: str, text: str) -> str:
+        """The download's secret. An account keeps at most `max_pending` downloads, as uploads: a new export
+        replaces the account's oldest one still waiting (its URL then answers 7404), so exports nobody fetches
+        hold at most that many files for their hour."""
         path = self.folder / f"down-{secrets.token_hex(8)}.sql"
         path.write_text(text, "utf-8")
+        with self._lock:
+            waiting = [t for t in self._by_secret.values() if not t.upload and t.account_id == account_id]
+        for oldest in sorted(waiting, key=lambda t: t.expires)[: max(0, len(waiting) - self.max_pending + 1)]:
+            self.discard(oldest)
         return self._add(Transfer(account_id, database_id, filename, path, False, self._clock() + VALID_S))
 
     def get(self, secret: str, *, upload: bool) -> Transfer:

@@ -151,14 +151,19 @@ async def _write(request: Request, account_id: str, name: str, kind: str) -> JSO
         raise VectorizeInputError(
             op, f"unparsable-behavior must be 'error' or 'discard', got {behaviour!r}", CODE_BAD_VECTOR
         )
-    payload = ndjson_of(request.headers.get("content-type", ""), await request.body())
-    vectors = parse_ndjson(payload, op, behaviour == "discard")
-    if len(vectors) > limits.VECTORIZE_MAX_BATCH_REST:
-        raise VectorizeInputError(
-            op, f"too many vectors: {len(vectors)} > {limits.VECTORIZE_MAX_BATCH_REST} per request", codes.BATCH
-        )
-    write = (lambda index: index.insert(vectors)) if kind == "insert" else (lambda index: index.upsert(vectors))
-    mutation = await run_in_threadpool(_on_index, request, account_id, name, write)
+    body = await request.body()
+    content_type = request.headers.get("content-type", "")
+
+    def parse_and_write() -> Any:  # on a worker thread: parsing 5,000 lines is heavy work too, off the event loop
+        vectors = parse_ndjson(ndjson_of(content_type, body), op, behaviour == "discard")
+        if len(vectors) > limits.VECTORIZE_MAX_BATCH_REST:
+            raise VectorizeInputError(
+                op, f"too many vectors: {len(vectors)} > {limits.VECTORIZE_MAX_BATCH_REST} per request", codes.BATCH
+            )
+        write = (lambda index: index.insert(vectors)) if kind == "insert" else (lambda index: index.upsert(vectors))
+        return _on_index(request, account_id, name, write)
+
+    mutation = await run_in_threadpool(parse_and_write)
     return ok(mutation.to_json())
 
 

@@ -139,3 +139,15 @@ def test_update_memory_reembeds_and_remakes_the_summary(system: MemorySystem, cl
     system.forget(ids[PIES])
     with pytest.raises(InvalidInput, match="forgotten"):
         system.update_memory(ids[PIES], content="x")
+
+
+def test_a_summary_is_not_corrected_its_sources_are(system: MemorySystem, clock: SimClock) -> None:
+    """Before, update_memory rewrote a summary, and the next forget of one of its sources remade it from the
+    sources and silently dropped the correction."""
+    ids = memories_of_day_one(system, clock)
+    summary = next(m for m in store.all_memories(system.env.DB) if m.kind == "summary")
+    with pytest.raises(InvalidInput, match="consolidation summary.*correct or forget those"):
+        system.update_memory(summary.id, content="Mira owes nobody anything.")
+    assert system.memory(summary.id).content == summary.content  # unchanged
+    system.update_memory(ids[DEBT], content="Oswin paid me back the three coppers for the ale.")
+    assert "silver" in summary.content and "silver" not in system.memory(summary.id).content  # made again from it

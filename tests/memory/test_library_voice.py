@@ -17,7 +17,7 @@ FAKE = ["--model", "fake/hashing"]
 def test_service_jobs_are_named_and_apscheduler_is_kept_at_warning(system: MemorySystem) -> None:
     logging.getLogger("apscheduler").setLevel(logging.NOTSET)
     scheduler = build_service(system, scale=60.0)
-    assert {job.name for job in scheduler.get_jobs()} == {"retry_pending", "decay_and_prune", "consolidate"}
+    assert {job.name for job in scheduler.get_jobs()} == {"retry_pending", "decay_and_prune", "consolidate", "compact"}
     assert logging.getLogger("apscheduler").level == logging.WARNING
 
 

@@ -319,7 +319,7 @@ def test_backup_into_the_data_folder_is_refused_at_once(tmp_path: Path, capsys: 
     assert sorted(data.rglob("*")) == before  # nothing copied into it
 
 
-def test_a_backup_from_before_checksums_still_restores(tmp_path: Path) -> None:
+def test_a_backup_from_before_checksums_restores_only_unverified(tmp_path: Path) -> None:
     data, dest = tmp_path / "data", tmp_path / "copy"
     make_folder(data)
     with open_folder(data) as env:  # type: ignore[attr-defined]
@@ -328,5 +328,8 @@ def test_a_backup_from_before_checksums_still_restores(tmp_path: Path) -> None:
     fields.pop("files")
     (dest / MANIFEST).write_text(json.dumps({**fields, "format": 1}), "utf-8")  # as the version before wrote it
     before = snapshot_of(data)
-    assert restore(dest, data).manifest.files == {}
+    with pytest.raises(BackupError, match="lists no SHA-256.*--unverified"):  # it would restore rewritten rows too
+        restore(dest, data)
+    report = restore(dest, data, unverified=True)
+    assert report.manifest.files == {} and not report.verified and report.to_json()["verified"] is False
     assert snapshot_of(data) == before

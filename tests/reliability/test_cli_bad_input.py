@@ -278,6 +278,7 @@ CASES: dict[str, list[Case]] = {
         (["diary", "margaret", "--day"], [], bad_days, "1"),
     ],
     "stats": [(["stats"], [], texts.filter(lambda t: not t.startswith("-")), EXTRA)],
+    "compact": [(["compact"], [], texts.filter(lambda t: not t.startswith("-")), EXTRA)],
     "reembed": [(["reembed", "--model"], [], st.sampled_from(["", "no-such-model", "@cf/meta/nope", "minilm2"]), "minilm")],
     "run": [
         (["run", "--scale"], [], number_outside(0.0, math.inf, include_low=False), "60"),
@@ -389,7 +390,7 @@ CASES: dict[str, list[Case]] = {
     "top level": [
         (["--data"], ["stats"], st.sampled_from(["", FILE]), DATA),
         ([], [], not_in("vectorize", "d1", "ai", "models", "demo", "remember", "recall", "consolidate", "prune", "retry",
-                        "npcs", "npc", "memories", "forget", "context", "relationship", "diary", "stats", "reembed", "run", "serve", "export", "push", "pull", "check", "eval", "bench",
+                        "npcs", "npc", "memories", "forget", "context", "relationship", "diary", "stats", "compact", "reembed", "run", "serve", "export", "push", "pull", "check", "eval", "bench",
                         "experiment", "inspect").filter(
                             lambda t: not t.startswith("-")), "stats"),
     ],

@@ -36,3 +36,19 @@ def test_serve_without_a_token_is_refused(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", "import sys; from memory_sim.cli import main; sys.exit(main())",
                            "--data", str(tmp_path), "serve"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 2 and "token" in done.stderr
+
+
+def test_serve_with_a_token_on_its_command_line_warns(tmp_path: Path) -> None:
+    """`--token` is in `ps` for every user of the machine: serve says so and names MEMORY_SIM_API_TOKEN."""
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if k != "MEMORY_SIM_API_TOKEN"}
+    command = [sys.executable, "-c", "from memory_sim.cli import main; main()", "--data", str(tmp_path), "serve",
+               "--port", str(port), "--d1-engine", "sqlite", "--log-level", "warning", "--token", "secret"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_until_serving(port, process)
+    finally:
+        process.terminate()
+        output = process.communicate(timeout=120)[0].decode()
+    assert "--token is visible to other users" in output and "MEMORY_SIM_API_TOKEN" in output
+    assert "secret" not in output  # the warning never repeats the token

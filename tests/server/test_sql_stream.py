@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory_sim.bindings import limits
 from memory_sim.bindings.d1_sql import split_statements, sql_literal
 from memory_sim.errors import D1Error
 from memory_sim.server.sql_stream import statements, with_parameters
@@ -26,13 +27,28 @@ def test_any_cut_of_the_text_gives_the_splitters_statements(parts: list[str], da
     text = "".join(parts)
     cuts = sorted(data.draw(st.lists(st.integers(0, len(text)), max_size=8)))
     pieces = [text[a:b] for a, b in zip([0, *cuts], [*cuts, len(text)], strict=True)]
-    assert list(statements(pieces)) == split_statements(text)
+    assert list(statements(pieces)) == [_lead_trimmed(s) for s in split_statements(text)]
+
+
+def _lead_trimmed(statement: str) -> str:
+    """The statement without the blanks and comments before it (the streaming reader leaves them out)."""
+    while True:
+        rest = statement.lstrip()
+        if rest.startswith("--"):
+            end = rest.find("\n")
+            rest = "" if end < 0 else rest[end + 1:]
+        elif rest.startswith("/*"):
+            end = rest.find("*/")
+            rest = "" if end < 0 else rest[end + 2:]
+        else:
+            return rest
+        statement = rest
 
 
 def test_a_trigger_is_one_statement() -> None:
     text = "CREATE TRIGGER t AFTER INSERT ON a BEGIN UPDATE a SET v = 1; DELETE FROM b; END;\nSELECT 1;"
     assert list(statements([text[:30], text[30:]])) == [
-        "CREATE TRIGGER t AFTER INSERT ON a BEGIN UPDATE a SET v = 1; DELETE FROM b; END", "\nSELECT 1"]
+        "CREATE TRIGGER t AFTER INSERT ON a BEGIN UPDATE a SET v = 1; DELETE FROM b; END", "SELECT 1"]
 
 
 def test_an_overlong_statement_is_refused_before_it_is_all_read() -> None:
@@ -85,3 +101,28 @@ def test_rows_of_literals_are_bound_row_after_row() -> None:
     sql = "INSERT INTO \"t\" (a, [b]) VALUES ('x),(y', 1),\n  (NULL, -2.5) , (X'0aff', 'it''s')"
     assert with_parameters(sql) == ('INSERT INTO "t" (a, [b]) VALUES (?, ?), (?, ?), (?, ?)',
                                     ("x),(y", 1, None, -2.5, b"\n\xff", "it's"))
+
+
+def test_comments_between_statements_count_toward_no_statement() -> None:
+    """Before, a comment block over 100 KB ahead of a statement made the import refuse that statement."""
+    header = "-- " + "licence text " * 10_000 + "\n/* " + "more " * 30_000 + "*/\n"
+    assert len(header) > limits.D1_MAX_STATEMENT_BYTES
+    found = list(statements([header, "CREATE TABLE t (a);\n", header, "INSERT INTO t VALUES (1);", header]))
+    assert [s.strip() for s in found] == ["CREATE TABLE t (a)", "INSERT INTO t VALUES (1)"]
+    with pytest.raises(D1Error, match="longer than"):  # the statement's own text still counts
+        list(statements(["SELECT '" + "x" * (limits.D1_MAX_STATEMENT_BYTES + 1) + "';"]))
+
+
+def test_a_nul_ends_the_statement_as_sqlite_reads_it() -> None:
+    """SQLite stops reading SQL text at a NUL, inside a literal too; before, the import bound the literal, NUL and
+    all, and stored it."""
+    from memory_sim.local.d1.sqlite_engine import SqliteDatabase
+
+    [statement] = list(statements(["INSERT INTO t VALUES ('a\0b');"]))
+    assert statement == "INSERT INTO t VALUES ('a"
+    db = SqliteDatabase(":memory:")
+    db.exec("CREATE TABLE t (v TEXT)")
+    sql, params = with_parameters(statement)
+    with pytest.raises(D1Error, match="unrecognized token"):
+        db.prepare(sql).bind(*params).run()
+    assert db.prepare("SELECT count(*) AS n FROM t").first("n") == 0

@@ -21,11 +21,13 @@ import time
 from pathlib import Path
 from typing import Any, get_args
 
+from memory_sim.bindings.ai import DEFAULT_MODEL
 from memory_sim.bindings.ai_models import CATALOGUE, embeddings_output, parse_request, scored_output
 from memory_sim.bindings.ai_validation import no_such_model, output, parse_inputs
+from memory_sim.bindings.limits import AI_BGE_MAX_TOKENS
 from memory_sim.errors import ConfigError
 from memory_sim.local.ai.catalogue_models import locate_catalogue_model
-from memory_sim.local.ai.models import KNOWN_DIMENSIONS, LocalModel, canonical, locate
+from memory_sim.local.ai.models import ALIASES, KNOWN_DIMENSIONS, LocalModel, canonical, locate
 from memory_sim.local.ai.onnx_cache import cache_root
 from memory_sim.local.ai.shared_models import model_key, shared_model
 from memory_sim.local.ai.torch_encoder import (
@@ -40,6 +42,19 @@ from memory_sim.settings import EmbedRuntime, Settings
 __all__ = ["LocalAi", "embed_texts", "load_sentence_transformer", "pool"]
 
 log = logging.getLogger(__name__)
+
+
+CHARS_PER_TOKEN_BOUND = 101  # WordPiece makes one [UNK] of a word over 100 characters, so no token spans more
+# (plus its one separating space); a text is cut to this many characters per token of the window before it is
+# tokenised, so a 1 MB text costs what its window does. Only a text padded with runs of whitespace longer than
+# that could have been cut short of its window.
+
+
+def cut_to_window(text: str, window: int | None) -> str:
+    """The text cut, in characters, to what the model's token window (`window` tokens; AI_BGE_MAX_TOKENS when the
+    folder does not say) could ever read of it: tokenising the rest is work thrown away."""
+    limit = (window or AI_BGE_MAX_TOKENS) * CHARS_PER_TOKEN_BOUND
+    return text if len(text) <= limit else text[:limit]
 
 
 class LocalAi:
@@ -83,6 +98,7 @@ class LocalAi:
             parse_inputs(inputs)  # a known model whose weights are not here: bad input is still named first
             raise
         texts, pooling = parse_inputs(inputs)
+        texts = [cut_to_window(t, found.max_seq_length) for t in texts]
         encoder = self._load(found)
         started = time.perf_counter()
         vectors = encoder.embed(texts, pooling)
@@ -103,6 +119,12 @@ class LocalAi:
             return scored_output([float(score) for score in vectors @ query], request.top_k)
         self.seconds["forward"] += time.perf_counter() - started
         return embeddings_output(request, vectors.tolist())
+
+    def catalogue(self) -> frozenset[str]:
+        """The model names this Ai knows without a path: the known models, their aliases, the catalogue's newer
+        models (bindings/ai_models.py), `default`, and the names `model_dirs` configures (what a server accepts
+        from its clients: server/ai_names.py)."""
+        return frozenset({DEFAULT_MODEL, *KNOWN_DIMENSIONS, *ALIASES, *CATALOGUE, *self.model_dirs})
 
     def model_dimensions(self, model: str) -> int | None:
         """The width without running the model, when the folder's config says it."""

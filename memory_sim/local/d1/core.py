@@ -80,6 +80,14 @@ class RawResult:
         return {"success": True, "meta": self.meta.to_json(), "results": {"columns": self.columns, "rows": self.rows}}
 
 
+class CompactFailed(D1Error):
+    """`Engine.compact` failed after letting go of its files: `engine` is the one opened again over them."""
+
+    def __init__(self, message: str, engine: Engine) -> None:
+        super().__init__(message)
+        self.engine = engine
+
+
 class Engine(Protocol):
     """One SQL engine; called under the database's lock, one statement at a time."""
 
@@ -105,6 +113,11 @@ class Engine(Protocol):
 
     def backup(self, dest: Path) -> None:
         """Write a consistent copy of the database to the file `dest`, through the engine's own mechanism."""
+        ...
+
+    def compact(self) -> Engine:
+        """Leaves no deleted or overwritten value in the database's files (erasure); returns the engine to use
+        from now on (itself, or one opened afresh over a rewritten file)."""
         ...
 
     def close(self) -> None: ...
@@ -311,6 +324,17 @@ class D1CoreDatabase:
             counts = self.row_counts()
             self._engine.backup(Path(dest))
             return counts
+
+    def compact(self) -> None:
+        """Removed values leave the files (the engine's `compact`), under the database's lock."""
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self._engine = self._engine.compact()
+            except CompactFailed as exc:
+                self._engine = exc.engine
+                raise
 
     def row_counts(self) -> dict[str, int]:
         """Rows per table, as SQLite's catalogue lists the tables (D1's own `_cf_` tables left out)."""

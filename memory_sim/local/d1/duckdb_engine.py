@@ -15,12 +15,14 @@ One process owns a DuckDB file: a second process gets DataInUseError and should 
 from __future__ import annotations
 
 import contextlib
+import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memory_sim.bindings.d1 import D1Value
 from memory_sim.bindings.d1_sql import first_keyword
+from memory_sim.bindings.limits import D1_MAX_DATABASE_BYTES
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error, D1Unsupported, DataInUseError
 from memory_sim.local.d1.bulk import (
@@ -31,7 +33,7 @@ from memory_sim.local.d1.bulk import (
     column_lists,
     first_failing_row,
 )
-from memory_sim.local.d1.core import D1CoreDatabase, Outcome
+from memory_sim.local.d1.core import CompactFailed, D1CoreDatabase, Outcome
 from memory_sim.local.d1.dialect import functions as sqlite_functions
 from memory_sim.local.d1.dialect.expressions import Translation
 from memory_sim.local.d1.dialect.replace import STAGE
@@ -58,6 +60,7 @@ _CONFIG: dict[str, str | bool] = {
     "python_enable_replacements": False,  # FROM name never reads a Python object of this process
     "lock_configuration": True,  # and a statement cannot SET it back
 }
+MIN_FREE_BYTES = 16 * 2**20
 _PASSED_KEPT = 4096  # translations that passed the checks, kept per engine
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
 _SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
@@ -80,9 +83,10 @@ def connect(path: str | Path) -> Any:
 
 
 class DuckDBEngine:
-    def __init__(self, path: str | Path = ":memory:") -> None:
+    def __init__(self, path: str | Path = ":memory:", *, max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
         import duckdb
 
+        self.max_bytes = max_bytes  # D1's size cap: a write to a database already past it fails (SQLITE_FULL)
         self._path = str(path)
         self._conn = connect(path)
         self._file = None if self._path == ":memory:" else Path(self._path)
@@ -130,11 +134,27 @@ class DuckDBEngine:
         values = [self._extra(name, translation, params) for name in translation.extras]
         if translation.kind == "read":
             return self._run(translation, values)
+        self._check_room()
         keys = self._fks.involved(self._written_table(translation))
         outcome = self._checked(translation, values, keys) if keys else self._write(translation, values)
         self._changes = outcome.changes
         self._total_changes += outcome.changes
         return outcome
+
+    def _check_room(self) -> None:
+        """DuckDB has no size cap of its own (SQLite's max_page_count): a write is refused once the file and its
+        write-ahead log are past `max_bytes`, or its disk has under MIN_FREE_BYTES free, in SQLite's words for a
+        full database."""
+        if self._file is None:
+            return
+        wal = self._file.with_name(self._file.name + ".wal")
+        used = self.size() + (wal.stat().st_size if wal.exists() else 0)
+        if used > self.max_bytes:
+            raise D1Error(f"database or disk is full (the database is over its {self.max_bytes:,}-byte cap): "
+                          "SQLITE_FULL")
+        free = shutil.disk_usage(self._file.parent).free
+        if free < MIN_FREE_BYTES:  # DuckDB needs room to roll back and checkpoint: stop while there is some
+            raise D1Error(f"database or disk is full ({free:,} bytes free on the disk): SQLITE_FULL")
 
     def _write(self, translation: Translation, values: list[Any]) -> Outcome:
         if translation.kind == "replace":
@@ -318,6 +338,26 @@ class DuckDBEngine:
         except duckdb.Error as exc:
             raise self._failure(exc) from exc
         shutil.copyfile(self._file, dest)
+
+    def compact(self) -> DuckDBEngine:
+        """DuckDB never zeroes the blocks it frees (a CHECKPOINT only folds the log in), so the file is rewritten:
+        checkpointed and closed, copied table by table into a new file (`COPY FROM DATABASE`, on a connection of
+        our own: D1's is sandboxed from other files), which replaces it; the engine opens again over it."""
+        import duckdb
+
+        if self._file is None:
+            return self
+        try:
+            self._conn.execute("CHECKPOINT")
+        except duckdb.Error as exc:
+            raise self._failure(exc) from exc
+        self.close()
+        try:
+            _rewrite(self._file)
+        except duckdb.Error as exc:
+            raise CompactFailed(f"compacting {self._file.name} failed: {exc}",
+                                DuckDBEngine(self._file, max_bytes=self.max_bytes)) from exc
+        return DuckDBEngine(self._file, max_bytes=self.max_bytes)
 
     def time_limit(self, deadline: float | None) -> None:
         if deadline is None:
@@ -510,8 +550,35 @@ class DuckDBEngine:
         self._fks.reload(self._mirror.conn)
 
 
+def _rewrite(file: Path) -> None:
+    """The database copied into a new file that then replaces it (its write-ahead log, already folded, goes)."""
+    import os
+
+    import duckdb
+
+    fresh = file.with_name(f".{file.name}.compact")
+    fresh.unlink(missing_ok=True)
+    copier = duckdb.connect(":memory:")
+    try:
+        copier.execute("ATTACH ? AS old_db (READ_ONLY)", [str(file)])
+        copier.execute("ATTACH ? AS new_db", [str(fresh)])
+        copier.execute("COPY FROM DATABASE old_db TO new_db")
+        copier.execute("DETACH new_db")
+        copier.execute("DETACH old_db")
+    except BaseException:
+        fresh.unlink(missing_ok=True)
+        raise
+    finally:
+        copier.close()
+    os.chmod(fresh, 0o600)
+    os.replace(fresh, file)
+    file.with_name(file.name + ".wal").unlink(missing_ok=True)
+
+
 class DuckDBDatabase(D1CoreDatabase):
     """`D1Database` on DuckDB with SQLite semantics. `path` may be ":memory:"."""
 
-    def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S) -> None:
-        super().__init__(DuckDBEngine(path), time_limit_s=time_limit_s)
+    def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S,
+                 max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
+        """`max_bytes`: the database's size cap (D1's 10 GB)."""
+        super().__init__(DuckDBEngine(path, max_bytes=max_bytes), time_limit_s=time_limit_s)

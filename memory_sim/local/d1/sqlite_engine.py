@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from memory_sim.bindings.d1 import D1Value
+from memory_sim.bindings.limits import D1_MAX_DATABASE_BYTES
 from memory_sim.damage import d1_damaged, looks_damaged
 from memory_sim.errors import D1Error
 from memory_sim.local.d1.core import D1CoreDatabase, Outcome
@@ -43,12 +44,17 @@ def sqlite_error(exc: sqlite3.Error) -> D1Error:
 
 
 class SqliteEngine:
-    def __init__(self, path: str | Path = ":memory:", *, synchronous: Synchronous = "normal") -> None:
+    def __init__(self, path: str | Path = ":memory:", *, synchronous: Synchronous = "normal",
+                 max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
         self._file = None if str(path) == ":memory:" else Path(path)
         # isolation_level=None: autocommit, as D1 runs each statement; batch() opens its own transaction.
         self._conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
         try:
             self._conn.execute("PRAGMA foreign_keys = ON")  # D1 enforces foreign keys
+            self._conn.execute("PRAGMA secure_delete = ON")  # freed cells are zeroed: erased text leaves the file
+            page = int(self._conn.execute("PRAGMA page_size").fetchone()[0])
+            # D1's size cap, SQLite's own: a write past it fails "database or disk is full" (SQLITE_FULL)
+            self._conn.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page)}").fetchone()
             self._conn.execute("PRAGMA schema_version").fetchone()  # reads the header: a torn file shows here
             # (journal mode, synchronous) as SQLite reports them; a database in memory has no journal to choose
             self.durability = use_wal(self._conn, synchronous) if self._file is not None else ("memory", 0)
@@ -116,6 +122,24 @@ class SqliteEngine:
         finally:
             target.close()
 
+    def compact(self) -> SqliteEngine:
+        """VACUUM rewrites the file (free pages written before `secure_delete` was on hold nothing after it), then
+        the write-ahead log, in WAL mode, is checkpointed and truncated to nothing (a no-op in rollback mode,
+        whose journal is deleted at each commit). On a connection of its own: D1's sandbox keeps both out of
+        statements."""
+        if self._file is None:
+            return self
+        own = sqlite3.connect(str(self._file), isolation_level=None)
+        try:
+            own.execute("PRAGMA secure_delete = ON")
+            own.execute("VACUUM")
+            own.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+        except sqlite3.Error as exc:
+            raise self._failure(exc) from exc
+        finally:
+            own.close()
+        return self
+
     def _failure(self, exc: sqlite3.Error) -> D1Error:
         return d1_damaged(self._file, exc) if self._file is not None and looks_damaged(exc) else sqlite_error(exc)
 
@@ -141,5 +165,6 @@ class SqliteDatabase(D1CoreDatabase):
     """`D1Database` on sqlite3. `path` may be ":memory:"."""
 
     def __init__(self, path: str | Path = ":memory:", *, time_limit_s: float = D1_QUERY_TIME_LIMIT_S,
-                 synchronous: Synchronous = "normal") -> None:
-        super().__init__(SqliteEngine(path, synchronous=synchronous), time_limit_s=time_limit_s)
+                 synchronous: Synchronous = "normal", max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
+        """`synchronous`: "normal" (WAL) or "full"; `max_bytes`: the database's size cap (D1's 10 GB)."""
+        super().__init__(SqliteEngine(path, synchronous=synchronous, max_bytes=max_bytes), time_limit_s=time_limit_s)

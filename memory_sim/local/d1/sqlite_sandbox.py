@@ -20,6 +20,8 @@ import sqlite3
 from collections.abc import Callable
 from typing import Any
 
+from memory_sim.bindings.limits import D1_MAX_STRING_OR_BLOB_BYTES
+
 ENGINE, READ, SCHEMA, CHECK = "engine", "read", "schema", "check"
 
 # D1's documented PRAGMAs (Cloudflare, "SQL statements"), plus page_count/page_size (size_after).
@@ -56,6 +58,9 @@ class Sandbox:
         if hasattr(conn, "enable_load_extension"):  # absent where Python was built without extension loading
             conn.enable_load_extension(False)
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        # D1's 2,000,000 bytes per string, blob or row, on computed values too (printf, zeroblob, ||): SQLite
+        # itself refuses with "string or blob too big" before making one
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, D1_MAX_STRING_OR_BLOB_BYTES)
         self.mode = ""
         self.use(mode)
 

@@ -15,6 +15,7 @@ does, embedded or on a server.
 from __future__ import annotations
 
 import json
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -29,6 +30,7 @@ from memory_sim.bindings.vectorize import IndexDescription, Metric
 from memory_sim.bindings.vectorize_validation import QueryOptions, Record
 from memory_sim.damage import index_damaged, looks_damaged, sqlite_file_problem
 from memory_sim.errors import ConfigError, IndexDamaged, MemorySimError, VectorizeUnavailable
+from memory_sim.local.vectorize import chroma_erase
 from memory_sim.local.vectorize import snapshot as snapshot
 from memory_sim.local.vectorize.arrays import ArrayTable
 from memory_sim.local.vectorize.core import Clock, IndexState, QueuedIndex, Stored, new_state
@@ -38,6 +40,12 @@ STATE_KEY = "vectorize_state"
 CHROMA_SPACE = {"cosine": "cosine", "euclidean": "l2", "dot-product": "ip"}
 DEFAULT_EXACT_SCAN_LIMIT = 64_000_000  # floats scanned exactly (~170k x 384) before unfiltered queries use HNSW
 LOAD_PAGE = 5000
+CLOSE_DEADLINE_S = 60.0
+# Records per Chroma call: each call holds the GIL throughout (overwriting costs ~4 ms a record, adding ~0.5 ms),
+# so these bound how long the rest of the process waits: ~0.3 s either way, for ~10 % more time in all
+OVERWRITE_CHUNK = 64
+ADD_CHUNK = 512
+MIN_FREE_BYTES = 16 * 2**20  # below this free on its disk, writes are refused at once (Chroma may hang on a full one)
 DEFAULT_SNAPSHOT_EVERY = 50_000  # rows changed before a snapshot is written without waiting for close()
 SNAPSHOTS = "snapshots"
 CHROMA_FILE = "chroma.sqlite3"  # where embedded Chroma keeps its catalogue and records, in its folder
@@ -55,6 +63,19 @@ def chroma_errors(op: str, folder: Path | None = None) -> Iterator[None]:
         if folder is not None and looks_damaged(exc):
             raise index_damaged(op, folder, exc, folder / CHROMA_FILE) from exc  # the only SQLite file Chroma keeps
         raise VectorizeUnavailable(op, f"Chroma failed: {type(exc).__name__}: {exc}") from exc
+
+
+def disk_room(op: str, folder: Path | None, min_free: int = MIN_FREE_BYTES) -> None:
+    """VectorizeUnavailable at once when the disk holding embedded Chroma's folder is (nearly) full: Chroma's own
+    writes there may hang instead of failing, and its snapshot and close need room too."""
+    if folder is None:
+        return
+    import shutil
+
+    free = shutil.disk_usage(folder).free
+    if free < min_free:
+        raise VectorizeUnavailable(op, f"the disk holding {folder} is full ({free:,} bytes free; writes stop below "
+                                   f"{min_free:,}): free some space, then write again")
 
 
 class ChromaStore:
@@ -126,10 +147,16 @@ class ChromaStore:
     def write(self, items: list[Stored]) -> None:
         if not items:
             return
+        disk_room("VECTOR_UPSERT", self.folder)
         self._changing(len(items))
         texts = [_metadata_json(s.record) for s in items]
-        for start in range(0, len(items), self._batch):
-            chunk, chunk_texts = items[start : start + self._batch], texts[start : start + self._batch]
+        start = 0
+        while start < len(items):
+            # Chroma holds the GIL for a whole call (an upsert overwriting 5,000 ids: 20 s with every other thread of
+            # the process, the server's event loop included, frozen): small calls let the others run in between
+            overwrite = items[start].record.id in self.table.row_of
+            size = min(self._batch, OVERWRITE_CHUNK if overwrite else ADD_CHUNK)
+            chunk, chunk_texts = items[start : start + size], texts[start : start + size]
             fresh = not any(s.record.id in self.table.row_of for s in chunk)
             with chroma_errors("VECTOR_UPSERT", self.folder):
                 (self.collection.add if fresh else self.collection.upsert)(
@@ -137,6 +164,7 @@ class ChromaStore:
                     embeddings=np.stack([s.record.values for s in chunk]),
                     metadatas=[_to_chroma(s, t) for s, t in zip(chunk, chunk_texts, strict=True)],
                 )
+            start += size
         self.table.write(items, texts)
 
     def delete(self, ids: Sequence[str]) -> None:
@@ -144,7 +172,8 @@ class ChromaStore:
         if present:
             self._changing(len(present))
             with chroma_errors("VECTOR_DELETE", self.folder):
-                self.collection.delete(ids=present)
+                for start in range(0, len(present), OVERWRITE_CHUNK):  # in small calls too (see write)
+                    self.collection.delete(ids=present[start : start + OVERWRITE_CHUNK])
         self.table.delete(present)
 
     def forget_indexed(self, property_name: str) -> None:
@@ -413,14 +442,56 @@ class ChromaAccount:
         shutil.copytree(self.folder, dest)
         return counts
 
-    def close(self) -> None:
-        """Apply every queued mutation (a lag does not outlive the process), save each index's snapshot
-        (embedded Chroma), let go of the indexes and of Chroma's client."""
+    def compact(self) -> None:
+        """Removed records leave embedded Chroma's files (chroma_erase.py): settled and snapshotted first, the
+        client is let go; a fresh one purges each index's log; `chroma vacuum` rewrites the file; the client is
+        opened again and each open index carries on with its arrays (a Chroma server purges its own log)."""
+        if self.folder is None:
+            return
+        self.settle()
+        self._release()
+        client = _connect(self.folder, None, None)
         try:
-            self.settle()
+            with chroma_errors("INDEX_COMPACT", self.folder):
+                for collection in client.list_collections():
+                    if collection.name.startswith(PREFIX):
+                        found = client.get_collection(collection.name, embedding_function=None)
+                        state = IndexState.from_json(json.loads(found.metadata[STATE_KEY]))
+                        chroma_erase.purge_log(found, state.dimensions)
         finally:
-            self._open.clear()
-            self._release()
+            with suppress(Exception):
+                client.close()
+            chroma_erase.vacuum(self.folder)
+            self._client, self._released = _connect(self.folder, None, None), False
+            for name, index in self._open.items():
+                store = index.store
+                if isinstance(store, ChromaStore):
+                    store.collection = self._client.get_collection(PREFIX + name, embedding_function=None)
+
+    def close(self, deadline_s: float = CLOSE_DEADLINE_S) -> None:
+        """Apply every queued mutation (a lag does not outlive the process), save each index's snapshot
+        (embedded Chroma), let go of the indexes and of Chroma's client; within `deadline_s` (Chroma on a full disk
+        may never return: then VectorizeUnavailable, and the process's exit lets go of the rest)."""
+        failures: list[BaseException] = []
+
+        def settle_and_release() -> None:
+            try:
+                self.settle()
+            except BaseException as exc:  # noqa: BLE001 - raised on the caller's thread below
+                failures.append(exc)
+            finally:
+                self._open.clear()
+                self._release()
+
+        worker = threading.Thread(target=settle_and_release, name="chroma-close", daemon=True)
+        worker.start()
+        worker.join(deadline_s)
+        if worker.is_alive():
+            raise VectorizeUnavailable("INDEX_CLOSE", f"Chroma did not close within {deadline_s:g} s (a full disk?); "
+                                       "what was acknowledged is in D1, and `memory-sim check --repair` rebuilds "
+                                       "the index from it if needed")
+        if failures:
+            raise failures[0]
 
     def _release(self) -> None:
         if self._released:

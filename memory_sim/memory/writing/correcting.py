@@ -3,6 +3,8 @@
 One D1 batch writes the new text, queues the memory for the index again when it is there (its vector is
 embedded anew; until then recall shows D1's text), rewrites the diaries that quote it, and hides the summaries made
 from it (rederive.py): they are made again from their sources, this one as it reads now, exactly as after a forget.
+A summary itself is not corrected: the next change to one of its sources would make it again and drop the
+correction, so it is refused, and the sources are what to correct.
 """
 
 from __future__ import annotations
@@ -25,6 +27,9 @@ def correct(env: WorkerEnv, memory_id: str, content: str, now: float) -> list[st
     memory = one(env, memory_id)
     if memory.index_state in store.FORGOTTEN_STATES:
         raise InvalidInput(f"memory {memory_id!r} is forgotten")
+    if memory.kind == "summary":  # it is made again from its sources whenever one changes: a correction would go
+        raise InvalidInput(f"memory {memory_id!r} is a consolidation summary, made from its sources (see "
+                           "`lineage`); correct or forget those, and the summary is made again from them")
     if text == memory.content:
         return []
     db = env.DB

@@ -32,7 +32,18 @@ _COLUMN_REF = re.compile(r'(?:"[^"]+"|[A-Za-z_]\w*)(?:\.(?:"[^"]+"|[A-Za-z_]\w*)
 
 
 def store(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
-    """SQL for `e` written into `column` (named `where`, as table.column in messages)."""
+    """SQL for `e` written into `column` (named `where`, as table.column in messages); a computed text or blob
+    over D1's 2,000,000 bytes fails as SQLite's does ("string or blob too big")."""
+    sql = _stored(ex, e, column, where)
+    if e.known or e.param or column.duck not in _FIT:
+        return sql  # literals and bound values are checked before the statement runs
+    return f"{_FIT[column.duck]}({sql})"
+
+
+_FIT = {"VARCHAR": "__sq_fit_text", "BLOB": "__sq_fit_blob"}
+
+
+def _stored(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
     duck, aff = column.duck, column.aff
     if e.t == "null" or (e.known and e.const is None):
         return f"CAST(NULL AS {duck})"

@@ -14,6 +14,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
+from memory_sim.bindings.limits import D1_MAX_STRING_OR_BLOB_BYTES
 from memory_sim.local.d1.dialect import values as sv
 
 MAX_EVAL_ARGS = 8
@@ -30,6 +31,17 @@ def failure(code: str, message: str) -> str:
 
 def refusal(message: str) -> str:
     return f"[[d1-unsupported:{message}]]"
+
+
+TOO_BIG = failure("SQLITE_TOOBIG", "string or blob too big")  # D1's 2,000,000-byte limit, in SQLite's words
+
+
+def too_big(value: str | bytes) -> bool:
+    """Over D1's limit on a string or blob (a string's UTF-8 bytes; len() is a cheap lower bound of them)."""
+    limit = D1_MAX_STRING_OR_BLOB_BYTES
+    if isinstance(value, bytes):
+        return len(value) > limit
+    return len(value) > limit or (4 * len(value) > limit and len(value.encode("utf-8", "surrogatepass")) > limit)
 
 
 class SqliteFailure(Exception):
@@ -159,6 +171,8 @@ def store(value: Any, aff: str, duck_type: str, where: str) -> Any:
     kept = sv.stored(plain(value), aff)
     if kept is None:
         return None
+    if isinstance(kept, (str, bytes)) and too_big(kept):
+        raise SqliteFailure(TOO_BIG)
     fits = {"BIGINT": int, "DOUBLE": float, "VARCHAR": str, "BLOB": bytes}.get(duck_type, object)
     if isinstance(kept, fits):
         return kept
@@ -184,6 +198,11 @@ def _ir(op: str, *, above: str, below: str, at: str) -> str:
 
 
 MACROS = (
+    # D1's limit on computed text and blobs written into a column (bound values are checked when bound)
+    f"CREATE OR REPLACE TEMP MACRO __sq_fit_text(x) AS CASE WHEN strlen(x) > {D1_MAX_STRING_OR_BLOB_BYTES} "
+    f"THEN error('{TOO_BIG}') ELSE x END",
+    f"CREATE OR REPLACE TEMP MACRO __sq_fit_blob(x) AS CASE WHEN octet_length(x) > {D1_MAX_STRING_OR_BLOB_BYTES} "
+    f"THEN error('{TOO_BIG}') ELSE x END",
     _ir("lt", above="true", below="false", at="i < CAST(ceil(r) AS BIGINT)"),
     _ir("le", above="true", below="false", at="i <= CAST(floor(r) AS BIGINT)"),
     _ir("gt", above="false", below="true", at="i > CAST(floor(r) AS BIGINT)"),
