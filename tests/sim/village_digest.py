@@ -19,7 +19,10 @@ score that gives it (1.05587), the older versions of her opinion after it; one o
 when consolidation's link to a day of one memory stopped indexing it below the index rule's threshold
 (memory/index_rule.py): 3 fewer vectors, those memories' index state, the diaries' "brought back" lines (they
 recall from the index) and the counters changed; every answer stayed the same); and again when the village began
-to move opinions through events with inertia (sim/opinions.py): a new village, every table and answer changed)."""
+to move opinions through events with inertia (sim/opinions.py): a new village, every table and answer changed);
+and again when the state branch's keys (schema 8), inferred keys and time reading met on one main: the same 211
+memories, short_term_memories' key columns, the diaries' "brought back" lines and some answers' order (a key's
+current memory first) changed."""
 
 from __future__ import annotations
 

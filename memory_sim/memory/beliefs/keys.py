@@ -239,6 +239,8 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
     if aspect in RELATIONAL:
         return f"{aspect}:{people[0]}"
     actor = _actor(text, people)
+    if actor is None and aspect != "place" and not _FIRST_PERSON.search(text.lower()):
+        return None  # no first-person word and no NPC it reports on: news of strangers sets no state of the NPC's
     if aspect in OWN:
         return f"{aspect}:{actor}" if actor else aspect
     thing = _thing(aspect, text, names)
