@@ -40,10 +40,12 @@ from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
+# An own state needing a first-person word (a stranger's news sets none) lowered tuning link recall 0.975 -> 0.956
+# and held_out_2's 0.783 -> 0.767.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
-    "tuning": (0.99, 0.97, 0.98, 0.97),
+    "tuning": (0.99, 0.95, 0.98, 0.97),
     "held_out": (0.99, 0.89, 0.92, 0.93),
-    "held_out_2": (0.97, 0.78, 0.87, 0.87),
+    "held_out_2": (0.97, 0.76, 0.88, 0.86),
     "held_out_3": (0.98, 0.86, 0.96, 0.93),
 }
 

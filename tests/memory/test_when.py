@@ -174,3 +174,22 @@ def test_no_question_of_the_village_eval_has_a_time_focus() -> None:
     questions = json.loads(data.read_text(encoding="utf-8"))["questions"]
     assert questions
     assert [q["query"] for q in questions if resolve_time(q["query"], NOW, MONDAY).any] == []
+
+
+@pytest.mark.parametrize("question", [
+    "Shall I take the cart to the mill this afternoon?",
+    "Should I take the boat across the river today?",
+    "Can we open the stall this morning?",
+    "Is it safe to cross the ford this evening?",
+])
+def test_todays_words_in_a_plan_name_the_plans_time_not_the_memories(question: str) -> None:
+    assert not resolve_time(question, WorldTime(12, 18)).any
+
+
+@pytest.mark.parametrize("question", [
+    "This morning I heard something: should I walk to the mill?",
+    "What did I do this afternoon?",
+    "Who came by today?",
+])
+def test_todays_words_about_what_happened_still_focus_today(question: str) -> None:
+    assert resolve_time(question, WorldTime(12, 18)).span is not None

@@ -234,6 +234,10 @@ _SPAN_RULES: tuple[tuple[re.Pattern[str], SpanRule], ...] = tuple(
         (rf"\b(?:on |last |this past )(?P<wd>{'|'.join(_WEEKDAYS)})(?: (?P<part>{_PART}))?\b", _weekday),
     )
 )
+# Today's words in a question that opens by looking ahead name when the plan is, not which memories to read
+_SAME_DAY = frozenset(pattern for pattern, _ in _SPAN_RULES[3:5])
+_LOOKS_AHEAD = re.compile(r"\s*(?:shall|should|will|can|could|may|must) (?:i|we)\b|\s*is it (?:safe|wise|worth)\b",
+                          re.IGNORECASE)
 # "in May 2026" (a month with its year) needs no capital; a month alone does ("in may" is not a date)
 _MONTH_YEAR = re.compile(rf"\b(?:in|during|since|of) (?P<m>{_MONTHS}) (?P<y>(?:19|20)\d\d)\b", re.IGNORECASE)
 _MONTH_ALONE = re.compile(rf"\b(?:in|during) (?P<m>{'|'.join(m.title() for m in MONTH_NUMBERS)})(?P<y>)\b")
@@ -269,7 +273,10 @@ def resolve_time(question: str, now: WorldTime, day_zero: date | None = None) ->
 
 
 def _take_span(text: str, now: WorldTime, day_zero: date | None) -> tuple[str, DaySpan | None]:
+    ahead = _LOOKS_AHEAD.match(text) is not None
     for pattern, rule in _SPAN_RULES:
+        if ahead and pattern in _SAME_DAY:  # "Shall I take the cart to the mill this afternoon?": the plan's time
+            continue
         for match in pattern.finditer(text):
             span = rule(match, now, day_zero)
             if span is not None:
