@@ -83,19 +83,34 @@ class MemorySystem:
 
     @_settled
     def remember(self, memory: ShortTermMemory) -> bool:
-        """Stores one memory in D1 with its state key (the game's, else inferred: memory/writing/keying.py); one
-        the index rule admits (memory/index_rule.py: importance above `config.index_threshold`, 0.7) is embedded
-        and indexed at once. Returns whether it is in the index now (False: D1 only, or queued for
-        `retry_pending`)."""
+        """Stores one memory in D1 and, if the index rule admits it, indexes it at once.
+
+        The memory is stored with its state key (the game's, else inferred: memory/writing/keying.py); one the index
+        rule admits (memory/index_rule.py: importance above `config.index_threshold`, 0.7) is embedded and indexed at
+        once.
+
+        Args:
+            memory: the memory to store.
+
+        Returns:
+            Whether it is in the index now; False when it is in D1 only, or queued for `retry_pending`."""
         return memory.id in self.remember_many([memory])
 
     def remember_many(
         self, memories: Sequence[ShortTermMemory], *, index_all: bool = False, wait: bool = True
     ) -> set[str]:
-        """Stores many memories (the same id twice once) in one D1 transaction, then embeds those the index rule
-        admits (every one with `index_all`) in one call. `wait=False` returns once D1 holds them and leaves the
-        embedding to one background thread, in order; every other method waits for it first. Returns the ids in
-        the index now (with `wait=False`: those handed to the background)."""
+        """Stores many memories in one D1 transaction, then embeds those the index rule admits in one call.
+
+        The same id given twice is stored once. `wait=False` returns once D1 holds them and leaves the embedding to one
+        background thread, in order; every other method waits for it first.
+
+        Args:
+            memories: the memories to store.
+            index_all: embed and index every one of them, not only those the index rule admits.
+            wait: wait for the embedding (True), or leave it to the background thread (False).
+
+        Returns:
+            The ids in the index now; with `wait=False`, the ids handed to the background to index."""
         if wait:
             self.settle()
         memories = list({m.id: m for m in memories}.values())
@@ -122,8 +137,16 @@ class MemorySystem:
         return memory.id in self.index_memories([memory.id])
 
     def index_memories(self, ids: Sequence[str], *, wait: bool = True) -> set[str]:
-        """Embeds and upserts memories already in D1, by id; failures stay queued for `retry_pending` with a
-        backoff. `wait=False` leaves the work to the background thread. Returns the ids in the index now."""
+        """Embeds and upserts memories already in D1, by id.
+
+        Failures stay queued for `retry_pending` with a backoff.
+
+        Args:
+            ids: the ids of the memories to index.
+            wait: wait for the indexing (True), or leave the work to the background thread (False).
+
+        Returns:
+            The ids in the index now; with `wait=False`, the ids handed to the background to index."""
         if not wait:
             ids, now = list(ids), self.clock()
             self._background.submit(lambda: self._index_behind(ids, now))
@@ -164,13 +187,22 @@ class MemorySystem:
         self, npc_id: str, query: str, top_k: int = 5, mode: RecallMode = DEFAULT_RECALL_MODE, *,
         include_recent: bool = False, now: WorldTime | None = None,
     ) -> list[Recollection]:
-        """Up to `top_k` (1-100) of this NPC's memories that best answer the query, by meaning alone, highest
-        `score` first; `mode` "hybrid" (vector + BM25 over D1 + neighbouring memories), "vector" or "keyword";
-        `include_recent` also ranks the NPC's memories of the last 7 sim days kept in D1 only that share a word with
-        the query, scored as the mode scores indexed ones (memory/recalling/recent.py; `source="d1"`). A state key's
-        current memory ranks above its older versions (pulled in from D1 when only an older one was found), which may
-        follow, marked `superseded_by`. No two share a text; an unknown NPC is refused. `now`: the moment recall
-        reads time from ("today", recency); None: the clock."""
+        """Up to `top_k` of this NPC's memories that best answer the query, by meaning alone.
+
+        A state key's current memory ranks above its older versions (pulled in from D1 when only an older one was
+        found), which may follow, marked `superseded_by`. No two results share a text; an unknown NPC is refused.
+
+        Args:
+            npc_id: the NPC whose memories are searched.
+            query: what the NPC tries to remember.
+            top_k: how many to return at most, 1-100.
+            mode: "hybrid" (vector + BM25 over D1 + neighbouring memories), "vector" or "keyword".
+            include_recent: also rank the NPC's memories of the last 7 sim days kept in D1 only that share a word with
+                the query, scored as the mode scores indexed ones (memory/recalling/recent.py; `source="d1"`).
+            now: the moment recall reads time from ("today", recency); None: the clock.
+
+        Returns:
+            The `Recollection`s found, highest `score` first; empty when none answer."""
         check_recall(npc_id, query, top_k, mode)
         found = self._recaller(now).recall(npc_id, query, top_k, mode, include_recent)
         return found or self._nothing_for(npc_id)
@@ -181,12 +213,25 @@ class MemorySystem:
         mode: RecallMode = DEFAULT_RECALL_MODE, scoring: Scoring = DEFAULT_SCORING, *, include_recent: bool = False,
         now: WorldTime | None = None,
     ) -> list[Recollection]:
-        """`recall`, ranked by the design's effective score `score * importance / (1 + (current_day - day) *
-        decayFactor)`, or another preset's ("generative-agents-paper", "generative-agents-code";
-        memory/recalling/presets.py). `current_day` is the day ages count to (`now`'s day, else `today()`, when
-        None); `now` the moment time words are read against, as for `recall`. Every call records the game hour it
-        returned each memory. Returns `Recollection`s with `effective_score` set, highest first; a key's current
-        memory first as in `recall`."""
+        """`recall`, ranked by the design's effective score or another preset's.
+
+        The design's effective score is `score * importance / (1 + (current_day - day) * decayFactor)`, with ages in
+        sim days; the other presets are "generative-agents-paper" and "generative-agents-code"
+        (memory/recalling/presets.py). Every call records the game hour it returned each memory.
+
+        Args:
+            npc_id: the NPC whose memories are searched.
+            query: what the NPC tries to remember.
+            current_day: the sim day ages count to; None: `now`'s day, else `today()`.
+            top_k: how many to return at most, 1-100.
+            mode: "hybrid", "vector" or "keyword", as for `recall`.
+            scoring: the scoring preset.
+            include_recent: also rank recent memories kept in D1 only, as for `recall`.
+            now: the moment time words are read against, as for `recall`; None: the clock.
+
+        Returns:
+            The `Recollection`s found with `effective_score` set, highest first, a key's current memory first as in
+            `recall`; empty when none answer."""
         check_recall(npc_id, query, top_k, mode)
         scoring = check_scoring(scoring)
         moment = now or WorldTime.from_seconds(self.clock())
@@ -216,29 +261,64 @@ class MemorySystem:
 
     @_settled
     def lineage(self, memory_id: str) -> Lineage:
-        """Where a memory came from and where it went: `sources` (a summary's), `summaries` (those it went into),
-        oldest first, and its `state_key` with the key's `history`, newest first."""
+        """Where a memory came from and where it went.
+
+        Args:
+            memory_id: the memory's id.
+
+        Returns:
+            A `Lineage` with `sources` (a summary's) and `summaries` (those it went into), oldest first, and its
+            `state_key` with the key's `history`, newest first; only the `memory_id` when no memory has this id."""
         found = store.memories_by_ids(self.env.DB, [rules.text("memory_id", memory_id)], forgotten=True)
         return current.lineage(self.env.DB, found[memory_id]) if memory_id in found else Lineage(memory_id)
 
     @_settled
     def belief_links(self, memory_id: str) -> BeliefLinks:
-        """The next newer memory under this memory's state key (`superseded_by`) and the one just before it
-        (`supersedes`). Raises NotFound when no memory has this id."""
+        """The memories next to this one under its state key.
+
+        Args:
+            memory_id: the memory's id.
+
+        Returns:
+            `BeliefLinks` holding the next newer memory under this memory's state key (`superseded_by`) and the one
+            just before it (`supersedes`).
+
+        Raises:
+            NotFound: no memory has this id."""
         return current.links(self.env.DB, forgetting.one(self.env, memory_id))
 
     # --- the design's three uses ----------------------------------------------------------------------------
 
     @_settled
     def decision_context(self, npc_id: str, situation: str, top_k: int = 5) -> list[Recollection]:
-        """What the NPC recalls when deciding: `weighted_recall` of the situation as of `today()`, recent memories
-        kept in D1 only included (`include_recent=True`)."""
+        """What the NPC recalls when deciding.
+
+        `weighted_recall` of the situation as of the current sim day (`today()`), recent memories kept in D1 only
+        included (`include_recent=True`).
+
+        Args:
+            npc_id: the NPC deciding.
+            situation: the situation it decides in, as a query.
+            top_k: how many memories to return at most, 1-100.
+
+        Returns:
+            The `Recollection`s recalled, highest `effective_score` first."""
         return self.weighted_recall(npc_id, situation, self.today(), top_k, include_recent=True)
 
     @_settled
     def relationship_context(self, npc_a: str, npc_b: str, top_k: int = 5) -> RelationshipContext:
-        """Each NPC recalls their history with the other, weighted as of `today()` (the query names the other by
-        their registered name; recall adds role and aliases), and each one's `opinion` of the other."""
+        """What two NPCs recall of each other, and what each thinks of the other.
+
+        Each NPC recalls their history with the other, weighted as of `today()` (the query names the other by their
+        registered name; recall adds role and aliases).
+
+        Args:
+            npc_a: one NPC.
+            npc_b: the other NPC.
+            top_k: how many memories each recalls at most, 1-100.
+
+        Returns:
+            A `RelationshipContext` with each NPC's recollections of the other and each one's `opinion` of the other."""
         return RelationshipContext(
             npc_a, npc_b, self.weighted_recall(npc_a, self._about(npc_b), self.today(), top_k),
             self.weighted_recall(npc_b, self._about(npc_a), self.today(), top_k),
@@ -247,9 +327,15 @@ class MemorySystem:
 
     @_settled
     def opinion(self, npc_id: str, of: str) -> str:
-        """What `npc_id` thinks of `of`, from its memories under the state key "opinion:<of>": the current view
-        with the day it began, then the earlier ones (memory/beliefs/story.py); "<Name> has no opinion of <Other>
-        yet." when there is none."""
+        """What `npc_id` thinks of `of`, from its memories under the state key "opinion:<of>".
+
+        Args:
+            npc_id: the NPC whose opinion is asked.
+            of: the NPC (or thing) the opinion is of.
+
+        Returns:
+            The current view with the day it began, then the earlier ones (memory/beliefs/story.py); "<Name> has no
+            opinion of <Other> yet." when there is none."""
         return current.opinion(self.env.DB, rules.text("npc_id", npc_id), rules.text("of", of))
 
     def _about(self, npc_id: str) -> str:
@@ -264,8 +350,20 @@ class MemorySystem:
     def register_npc(
         self, id: str, name: str, role: str | None = None, aliases: Sequence[str] = (), traits: Sequence[str] = ()
     ) -> Npc:
-        """Registers (or re-registers) an NPC: recall expands its name, role, aliases and traits in queries that
-        name it, and key inference finds it named in memories. Ids are case-sensitive; a case twin is refused."""
+        """Registers (or re-registers) an NPC.
+
+        Recall expands its name, role, aliases and traits in queries that name it, and key inference finds it named in
+        memories.
+
+        Args:
+            id: the NPC's id; ids are case-sensitive, and a case twin of a registered id is refused.
+            name: the NPC's name.
+            role: the NPC's role, if any.
+            aliases: other names it goes by.
+            traits: its traits.
+
+        Returns:
+            The `Npc` as stored now."""
         self._keys.drop()
         return npc_registry.register(self.env.DB, npc_registry.make(id, name, role, aliases, traits))
 
@@ -296,8 +394,22 @@ class MemorySystem:
         self, npc_id: str, *, since_day: int | None = None, until_day: int | None = None, type: str | None = None,
         kind: str | None = None, state: str | None = None, limit: int = 100, cursor: str | None = None,
     ) -> MemoryPage:
-        """An NPC's memories in remember order, filtered by days (inclusive), type, kind and index state (forgotten
-        ones only when asked for), a page of `limit` (1-100) at a time from `cursor` (the last page's)."""
+        """An NPC's memories in remember order, a page at a time.
+
+        Forgotten memories are listed only with `state="forgotten"`.
+
+        Args:
+            npc_id: the NPC whose memories are listed.
+            since_day: the first sim day to list (inclusive); None: from the first.
+            until_day: the last sim day to list (inclusive); None: to the last.
+            type: only memories of this type.
+            kind: only memories of this kind ("observation" or "summary").
+            state: only memories in this index state ("forgotten": the forgotten ones).
+            limit: the page size, 1-100.
+            cursor: the last page's `cursor`; None: the first page.
+
+        Returns:
+            A `MemoryPage`: the page's memories, and the cursor for the next page (None on the last one)."""
         return forgetting.list_memories(self.env, npc_id, since_day=since_day, until_day=until_day, type=type,
                                         kind=kind, state=state, limit=limit, cursor=cursor)
 
@@ -317,9 +429,20 @@ class MemorySystem:
 
     @_settled
     def forget(self, ids: str | Sequence[str], reason: str = forgetting.DEFAULT_REASON) -> list[str]:
-        """Forgets memories: out of the index and every recall and listing, text erased from D1, a record with
-        `reason` kept; summaries made from them are made again (writing/rederive.py) and diaries lose the quote.
-        Returns the ids newly forgotten, sorted; NotFound (nothing forgotten) when an id names no memory."""
+        """Forgets memories: out of the index and every recall and listing, text erased from D1.
+
+        A record with `reason` is kept; summaries made from the memories are made again (writing/rederive.py) and
+        diaries lose the quote.
+
+        Args:
+            ids: one memory id, or several.
+            reason: why they are forgotten, kept in the record.
+
+        Returns:
+            The ids newly forgotten, sorted.
+
+        Raises:
+            NotFound: an id names no memory (nothing is forgotten)."""
         self._nothing_to_retry = False
         erasure.note(self.env)  # the text leaves the files at the next `compact` (a scheduled job)
         done = forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
@@ -328,8 +451,16 @@ class MemorySystem:
 
     @_settled
     def update_memory(self, id: str, *, content: str) -> StoredMemory:
-        """Corrects a memory's text: D1, the index's copy, the summaries made from it and the diaries quoting it
-        follow (as `forget` does). Returns the memory as stored now."""
+        """Corrects a memory's text.
+
+        D1, the index's copy, the summaries made from it and the diaries quoting it follow (as `forget` does).
+
+        Args:
+            id: the memory's id.
+            content: the corrected text.
+
+        Returns:
+            The memory as stored now."""
         self._nothing_to_retry = False
         erasure.note(self.env)
         forgetting.finish(self.env, correcting.correct(self.env, id, content, self.clock()))
@@ -348,7 +479,12 @@ class MemorySystem:
     @_settled
     def forget_npc(self, npc_id: str) -> list[str]:
         """Forgets all the NPC's memories, as `forget` does, and drops its registration, diaries and relationships.
-        Returns the ids newly forgotten."""
+
+        Args:
+            npc_id: the NPC to forget.
+
+        Returns:
+            The ids newly forgotten."""
         self._nothing_to_retry = False
         self._keys.drop()
         erasure.note(self.env)
@@ -358,8 +494,18 @@ class MemorySystem:
 
     @_settled
     def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
-        """Writes the NPC's diary for a sim day: up to `max_entries` of the day's most important memories in time
-        order and one earlier memory they brought back. Returns its text ("" when nothing was remembered)."""
+        """Writes the NPC's diary for a sim day.
+
+        The diary holds up to `max_entries` of the day's most important memories in time order and one earlier memory
+        they brought back.
+
+        Args:
+            npc_id: the NPC whose diary is written.
+            day: the sim day.
+            max_entries: how many of the day's memories it holds at most.
+
+        Returns:
+            The diary's text; "" when nothing was remembered that day."""
         return self.write_diaries([npc_id], day, max_entries).get(npc_id, "")
 
     @_settled
@@ -370,9 +516,17 @@ class MemorySystem:
     # --- jobs (memory/jobs/scheduled.py) --------------------------------------------------------------------
 
     def consolidate(self, now: float | None = None, *, wait: bool = True) -> JobReport:
-        """Condenses each diary day at least `config.consolidate_after_days` old into an indexed summary with its
-        lineage (a day of one memory is linked to it instead), once a day. `wait=False` leaves the summaries'
-        embedding to the background thread. Returns a `JobReport` (`consolidated`, `linked`, `failed`, `errors`)."""
+        """Condenses each diary day old enough into an indexed summary with its lineage, once a day.
+
+        A diary day is old enough when it is at least `config.consolidate_after_days` sim days before `now`'s; a day of
+        one memory is linked to it instead.
+
+        Args:
+            now: the time to run as of, in seconds of world time; None: `clock()`.
+            wait: wait for the summaries' embedding (True), or leave it to the background thread (False).
+
+        Returns:
+            A `JobReport` with `consolidated`, `linked`, `failed` and `errors` set."""
         if wait:
             self.settle()
         clear, self._nothing_to_retry = self._nothing_to_retry, False
@@ -384,8 +538,16 @@ class MemorySystem:
 
     @_settled
     def decay_and_prune(self, now: float | None = None) -> JobReport:
-        """Grows decay factors to today; memories past `config.forget_threshold` are re-embedded if important,
-        else dropped from the index (they stay in D1); prunes the least valued past `config.index_cap`."""
+        """Grows decay factors to today and drops the memories past the threshold from the index.
+
+        Memories past `config.forget_threshold` are re-embedded if important, else dropped from the index (they stay in
+        D1); then the least valued are pruned past `config.index_cap`.
+
+        Args:
+            now: the time to run as of, in seconds of world time (today is its sim day); None: `clock()`.
+
+        Returns:
+            A `JobReport` with `decayed`, `reembedded`, `unindexed`, `failed` and `errors` set."""
         clear, self._nothing_to_retry = self._nothing_to_retry, False
         report = scheduled.decay_and_prune(self, self.clock() if now is None else now)
         self._nothing_to_retry = clear and not report.failed and not report.errors
@@ -393,8 +555,15 @@ class MemorySystem:
 
     @_settled
     def retry_pending(self, now: float | None = None) -> JobReport:
-        """Indexes the memories whose embedding or upsert failed once their backoff has passed, and finishes any
-        `forget` a crash cut short. Returns a `JobReport` (`embedded`, `failed`, `errors`)."""
+        """Indexes the memories whose embedding or upsert failed once their backoff has passed.
+
+        Also finishes any `forget` a crash cut short.
+
+        Args:
+            now: the time to run as of, in seconds of world time, that backoffs are compared with; None: `clock()`.
+
+        Returns:
+            A `JobReport` with `embedded`, `failed` and `errors` set."""
         self._nothing_to_retry = self._left_behind = False
         half_done = [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])]
         finished = forgetting.finish(self.env, half_done) == len(half_done)  # forgets a crash cut short
@@ -405,10 +574,17 @@ class MemorySystem:
 
     @_settled
     def compact(self, now: float | None = None) -> JobReport:
-        """Makes erasure reach the disk: forgets a crash cut short are finished, then the text `forget`,
-        `update_memory` and `forget_npc` removed leaves every file of the data folder (`Env.compact`: Chroma's log
-        and free pages, D1's free pages and write-ahead log). The `compact` job runs it after an erasure;
-        `memory-sim compact` on demand. Returns a `JobReport` of the job `compact`."""
+        """Makes erasure reach the disk.
+
+        Forgets a crash cut short are finished, then the text `forget`, `update_memory` and `forget_npc` removed leaves
+        every file of the data folder (`Env.compact`: Chroma's log and free pages, D1's free pages and write-ahead log).
+        The `compact` job runs it after an erasure; `memory-sim compact` on demand.
+
+        Args:
+            now: the time of the run, in seconds of world time; compaction does not depend on it.
+
+        Returns:
+            A `JobReport` of the job `compact`."""
         forgetting.finish(self.env, [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])])
         self._remake_summaries()
         erasure.compact(self.env)
@@ -424,8 +600,12 @@ class MemorySystem:
 
     @_settled
     def stats(self) -> dict[str, int]:
-        """Counts: `memories`, `forgotten`, `indexed`, `pending`, `summaries`, `vectors` (the index's own; -1 when
-        it cannot be asked) and the jobs' running counters (`consolidations`, `prunes`, `retries`, `fallbacks`)."""
+        """Counts of the memories, the index and the jobs' work.
+
+        Returns:
+            The counts by name: `memories`, `forgotten`, `indexed`, `pending`, `summaries`, `vectors` (the index's own;
+            -1 when it cannot be asked) and the jobs' running counters (`consolidations`, `prunes`, `retries`,
+            `fallbacks`)."""
         out = memory_counts(self.env.DB)  # the one definition of each count (memory/ledger/counts.py)
         try:
             out["vectors"] = self.env.VECTORIZE.describe().vector_count
