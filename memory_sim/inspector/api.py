@@ -117,12 +117,13 @@ def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted
             h = e.hybrid
             item["parts"] = {"vectorSimilarity": h.vector, "keywordScore": h.keyword, "vectorPart": h.vector_part,
                              "keywordPart": h.keyword_part, "neighbourContext": h.context, "cueLift": h.cue_lift,
-                             "cueFactor": h.cue_factor, "total": h.total}
+                             "cueFactor": h.cue_factor, "keyHandover": e.handover, "timeRescore": e.time,
+                             "total": e.total}
         if e.weighting is not None:
             w = e.weighting
             item["weighting"] = {"score": w.score, "importance": w.importance, "age": w.age,
                                  "decayFactor": w.decay_factor, "divisor": w.divisor, "sourceCap": w.source_cap,
-                                 "effective": w.effective}
+                                 "timeRescore": w.time, "effective": w.effective}
         results.append(item)
     return {"npc": npc, "query": q, "mode": mode, "weighted": weighted, "day": at, "topK": top_k,
             "results": results}

@@ -98,10 +98,13 @@ def test_recall_returns_the_librarys_results_with_score_parts_that_add_up(
         if mode == "hybrid":
             parts = got["parts"]
             # the same inputs through hybrid.py's pure functions; 1e-6: a ranking computed over float32 arrays
-            assert math.isclose(parts["vectorPart"] + parts["keywordPart"] + parts["neighbourContext"], want.score,
-                                rel_tol=1e-6, abs_tol=1e-9)
+            # a state key's handover (scoring.current_first) and a question's time re-scoring are terms too
+            added = (parts["vectorPart"] + parts["keywordPart"] + parts["cueLift"] + parts["neighbourContext"]) * parts[
+                "cueFactor"] + parts["keyHandover"] + parts["timeRescore"]
+            assert math.isclose(added, want.score, rel_tol=1e-6, abs_tol=1e-9)
+            assert math.isclose(parts["total"], want.score, rel_tol=1e-6, abs_tol=1e-9)
             assert parts["vectorSimilarity"] is not None or parts["keywordScore"] is not None or parts[
-                "neighbourContext"] > 0
+                "neighbourContext"] > 0 or (parts["keyHandover"] > 0 and want.state_key is not None)
         else:
             assert "parts" not in got
         if weighted:
@@ -111,6 +114,24 @@ def test_recall_returns_the_librarys_results_with_score_parts_that_add_up(
             formula = w["score"] * w["importance"] / (1 + w["age"] * w["decayFactor"])
             assert math.isclose(min(formula, w["sourceCap"] or formula), w["effective"])
             assert w["sourceCap"] is None or (want.kind == "summary" and w["sourceCap"] < formula)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("question", ["What did Margaret think of Tom yesterday?", "What did I do three days ago?"])
+def test_a_question_about_time_shows_its_re_scoring_as_a_part(ui: Inspector, question: str, weighted: bool) -> None:
+    """rank_in_time re-scores a question with time words: the parts still add up to the score shown."""
+    data = ui.json("/ui/api/recall", npc="margaret", q=question, weighted=str(weighted).lower(), day=5)
+    assert data["results"]
+    for got in data["results"]:
+        parts = got["parts"]
+        added = (parts["vectorPart"] + parts["keywordPart"] + parts["cueLift"] + parts["neighbourContext"]) * parts[
+            "cueFactor"] + parts["keyHandover"] + parts["timeRescore"]
+        assert math.isclose(added, got["score"], rel_tol=1e-6, abs_tol=1e-9)
+        if weighted:
+            w = got["weighting"]
+            formula = w["score"] * w["importance"] / (1 + w["age"] * w["decayFactor"])
+            assert math.isclose(formula + w["timeRescore"], got["effectiveScore"] or 0.0, abs_tol=1e-9)
+    assert weighted or any(r["parts"]["timeRescore"] for r in data["results"])
 
 
 def test_recall_refuses_bad_input_in_one_line(ui: Inspector) -> None:

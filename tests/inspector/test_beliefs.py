@@ -48,7 +48,12 @@ def test_the_recall_page_marks_a_superseded_result(ui: Inspector) -> None:
     ids = [r["id"] for r in data["results"]]
     for r in marked:  # the correction, where it is among the results, ranks above what it corrects
         assert r["supersededBy"] not in ids or ids.index(r["supersededBy"]) < ids.index(r["id"])
-    assert all(r["stateKey"] == stale.state_key for r in marked)
+    # marks come from state keys (scoring.current_first): each marked result's correction is the next newer memory
+    # under its own key, and the asked key's current memory is among the results, named by its key
+    for r in marked:
+        assert r["stateKey"] and ui.json(f"/ui/api/memories/{quote(r['supersededBy'])}")["belief"]["stateKey"] == r[
+            "stateKey"]
+    assert next(r for r in data["results"] if r["id"] == later.id)["stateKey"] == stale.state_key
     assert "superseded by" in ui.get("/ui/recall", **asked).text
 
 

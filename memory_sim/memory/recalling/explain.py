@@ -5,20 +5,30 @@
 The results are `MemorySystem.recall` / `weighted_recall`'s own; the terms are recomputed beside them from the
 same inputs (the index's top matches, BM25 over D1, the NPC's timeline) with hybrid.py's pure `hybrid_parts`,
 and for weighted recall scoring.py's formula term by term. Nothing is written.
+
+Two steps after the mode's score can change it, and each shows as one more term, so the terms still add up to
+the score recall shows: `handover`, what scoring.current_first moved between a state key's versions (its current
+memory takes the best score its versions earned, an older one a lower one; a current memory pulled in from D1
+has no hybrid terms of its own and all of its score is handed over), and `time`, what timing.rank_in_time's
+re-scoring of a question about time changed (it replaces the score by a relevance share plus a time boost; a
+key's handover before it is counted in this term). Weighted recall re-scores its weighted score in time instead:
+there the difference is `Weighting.time`, and `handover` is what current_first moved.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from memory_sim.errors import EmbeddingUnavailable, VectorizeUnavailable
 from memory_sim.memory.ledger import store
-from memory_sim.memory.models import RecallMode, Recollection, StoredMemory
+from memory_sim.memory.models import RecallMode, Recollection, StoredMemory, WorldTime
 from memory_sim.memory.recalling import cues
 from memory_sim.memory.recalling import recall as recall_sources
 from memory_sim.memory.recalling.hybrid import HybridParams, HybridParts, Timeline, hybrid_parts
+from memory_sim.memory.recalling.when import resolve_time
 
 if TYPE_CHECKING:
     from memory_sim.memory.system import MemorySystem
@@ -35,6 +45,8 @@ class Weighting:
     age: int
     decay_factor: float
     source_cap: float | None = None
+    shown: float | None = None  # the weighted score recall showed: the formula's to rounding (a handed-over score)
+    time: float = 0.0  # a question about time: the weighted score shown less the formula's (timing.rank_in_time)
 
     @property
     def divisor(self) -> float:
@@ -46,6 +58,8 @@ class Weighting:
 
     @property
     def effective(self) -> float:
+        if self.shown is not None:
+            return self.shown
         return self.uncapped if self.source_cap is None else min(self.uncapped, self.source_cap)
 
 
@@ -57,6 +71,13 @@ class Explained:
     recollection: Recollection
     hybrid: HybridParts | None
     weighting: Weighting | None
+    handover: float = 0.0  # what current_first moved between a state key's versions (see the module docstring)
+    time: float = 0.0  # what rank_in_time's re-scoring of a question about time changed
+
+    @property
+    def total(self) -> float | None:
+        """The hybrid terms plus the handover and time terms: the score recall shows (None without terms)."""
+        return None if self.hybrid is None else self.hybrid.total + self.handover + self.time
 
 
 def explain(
@@ -69,19 +90,37 @@ def explain(
         current = system.today() if day is None else day
     else:
         results = system.recall(npc_id, query, top_k=top_k, mode=mode)
-    parts = _hybrid_parts(system, npc_id, query) if mode == "hybrid" and results else {}
+    focus = resolve_time(query, WorldTime.from_seconds(system.clock()), system.config.day_zero)
+    # recall ranks a question about time by its topic (the time words taken out), re-scored in time after
+    parts = _hybrid_parts(system, npc_id, focus.topic if focus.any else query) if mode == "hybrid" and results else {}
+    timed = focus.any
     out = []
     for r in results:
-        weighting = _weighting(r, current) if weighted else None
-        out.append(Explained(r, parts.get(r.id), weighting))
+        weighting = _weighting(r, current, timed) if weighted else None
+        hybrid = parts.get(r.id)
+        if parts and hybrid is None:  # pulled in, not found: a key's current memory, a memory of the asked time
+            hybrid = HybridParts(None, None, 0.0, 0.0, 0.0)
+        rest = 0.0 if hybrid is None else r.score - hybrid.total
+        if timed and not weighted:  # weighted recall re-scores the weighted score in time, not `score`
+            out.append(Explained(r, hybrid, weighting, time=rest))
+        else:
+            out.append(Explained(r, hybrid, weighting, handover=rest if r.state_key is not None else 0.0))
     return out
 
 
-def _weighting(r: Recollection, current: int) -> Weighting:
-    """The formula's terms; a summary's cap is read from its result (its sources' scores are recall's own)."""
-    plain = Weighting(r.score, r.importance, max(0, current - r.day), r.decay_factor)
-    if r.effective_score is not None and r.effective_score < plain.uncapped:
-        return replace(plain, source_cap=r.effective_score)
+def _weighting(r: Recollection, current: int, timed: bool = False) -> Weighting:
+    """The formula's terms; a summary's cap is read from its result (its sources' scores are recall's own). For a
+    question about time (`timed`) the weighted score shown is rank_in_time's re-scoring of the formula's: `time`
+    says by how much it differs."""
+    plain = Weighting(r.score, r.importance, max(0, current - r.day), r.decay_factor, shown=r.effective_score)
+    if timed:
+        return replace(plain, time=(r.effective_score or 0.0) - plain.uncapped)
+    effective = r.effective_score
+    # only a summary is capped (scoring.capped_by_sources); a handed-over score (current_first) can differ from
+    # the formula's by rounding alone
+    if (r.kind == "summary" and effective is not None and effective < plain.uncapped
+            and not math.isclose(effective, plain.uncapped, rel_tol=1e-12)):
+        return replace(plain, source_cap=effective)
     return plain
 
 
