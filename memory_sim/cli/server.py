@@ -38,10 +38,10 @@ def _serve(args: argparse.Namespace) -> int:
     from memory_sim.server.slow_requests import uvicorn_options
 
     given = args.token or args.settings.server_tokens or ""
+    tokens = parse_tokens(given)  # a malformed value is refused first, in one line of its own
     if args.token:  # a command line is every local user's to read (`ps`): the environment is this user's only
         print("memory-sim: warning: --token is visible to other users of this machine (ps, /proc/<pid>/cmdline); "
               "set MEMORY_SIM_API_TOKEN instead", file=sys.stderr, flush=True)
-    tokens = parse_tokens(given)
     if not tokens:
         raise ConfigError("the server needs at least one API token (--token or MEMORY_SIM_API_TOKEN)")
     address = f"http://{args.host}:{args.port}/client/v4"
