@@ -69,7 +69,7 @@ class _Scanner:
             i = found.end()
             if statement[:-1].strip():
                 self.count += 1
-                yield statement[:-1]
+                yield _as_sqlite_reads(statement[:-1])  # without blanks before it, cut at a NUL
 
     def _normal(self, text: str, i: int, final: bool) -> Generator[str, None, int]:
         found = _NORMAL.search(text, i)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import shutil
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -24,6 +26,15 @@ from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S
 #   full    every commit is synced to the disk before it is acknowledged: safe from a power cut too
 Synchronous = Literal["normal", "full"]
 SYNCHRONOUS: tuple[Synchronous, ...] = ("normal", "full")
+# A full disk fails fast, as on the DuckDB engine: a write is refused while its disk has under this free. In WAL
+# mode a write that fails for want of room leaves the -wal file at its size (a rollback journal was deleted), and
+# the checkpoint at close may need to grow the database: stopping with room left lets both, and the reopening of
+# the other stores on that disk, still happen.
+MIN_FREE_BYTES = 16 * 2**20
+_ROOM_MARGIN = 256 * 2**20  # with this much more free, the disk is not asked again for _ROOM_RECHECK_S
+_ROOM_RECHECK_S = 0.01
+_READS = ("SELECT", "EXPLAIN", "VALUES", "PRAGMA")
+_WRITE_WORD = re.compile(r"\b(?:INSERT|UPDATE|DELETE|REPLACE)\b", re.IGNORECASE)
 
 
 def use_wal(conn: sqlite3.Connection, synchronous: Synchronous) -> tuple[str, int]:
@@ -63,6 +74,7 @@ class SqliteEngine:
             raise self._failure(exc) from exc
         Sandbox(self._conn)  # no ATTACH, VACUUM INTO, extensions or PRAGMAs outside D1's: no file but this one
         self._deadline: float | None = None
+        self._room_until = 0.0  # until then (time.monotonic), the disk is known to have room
         # Asked every 10,000 VM steps (~1 ms): past the deadline, SQLite stops the statement (SQLITE_INTERRUPT).
         self._conn.set_progress_handler(self._past_deadline, 10_000)
 
@@ -76,6 +88,8 @@ class SqliteEngine:
         """One statement; outside a batch inside its own transaction, as D1 runs every query (so `PRAGMA
         foreign_keys = OFF` changes nothing and `PRAGMA defer_foreign_keys` ends with the statement)."""
         own = not self._conn.in_transaction and _first_word(sql) != "VACUUM"  # VACUUM cannot; the sandbox denies it
+        if self._file is not None and _may_write(sql):
+            self._check_room()
         before = self._conn.total_changes
         try:
             if own:
@@ -92,6 +106,16 @@ class SqliteEngine:
         changes = self._conn.total_changes - before
         last = self._conn.execute("SELECT last_insert_rowid()").fetchone()[0]
         return Outcome(columns, rows, changes, int(last), changes > 0 or _is_ddl(sql))
+
+    def _check_room(self) -> None:
+        """D1Error in SQLite's words for a full database when the file's disk has under MIN_FREE_BYTES free."""
+        now = time.monotonic()
+        if now < self._room_until or self._file is None:
+            return
+        free = shutil.disk_usage(self._file.parent).free
+        if free < MIN_FREE_BYTES:
+            raise D1Error(f"database or disk is full ({free:,} bytes free on the disk): SQLITE_FULL")
+        self._room_until = now + _ROOM_RECHECK_S if free > MIN_FREE_BYTES + _ROOM_MARGIN else 0.0
 
     def execute_run(self, sql: str, param_rows: Sequence[Sequence[D1Value]]) -> list[Outcome] | None:
         return None  # sqlite3 statements are cheap: one by one keeps changes and last_row_id exact
@@ -149,6 +173,14 @@ class SqliteEngine:
 
     def close(self) -> None:
         self._conn.close()
+
+
+def _may_write(sql: str) -> bool:
+    """Whether the statement may write (a read is let through on a full disk)."""
+    word = _first_word(sql)
+    if word == "WITH":
+        return _WRITE_WORD.search(sql) is not None
+    return word not in _READS
 
 
 def _is_ddl(sql: str) -> bool:
