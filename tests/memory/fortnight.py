@@ -45,3 +45,8 @@ def ask(system: MemorySystem, question: str, mode: str, top_k: int = 5, now: Wor
     if mode == "weighted":
         return system.weighted_recall("ada", question, top_k=top_k, **when)  # type: ignore[arg-type]
     return system.recall("ada", question, top_k=top_k, mode=mode, **when)  # type: ignore[arg-type]
+
+
+def shown(found: list[Recollection], mode: str) -> list[float]:
+    """The score each result shows: the weighted one in weighted recall, else the mode's."""
+    return [(r.effective_score or 0.0) if mode == "weighted" else r.score for r in found]

@@ -5,25 +5,15 @@ she do yesterday?" asked on day 15 ranked the day-14 memory 8th; "on day 12" fou
 from __future__ import annotations
 
 import pytest
-from fortnight import MODES, ask, remember_fortnight
+from fortnight import MODES, ask, remember_fortnight, shown
 
-from memory_sim.memory.models import Recollection
 from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 
 
 @pytest.fixture
-def clock() -> SimClock:
-    return SimClock()
-
-
-@pytest.fixture
-def ada(clock: SimClock) -> MemorySystem:
+def ada(clock: SimClock) -> MemorySystem:  # clock: tests/memory/conftest.py's
     return remember_fortnight(clock)
-
-
-def shown(found: list[Recollection], mode: str) -> list[float]:
-    return [(r.effective_score or 0.0) if mode == "weighted" else r.score for r in found]
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -17,17 +17,8 @@ from memory_sim.sim.clock import SimClock
 
 
 @pytest.fixture
-def clock() -> SimClock:
-    return SimClock()
-
-
-@pytest.fixture
-def ada(clock: SimClock) -> MemorySystem:
+def ada(clock: SimClock) -> MemorySystem:  # clock: tests/memory/conftest.py's
     return remember_fortnight(clock)
-
-
-def shown(found: list[Recollection], mode: str) -> list[float]:
-    return [(r.effective_score or 0.0) if mode == "weighted" else r.score for r in found]
 
 
 @pytest.mark.parametrize("mode", MODES)
