@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from memory_sim.bindings.ai import Pooling
-from memory_sim.bindings.ai_validation import POOLINGS, bad_input
+from memory_sim.bindings.ai_validation import POOLINGS, bad_input, text_list
 
 Form = Literal["text", "bge_m3", "qwen3", "rerank"]
 QWEN3_DEFAULT_INSTRUCTION = "Given a web search query, retrieve relevant passages that answer the query"
@@ -93,7 +93,7 @@ def parse_request(model: str, inputs: Any) -> ModelRequest:
     if "text" not in inputs:
         needed = "'text' or 'contexts'" if spec.form == "bge_m3" else "'text'"
         raise bad_input(f"required properties at '/' are {needed}")
-    texts = _texts(inputs["text"], "/text", spec.max_batch)
+    texts = text_list(inputs["text"], "/text", spec.max_batch)
     if spec.form == "bge_m3":
         _truncate_flag(inputs)
         return ModelRequest(model, texts, pooling="cls")
@@ -104,9 +104,9 @@ def parse_request(model: str, inputs: Any) -> ModelRequest:
 def _qwen3(spec: ModelSpec, inputs: dict[str, Any]) -> ModelRequest:
     if "documents" in inputs and "text" in inputs:
         raise bad_input("'/text' is an alias of '/documents': give one of them")  # UNCONFIRMED
-    queries = _texts(inputs["queries"], "/queries", spec.max_batch) if "queries" in inputs else []
+    queries = text_list(inputs["queries"], "/queries", spec.max_batch) if "queries" in inputs else []
     key = "documents" if "documents" in inputs else "text"
-    documents = _texts(inputs[key], f"/{key}", spec.max_batch) if key in inputs else []
+    documents = text_list(inputs[key], f"/{key}", spec.max_batch) if key in inputs else []
     if not queries and not documents:
         raise bad_input("required properties at '/' are one of 'queries', 'documents', 'text'")  # UNCONFIRMED
     instruction = inputs.get("instruction", QWEN3_DEFAULT_INSTRUCTION)
@@ -126,20 +126,6 @@ def _rerank(spec: ModelSpec, inputs: dict[str, Any]) -> ModelRequest:
         raise bad_input(f"Value at '/top_k' must be an integer of at least 1 (got {top_k!r})")  # UNCONFIRMED
     return ModelRequest(spec.name, _contexts(inputs["contexts"], spec.max_batch), [query], top_k=top_k,
                         contexts=True)
-
-
-def _texts(value: Any, pointer: str, max_items: int) -> list[str]:
-    texts = [value] if isinstance(value, str) else value
-    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise bad_input(f"Type mismatch of '{pointer}', expected 'string' or 'array' of 'string'")  # UNCONFIRMED
-    if not texts:
-        raise bad_input(f"Array at '{pointer}' has too few items (0 < 1)")  # UNCONFIRMED
-    if len(texts) > max_items:
-        raise bad_input(f"Array at '{pointer}' has too many items ({len(texts)} > {max_items})")  # UNCONFIRMED
-    for position, text in enumerate(texts):
-        if not text:
-            raise bad_input(f"String at '{pointer}/{position}' is too short (0 < 1)")  # UNCONFIRMED
-    return texts
 
 
 def _contexts(value: Any, max_items: int) -> list[str]:

@@ -35,25 +35,26 @@ def parse_inputs(inputs: Any) -> tuple[list[str], Pooling]:
     """The texts and pooling of a run request, or the AiError Workers AI would answer."""
     if not isinstance(inputs, dict) or "text" not in inputs:
         raise bad_input("required properties at '/' are 'text'")
-    texts = _texts(inputs["text"])
+    texts = text_list(inputs["text"])
     pooling = inputs.get("pooling", DEFAULT_POOLING)
     if pooling not in POOLINGS:
         raise bad_input(f"Value at '/pooling' is not one of 'mean', 'cls' (got {pooling!r})")  # UNCONFIRMED
     return texts, pooling
 
 
-def _texts(value: Any) -> list[str]:
-    texts = [value] if isinstance(value, str) else value
-    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-        raise bad_input("Type mismatch of '/text', expected 'string' or 'array' of 'string'")  # UNCONFIRMED
-    if not texts:
-        raise bad_input("Array at '/text' has too few items (0 < 1)")  # UNCONFIRMED
-    if len(texts) > AI_MAX_TEXTS_PER_CALL:
-        raise bad_input(f"Array at '/text' has too many items ({len(texts)} > {AI_MAX_TEXTS_PER_CALL})")  # UNCONFIRMED
-    for position, text in enumerate(texts):
+def text_list(value: Any, pointer: str = "/text", max_items: int = AI_MAX_TEXTS_PER_CALL) -> list[str]:
+    """A string or a non-empty list of non-empty strings at `pointer`, at most `max_items` of them, as a list."""
+    found = [value] if isinstance(value, str) else value
+    if not isinstance(found, list) or not all(isinstance(t, str) for t in found):
+        raise bad_input(f"Type mismatch of '{pointer}', expected 'string' or 'array' of 'string'")  # UNCONFIRMED
+    if not found:
+        raise bad_input(f"Array at '{pointer}' has too few items (0 < 1)")  # UNCONFIRMED
+    if len(found) > max_items:
+        raise bad_input(f"Array at '{pointer}' has too many items ({len(found)} > {max_items})")  # UNCONFIRMED
+    for position, text in enumerate(found):
         if not text:
-            raise bad_input(f"String at '/text/{position}' is too short (0 < 1)")  # UNCONFIRMED
-    return texts
+            raise bad_input(f"String at '{pointer}/{position}' is too short (0 < 1)")  # UNCONFIRMED
+    return found
 
 
 def output(vectors: Any, dimensions: int, pooling: Pooling) -> dict[str, Any]:
