@@ -300,3 +300,21 @@ def test_the_reranker_scores_each_pair_best_first(no_weights: None, reranker_fol
     assert top["response"] == ranked["response"][:2]
     many = _local().run(BGE_RERANKER, {"query": query, "contexts": [{"text": t} for t in contexts], "top_k": 9})
     assert many == ranked
+
+
+def test_a_memory_folder_can_embed_with_them(no_weights: None, gemma_folder: Path, qwen3_folder: Path,
+                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_sim import Env, MemorySystem
+    from memory_sim.memory.models import ShortTermMemory, WorldTime
+    from memory_sim.sim.clock import SimClock
+
+    monkeypatch.setenv("MEMORY_SIM_EMBEDDINGGEMMA_PATH", str(gemma_folder))
+    monkeypatch.setenv("MEMORY_SIM_QWEN3_EMBEDDING_PATH", str(qwen3_folder))
+    for model, width in ((EMBEDDINGGEMMA, 768), (QWEN3_EMBEDDING, 1024)):
+        with Env.local(str(tmp_path / str(width)), embed_model=model) as env:
+            memory = MemorySystem(env, clock=SimClock())
+            memory.remember(ShortTermMemory("tom", "the miller sold flour", 0.9, WorldTime(3, 15)))
+            assert env.VECTORIZE.describe().dimensions == width
+            assert [r.text for r in memory.recall("tom", "who sold the flour")] == ["the miller sold flour"]
+    with pytest.raises(ConfigError, match="unknown embedding model"):  # the reranker embeds nothing
+        Env.local(str(tmp_path / "reranker"), embed_model=BGE_RERANKER)
