@@ -300,6 +300,7 @@ def test_the_reranker_scores_each_pair_best_first(no_weights: None, reranker_fol
     assert top["response"] == ranked["response"][:2]
     many = _local().run(BGE_RERANKER, {"query": query, "contexts": [{"text": t} for t in contexts], "top_k": 9})
     assert many == ranked
+    assert _local().model_dimensions(BGE_RERANKER) is None  # a reranker has no width
 
 
 def test_a_memory_folder_can_embed_with_them(no_weights: None, gemma_folder: Path, qwen3_folder: Path,

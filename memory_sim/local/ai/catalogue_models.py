@@ -67,7 +67,8 @@ def locate_catalogue_model(
         raise ConfigError(f"{folder} is configured for {name} but holds a {found.dimensions}-d model, not "
                           f"{spec.hf_id} ({spec.dimensions}-d)")
     pooling = "cls" if name == BGE_M3 else found.pooling
-    return LocalModel(name, folder, pooling, found.dimensions or spec.dimensions, found.max_seq_length)
+    width = None if spec.dimensions is None else found.dimensions or spec.dimensions  # a reranker has no width
+    return LocalModel(name, folder, pooling, width, found.max_seq_length)
 
 
 def _check_kind(spec: ModelSpec, folder: Path) -> None:
