@@ -20,6 +20,7 @@ at the boundary where they are raised, so callers catch these and nothing else.
     │   ├── D1StatementError        one statement of several failed: the same words, and its position (`index`)
     │   ├── D1TimeLimit             a query ran past D1's time limit (30 s) and was stopped; REST code 7429
     │   └── D1Damaged               (see DamagedDataError)
+    ├── D1SystemLimit               an account's D1 limit (databases per account, an import's size); API code
     └── AiError                     Workers AI's wording for bad input
         └── EmbeddingUnavailable    the model or provider failed (rate limit, 5xx, timeout); retry later
 
@@ -158,6 +159,15 @@ class D1StatementError(D1Error):
         self.prefix = error.prefix
         super().__init__(error.cause)
         self.error, self.index = error, index
+
+
+class D1SystemLimit(MemorySimError):
+    """A limit of the account rather than of a statement: too many databases (API code 7406, production's words),
+    or an import file over 5 GB (code 7400, this project's words). Nothing was created or read."""
+
+    def __init__(self, code: int, message: str) -> None:
+        self.code = code
+        super().__init__(message)
 
 
 class AiError(MemorySimError):

@@ -5,7 +5,8 @@ what is this project's own choice are listed in docs/cloudflare.md.
 - `@cf/baai/bge-m3` (1024-d): `{text: str | str[] (1..100), truncate_inputs?}` -> `{shape, data, pooling}`; or
   `{query?, contexts: [{text}] (1..100), truncate_inputs?}` -> without `query` the contexts' embeddings as
   `{response: [[...]], shape, pooling}`, with it `{response: [{id, score}]}` (id: the context's index).
-- `@cf/google/embeddinggemma-300m` (768-d): `{text: str | str[] (1..100)}` -> `{shape, data}`.
+- `@cf/google/embeddinggemma-300m` (768-d): `{text: str | str[]}` -> `{shape, data}`; its schema sets no bounds,
+  so bge-base's (1..100 texts, none empty) are applied here.
 - `@cf/qwen/qwen3-embedding-0.6b` (1024-d): `{queries?, documents?, text? (an alias of documents), instruction?}`,
   each list 1..32 -> `{shape, data}`: the queries' rows, then the documents'.
 - `@cf/baai/omni-bge-base-en-v1.5` (768-d, bge-base's weights): `{text, pooling?: "mean" | "cls"}` as bge-base.

@@ -34,6 +34,8 @@ D1_MAX_DATABASE_BYTES = 10 * 1000**3  # D1 on a paid plan: 10 GB per database, n
 D1_MAX_COLUMNS_PER_TABLE = 100
 D1_MAX_FUNCTION_ARGS = 32
 D1_MAX_LIKE_PATTERN_BYTES = 50
+D1_MAX_DATABASES_PER_ACCOUNT = 1_000_000  # Workers Paid, since 2026-09-18 (was 50,000); a soft ceiling
+D1_MAX_IMPORT_BYTES = 5 * 1000**3  # the largest file `d1 execute --file` imports: 5 GB
 
 # --- Workers AI embeddings (contract §4.1) and OpenAI (§4.2) -----------------------------------------------
 AI_MAX_TEXTS_PER_CALL = 100

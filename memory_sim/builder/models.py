@@ -59,7 +59,7 @@ def load_embedder(
     name = canonical(model)
     model_dirs = getattr(ai, "model_dirs", None)
     if _runs_locally(ai):
-        found = locate(name, model_dirs)
+        found = _catalogue_model(name, model_dirs) if name in CATALOGUE else locate(name, model_dirs)
         if found is None:
             raise ConfigError(f"unknown embedding model {model!r}: expected 'default', {BGE_BASE!r}, "
                               "'sentence-transformers/all-MiniLM-L6-v2' or a sentence-transformers folder")
@@ -85,6 +85,11 @@ def preload(ai: Ai, model: str) -> Callable[[], None]:
     thread = threading.Thread(target=run, name="memory-sim-model-load", daemon=True)
     thread.start()
     return thread.join
+
+
+def _catalogue_model(name: str, model_dirs: Any) -> LocalModel | None:
+    """A Workers AI catalogue model that embeds (not the reranker), from where its setting points."""
+    return locate_catalogue_model(name, model_dirs) if CATALOGUE[name].dimensions is not None else None
 
 
 def _runs_locally(ai: Ai) -> bool:

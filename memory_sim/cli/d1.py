@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 from typing import Any
 
 from memory_sim.cli.folder import owning_folder
@@ -63,7 +64,7 @@ def _execute(args: argparse.Namespace) -> int:
     from memory_sim.bindings.d1_sql import split_statements
     from memory_sim.errors import D1Error, MemorySimError
 
-    sql = args.command if args.command is not None else args.file.read_text()
+    sql = args.command if args.command is not None else _import_text(args.file)
     running = False
     try:
         db = _account(args).get(args.database)
@@ -83,6 +84,14 @@ def _execute(args: argparse.Namespace) -> int:
         _print_table(result.results)
         print(f"-- {result.meta.changes} changes, {result.meta.duration:.2f} ms")
     return 0
+
+
+def _import_text(path: Path) -> str:
+    """The file's SQL, refused (D1's 5 GB import limit) before any of it is read."""
+    from memory_sim.bindings.d1_account_limits import check_import_size
+
+    check_import_size(path.stat().st_size)
+    return path.read_text()
 
 
 def _error_json(exc: Exception, from_d1: bool) -> dict[str, Any]:

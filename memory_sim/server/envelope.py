@@ -25,6 +25,7 @@ from memory_sim.errors import (
     AiError,
     ConfigError,
     D1Error,
+    D1SystemLimit,
     D1TimeLimit,
     EmbeddingUnavailable,
     MemorySimError,
@@ -115,6 +116,8 @@ def to_api_error(exc: Exception) -> ApiError:
         return ApiError(exc.status, exc.code or CODE_BAD_REQUEST, exc.detail)
     if isinstance(exc, D1TimeLimit):  # the HTTP status production gives it is not known; 400: not retried
         return ApiError(400, D1TimeLimit.code, str(exc))
+    if isinstance(exc, D1SystemLimit):  # the HTTP status production gives it is not known; 400: not retried
+        return ApiError(400, exc.code, str(exc))
     if isinstance(exc, D1Error):
         return ApiError(400, CODE_D1_SQL, str(exc))  # the full "D1_<KIND>: cause" text, as D1 words it
     if isinstance(exc, EmbeddingUnavailable):

@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from catalogue_fakes import build_embeddinggemma, build_qwen3_embedding, build_reranker
 from embedding_fakes import build_bge_shaped_model
 
 from memory_sim.bindings import ai_models
@@ -19,6 +20,7 @@ from memory_sim.bindings.ai_models import (
     CATALOGUE,
     EMBEDDINGGEMMA,
     OMNI_BGE,
+    QWEN3_DEFAULT_INSTRUCTION,
     QWEN3_EMBEDDING,
     parse_request,
 )
@@ -97,16 +99,18 @@ def test_missing_weights_fail_in_one_line_naming_the_setting(no_weights: None, m
     assert "\n" not in message and f"${CATALOGUE[model].path_env}" in message and "never downloaded" in message
 
 
-@pytest.mark.parametrize("model", [EMBEDDINGGEMMA, QWEN3_EMBEDDING, BGE_RERANKER])
-def test_a_model_not_run_here_says_so_even_with_its_weights(no_weights: None, model: str,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(("model", "why"), [(EMBEDDINGGEMMA, "holds a 'bert' model, not google/embeddinggemma-300m"),
+                                           (QWEN3_EMBEDDING, "holds a 'bert' model, not Qwen/Qwen3-Embedding-0.6B"),
+                                           (BGE_RERANKER, "holds no cross-encoder")])
+def test_another_models_folder_is_refused_not_run_in_its_place(no_weights: None, model: str, why: str,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     minilm = models.minilm_dir()
     assert minilm is not None
-    monkeypatch.setenv(CATALOGUE[model].path_env, str(minilm))  # a real folder: found, but not run as another
+    monkeypatch.setenv(CATALOGUE[model].path_env, str(minilm))  # a real model folder, of another model
     inputs = dict(GOOD[[m for m, _ in GOOD].index(model)][1])
-    with pytest.raises(ConfigError, match="does not run it locally") as refused:
+    with pytest.raises(ConfigError, match=why) as refused:
         _local().run(model, inputs)
-    assert "\n" not in str(refused.value)
+    assert "\n" not in str(refused.value) and str(minilm) in str(refused.value)
 
 
 def test_a_folder_of_another_width_is_refused(no_weights: None, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -196,3 +200,122 @@ def test_the_command_line_lists_them_and_names_the_setting(no_weights: None, tmp
     assert main(["--data", str(tmp_path / "d"), "--model", BGE_M3, "remember", "ada", "hello", "--json"]) == 2
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and "$MEMORY_SIM_BGE_M3_PATH" in err and not (tmp_path / "d").exists()
+
+
+# --- the three models run whole by sentence-transformers, on tiny random-weight folders of their architectures ---
+
+
+@pytest.fixture(scope="module")
+def gemma_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_embeddinggemma(tmp_path_factory.mktemp("gemma"))
+
+
+@pytest.fixture(scope="module")
+def qwen3_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_qwen3_embedding(tmp_path_factory.mktemp("qwen3"))
+
+
+@pytest.fixture(scope="module")
+def reranker_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_reranker(tmp_path_factory.mktemp("reranker"))
+
+
+def _unit_rows(answer: dict[str, Any], count: int, width: int) -> np.ndarray:
+    assert set(answer) == {"shape", "data"} and answer["shape"] == [count, width]
+    rows = np.array(answer["data"])
+    assert rows.shape == (count, width) and np.allclose(np.linalg.norm(rows, axis=1), 1.0, atol=1e-5)
+    return rows
+
+
+def test_embeddinggemma_runs_its_dense_projections(no_weights: None, gemma_folder: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """768-d out of a 32-d transformer: only the two Dense modules after the pooling make that width."""
+    import torch
+    from safetensors.torch import load_file
+    from transformers import AutoModel, AutoTokenizer
+
+    monkeypatch.setenv("MEMORY_SIM_EMBEDDINGGEMMA_PATH", str(gemma_folder))
+    texts = ["the miller wheel", "bread at dawn", "the miller wheel"]
+    rows = _unit_rows(_local().run(EMBEDDINGGEMMA, {"text": texts}), 3, 768)
+    assert np.allclose(rows[0], rows[2]) and not np.allclose(rows[0], rows[1])
+    single = _unit_rows(_local().run(EMBEDDINGGEMMA, {"text": "bread at dawn"}), 1, 768)
+    assert np.allclose(single[0], rows[1], atol=1e-5)
+    # by hand from the folder's own weights: mean of the token states, Dense, Dense, unit length; no prompt added
+    tokens = AutoTokenizer.from_pretrained(gemma_folder)("bread at dawn", return_tensors="pt")
+    with torch.inference_mode():
+        states = AutoModel.from_pretrained(gemma_folder)(**tokens).last_hidden_state[0].mean(dim=0)
+    for dense in ("2_Dense", "3_Dense"):
+        states = load_file(str(gemma_folder / dense / "model.safetensors"))["linear.weight"] @ states
+    expected = (states / states.norm()).numpy()
+    assert np.allclose(rows[1], expected, atol=1e-4)
+
+
+def _last_token_state(folder: Path, text: str) -> np.ndarray:
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    tokens = AutoTokenizer.from_pretrained(folder)(text, return_tensors="pt")
+    with torch.inference_mode():
+        state = AutoModel.from_pretrained(folder)(**tokens).last_hidden_state[0, -1]
+    return (state / state.norm()).numpy()
+
+
+def test_qwen3_pools_the_last_token_and_prompts_only_the_queries(no_weights: None, qwen3_folder: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("MEMORY_SIM_QWEN3_EMBEDDING_PATH", str(qwen3_folder))
+    ai = _local()
+    asked = {"queries": ["who sold the flour"], "documents": ["the miller sold flour", "rain at the inn"]}
+    rows = _unit_rows(ai.run(QWEN3_EMBEDDING, asked), 3, 1024)
+    # rows: the queries', then the documents'; a query carries its instruction, a document nothing
+    assert np.allclose(rows[1], _last_token_state(qwen3_folder, "the miller sold flour"), atol=1e-4)
+    prompted = f"Instruct: {QWEN3_DEFAULT_INSTRUCTION}\nQuery:who sold the flour"
+    assert np.allclose(rows[0], _last_token_state(qwen3_folder, prompted), atol=1e-4)
+    other = _unit_rows(ai.run(QWEN3_EMBEDDING, {**asked, "instruction": "Find the seller"}), 3, 1024)
+    assert not np.allclose(other[0], rows[0], atol=1e-3) and np.allclose(other[1:], rows[1:], atol=1e-5)
+    alias = _unit_rows(ai.run(QWEN3_EMBEDDING, {"text": "the miller sold flour"}), 1, 1024)
+    assert np.allclose(alias[0], rows[1], atol=1e-5)
+    assert ai.run(QWEN3_EMBEDDING, {"documents": ["the mill"] * 32})["shape"] == [32, 1024]  # the batch limit
+
+
+def test_the_reranker_scores_each_pair_best_first(no_weights: None, reranker_folder: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    monkeypatch.setenv("MEMORY_SIM_BGE_RERANKER_PATH", str(reranker_folder))
+    contexts = ["the miller sold flour", "rain at the inn", "ada is the baker", "the river stone"]
+    query = "who sold the flour"
+    ranked = _local().run(BGE_RERANKER, {"query": query, "contexts": [{"text": t} for t in contexts]})
+    assert set(ranked) == {"response"} and sorted(r["id"] for r in ranked["response"]) == [0, 1, 2, 3]
+    scores = [r["score"] for r in ranked["response"]]
+    assert scores == sorted(scores, reverse=True) and all(0.0 < s < 1.0 for s in scores)
+    # each score by hand: the classifier's logit for the (query, context) pair, through a sigmoid
+    tokenizer = AutoTokenizer.from_pretrained(reranker_folder)
+    model = AutoModelForSequenceClassification.from_pretrained(reranker_folder)
+    with torch.inference_mode():
+        logits = model(**tokenizer([query] * 4, contexts, padding=True, return_tensors="pt")).logits[:, 0]
+    by_id = {r["id"]: r["score"] for r in ranked["response"]}
+    assert [by_id[i] for i in range(4)] == pytest.approx(torch.sigmoid(logits).tolist(), abs=1e-5)
+    top = _local().run(BGE_RERANKER, {"query": query, "contexts": [{"text": t} for t in contexts], "top_k": 2})
+    assert top["response"] == ranked["response"][:2]
+    many = _local().run(BGE_RERANKER, {"query": query, "contexts": [{"text": t} for t in contexts], "top_k": 9})
+    assert many == ranked
+    assert _local().model_dimensions(BGE_RERANKER) is None  # a reranker has no width
+
+
+def test_a_memory_folder_can_embed_with_them(no_weights: None, gemma_folder: Path, qwen3_folder: Path,
+                                             tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from memory_sim import Env, MemorySystem
+    from memory_sim.memory.models import ShortTermMemory, WorldTime
+    from memory_sim.sim.clock import SimClock
+
+    monkeypatch.setenv("MEMORY_SIM_EMBEDDINGGEMMA_PATH", str(gemma_folder))
+    monkeypatch.setenv("MEMORY_SIM_QWEN3_EMBEDDING_PATH", str(qwen3_folder))
+    for model, width in ((EMBEDDINGGEMMA, 768), (QWEN3_EMBEDDING, 1024)):
+        with Env.local(str(tmp_path / str(width)), embed_model=model) as env:
+            memory = MemorySystem(env, clock=SimClock())
+            memory.remember(ShortTermMemory("tom", "the miller sold flour", 0.9, WorldTime(3, 15)))
+            assert env.VECTORIZE.describe().dimensions == width
+            assert [r.text for r in memory.recall("tom", "who sold the flour")] == ["the miller sold flour"]
+    with pytest.raises(ConfigError, match="unknown embedding model"):  # the reranker embeds nothing
+        Env.local(str(tmp_path / "reranker"), embed_model=BGE_RERANKER)

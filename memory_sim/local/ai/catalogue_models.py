@@ -6,10 +6,10 @@ fails with one line naming the setting that points at them, as BGE base does.
   embedding is the CLS token, L2-normalised, which the local encoders compute.
 - `@cf/baai/omni-bge-base-en-v1.5`: bge-base's own weights (`$MEMORY_SIM_BGE_PATH`, as `@cf/baai/bge-base-en-v1.5`);
   run here with the pooling asked for.
-- `@cf/google/embeddinggemma-300m`, `@cf/qwen/qwen3-embedding-0.6b`, `@cf/baai/bge-reranker-base`: their weights
-  are looked for the same way, but the local encoders cannot compute them faithfully (Gemma's dense projection
-  layers after pooling, Qwen3's last-token pooling, a cross-encoder's pair scoring), so with weights here they fail
-  with one line saying so, rather than answer with other numbers.
+- `@cf/google/embeddinggemma-300m` (`$MEMORY_SIM_EMBEDDINGGEMMA_PATH`), `@cf/qwen/qwen3-embedding-0.6b`
+  (`$MEMORY_SIM_QWEN3_EMBEDDING_PATH`), `@cf/baai/bge-reranker-base` (`$MEMORY_SIM_BGE_RERANKER_PATH`), or the
+  Hugging Face cache: run whole by sentence-transformers (sentence_models), since the local encoders lack their
+  Dense projections, last-token pooling and pair scoring.
 """
 
 from __future__ import annotations
@@ -18,15 +18,30 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from memory_sim.bindings.ai_models import BGE_M3, CATALOGUE, EMBEDDINGGEMMA, OMNI_BGE, QWEN3_EMBEDDING, ModelSpec
+from memory_sim.bindings.ai_models import (
+    BGE_M3,
+    BGE_RERANKER,
+    CATALOGUE,
+    EMBEDDINGGEMMA,
+    OMNI_BGE,
+    QWEN3_EMBEDDING,
+    ModelSpec,
+)
 from memory_sim.errors import ConfigError
-from memory_sim.local.ai.models import LocalModel, ModelStatus, bge_dir, hf_snapshot, is_model_folder, read_folder
+from memory_sim.local.ai.models import (
+    LocalModel,
+    ModelStatus,
+    bge_dir,
+    hf_snapshot,
+    is_model_folder,
+    read_folder,
+    read_json,
+)
 
-NOT_RUN_HERE = {
-    EMBEDDINGGEMMA: "its pooling is followed by dense projection layers the local encoders do not run",
-    QWEN3_EMBEDDING: "it pools the last token, which the local encoders do not",
-    "@cf/baai/bge-reranker-base": "a cross-encoder scores query-context pairs; the local encoders embed single texts",
-}
+# What the folder's transformers config.json must say, so that another model's folder is refused rather than run
+# in its place: its model_type, or (the reranker) an architecture with a scoring head.
+MODEL_TYPES = {EMBEDDINGGEMMA: "gemma3_text", QWEN3_EMBEDDING: "qwen3"}
+SCORING_HEAD = "ForSequenceClassification"
 
 
 def missing(spec: ModelSpec) -> str:
@@ -40,21 +55,31 @@ def locate_catalogue_model(
     name: str, model_dirs: Mapping[str, Path] | None = None, environ: Mapping[str, str] | None = None
 ) -> LocalModel:
     """The folder of a catalogue model's weights, checked for its width; ConfigError (one line) when they are not
-    here, or when this project cannot run that model locally."""
+    here, or hold a model of another width."""
     spec = CATALOGUE[name]
     env = os.environ if environ is None else environ
     folder = bge_dir(model_dirs, env) if name == OMNI_BGE else _folder(spec, model_dirs, env)
     if folder is None:
         raise ConfigError(missing(spec))
-    if name in NOT_RUN_HERE:
-        raise ConfigError(f"{name}: its weights are at {folder}, but this project does not run it locally "
-                          f"({NOT_RUN_HERE[name]}); run it on Workers AI (--backend cloudflare)")
+    _check_kind(spec, folder)
     found = read_folder(name, folder)
     if spec.dimensions is not None and found.dimensions not in (None, spec.dimensions):
         raise ConfigError(f"{folder} is configured for {name} but holds a {found.dimensions}-d model, not "
                           f"{spec.hf_id} ({spec.dimensions}-d)")
     pooling = "cls" if name == BGE_M3 else found.pooling
-    return LocalModel(name, folder, pooling, found.dimensions or spec.dimensions, found.max_seq_length)
+    width = None if spec.dimensions is None else found.dimensions or spec.dimensions  # a reranker has no width
+    return LocalModel(name, folder, pooling, width, found.max_seq_length)
+
+
+def _check_kind(spec: ModelSpec, folder: Path) -> None:
+    config = read_json(folder / "config.json")
+    if spec.name in MODEL_TYPES and config.get("model_type") != MODEL_TYPES[spec.name]:
+        raise ConfigError(f"{folder} is configured for {spec.name} but holds a {config.get('model_type')!r} model, "
+                          f"not {spec.hf_id} ({MODEL_TYPES[spec.name]!r})")
+    architectures = config.get("architectures") or []
+    if spec.name == BGE_RERANKER and not any(str(a).endswith(SCORING_HEAD) for a in architectures):
+        raise ConfigError(f"{folder} is configured for {spec.name} but holds no cross-encoder (its config.json names "
+                          f"no *{SCORING_HEAD} architecture: {architectures}), not {spec.hf_id}")
 
 
 def _folder(spec: ModelSpec, model_dirs: Mapping[str, Path] | None, env: Mapping[str, str]) -> Path | None:

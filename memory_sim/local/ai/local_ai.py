@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any, get_args
 
 from memory_sim.bindings.ai import DEFAULT_MODEL
-from memory_sim.bindings.ai_models import CATALOGUE, embeddings_output, parse_request, scored_output
+from memory_sim.bindings.ai_models import CATALOGUE, ModelRequest, embeddings_output, parse_request, scored_output
 from memory_sim.bindings.ai_validation import no_such_model, output, parse_inputs
 from memory_sim.bindings.limits import AI_BGE_MAX_TOKENS
 from memory_sim.errors import ConfigError
 from memory_sim.local.ai.catalogue_models import locate_catalogue_model
 from memory_sim.local.ai.models import ALIASES, KNOWN_DIMENSIONS, LocalModel, canonical, locate
 from memory_sim.local.ai.onnx_cache import cache_root
+from memory_sim.local.ai.sentence_models import RUN_WHOLE, load_whole_model, run_whole_model
 from memory_sim.local.ai.shared_models import model_key, shared_model
 from memory_sim.local.ai.torch_encoder import (
     Encoder,
@@ -109,7 +110,10 @@ class LocalAi:
         """Bad input first (5006, as for a model whose weights are not here), then the weights (one line naming
         the setting when they are not here), then the model's own output shape."""
         request = parse_request(model, inputs)
-        encoder = self._load(locate_catalogue_model(model, self.model_dirs))
+        found = locate_catalogue_model(model, self.model_dirs)
+        if model in RUN_WHOLE:
+            return self._run_whole(found, request)
+        encoder = self._load(found)
         pooling = request.pooling or "cls"
         started = time.perf_counter()
         vectors = encoder.embed(request.texts, pooling)
@@ -119,6 +123,18 @@ class LocalAi:
             return scored_output([float(score) for score in vectors @ query], request.top_k)
         self.seconds["forward"] += time.perf_counter() - started
         return embeddings_output(request, vectors.tolist())
+
+    def _run_whole(self, found: LocalModel, request: ModelRequest) -> dict[str, Any]:
+        """EmbeddingGemma, Qwen3-Embedding and the reranker, run whole by sentence-transformers on torch."""
+        with self._lock:
+            started = time.perf_counter()
+            key = model_key(found, self.device, "torch", self.threads, self.onnx_cache)
+            loaded = shared_model(key, found.path, lambda: load_whole_model(found.name, found.path, self.device))
+            self.seconds["load"] += time.perf_counter() - started
+        started = time.perf_counter()
+        rows, scores = run_whole_model(loaded, request)
+        self.seconds["forward"] += time.perf_counter() - started
+        return scored_output(scores, request.top_k) if rows is None else embeddings_output(request, rows)
 
     def catalogue(self) -> frozenset[str]:
         """The model names this Ai knows without a path: the known models, their aliases, the catalogue's newer

@@ -118,12 +118,37 @@ def read_folder(name: str, folder: Path) -> LocalModel:
     cls = pooling_cfg.get("pooling_mode_cls_token") or pooling_cfg.get("pooling_mode") == "cls"
     pooling: Pooling = "cls" if cls else "mean"
     dims = (
-        pooling_cfg.get("word_embedding_dimension")
+        _last_dense_width(folder)
+        or pooling_cfg.get("word_embedding_dimension")
         or pooling_cfg.get("embedding_dimension")
         or hf_cfg.get("hidden_size")
     )
     max_len = st_cfg.get("max_seq_length")
     return LocalModel(name, folder, pooling, int(dims) if dims else None, int(max_len) if max_len else None)
+
+
+def _last_dense_width(folder: Path) -> int | None:
+    """The out_features of the folder's last Dense module (EmbeddingGemma projects its pooled vector through two):
+    the width of what the model answers, not the transformer's hidden size."""
+    modules = _json_list(folder / "modules.json")
+    dense = [m for m in modules if isinstance(m, dict) and str(m.get("type", "")).endswith(".Dense")]
+    if not dense:
+        return None
+    width = _json(folder / str(dense[-1].get("path", "")) / "config.json").get("out_features")
+    return int(width) if width else None
+
+
+def _json_list(path: Path) -> list[Any]:
+    try:
+        found = json.loads(path.read_text()) if path.is_file() else []
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read model config {path}: {exc}") from exc
+    return found if isinstance(found, list) else []
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A model config file's object ({} when absent); ConfigError when it cannot be read."""
+    return _json(path)
 
 
 def _json(path: Path) -> dict[str, Any]:

@@ -14,11 +14,12 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 from memory_sim.local.ai.models import LocalModel
 from memory_sim.local.ai.onnx_cache import fingerprint
-from memory_sim.local.ai.torch_encoder import Encoder
 
+T = TypeVar("T")  # what a load makes: an Encoder, or a whole sentence-transformers model (sentence_models)
 __all__ = ["ModelKey", "forget_models", "model_key", "model_loads", "shared_model"]
 
 
@@ -37,7 +38,7 @@ class ModelKey:
 @dataclass
 class _Entry:
     files: str  # the folder's fingerprint when the model was loaded
-    encoder: Encoder
+    encoder: Any
 
 
 _lock = threading.Lock()  # guards the dicts below; a load itself holds only its key's lock
@@ -50,7 +51,7 @@ def model_key(found: LocalModel, device: str, runtime: str, threads: int, onnx_c
     return ModelKey(found.name, str(found.path.resolve()), device, runtime, threads, str(onnx_cache))
 
 
-def shared_model(key: ModelKey, folder: Path, open_model: Callable[[], Encoder]) -> Encoder:
+def shared_model(key: ModelKey, folder: Path, open_model: Callable[[], T]) -> T:
     """The loaded model for `key`, loading it with `open_model` when this process has not yet, or when the
     folder's files changed since. Loads of one key wait for each other; loads of other keys run alongside."""
     global _loads
@@ -61,7 +62,8 @@ def shared_model(key: ModelKey, folder: Path, open_model: Callable[[], Encoder])
         with _lock:
             entry = _entries.get(key)
         if entry is not None and entry.files == files:
-            return entry.encoder
+            loaded: T = entry.encoder
+            return loaded
         encoder = open_model()
         with _lock:
             _entries[key] = _Entry(files, encoder)

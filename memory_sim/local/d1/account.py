@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Literal
 
 from memory_sim.bindings.d1 import check_database_name
+from memory_sim.bindings.d1_account_limits import check_database_count
 from memory_sim.damage import d1_sidecars
 from memory_sim.errors import ConfigError, D1Error
 from memory_sim.local.d1.core import D1CoreDatabase
@@ -19,9 +20,12 @@ class D1Account:
     """Creates, lists, opens and deletes the local D1 databases of one data folder."""
 
     def __init__(self, data_dir: str | Path, engine: Engine = "duckdb", *,
-                 time_limit_s: float = D1_QUERY_TIME_LIMIT_S, sqlite_synchronous: str = "normal") -> None:
+                 time_limit_s: float = D1_QUERY_TIME_LIMIT_S, sqlite_synchronous: str = "normal",
+                 max_databases: int | None = None) -> None:
         """`time_limit_s`: D1's limit on one query (time_limit.py), for every database opened here;
-        `sqlite_synchronous`: how the sqlite engine commits ('normal' or 'full', sqlite_engine.py)."""
+        `sqlite_synchronous`: how the sqlite engine commits ('normal' or 'full', sqlite_engine.py);
+        `max_databases`: how many databases `create` allows (default: D1's 1,000,000 per account)."""
+        self.max_databases = max_databases
         if engine not in _SUFFIX:
             raise ConfigError(f"unknown D1 engine {engine!r}: expected 'duckdb' or 'sqlite'")
         self.engine: Engine = engine
@@ -42,8 +46,10 @@ class D1Account:
 
     def create(self, name: str) -> D1CoreDatabase:
         path = self.path(name)  # checks the name before anything is written
-        if name in self.list():
+        existing = self.list()
+        if name in existing:
             raise D1Error(f"database {name!r} already exists")
+        check_database_count(len(existing), self.max_databases)
         self.root.mkdir(parents=True, exist_ok=True, mode=0o700)  # the data is this user's only
         if self.engine == "sqlite":
             _write_empty_sqlite(path)
