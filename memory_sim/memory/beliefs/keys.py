@@ -97,6 +97,8 @@ POSSESSION_VERBS = frozenset(
     "lent lend gave give pawned traded".split()
 )
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+_THIRD_PERSON_OWNERS = frozenset("his her hers their theirs".split())
+_CONTRACTIONS = frozenset("it's that's there's here's what's who's he's she's let's".split())
 _NOT_AN_ACTOR = frozenset("the a an this that someone somebody everyone nobody word they there it".split())
 
 
@@ -239,7 +241,7 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
     if aspect in RELATIONAL:
         return f"{aspect}:{people[0]}"
     actor = _actor(text, people)
-    if actor is None and aspect != "place" and not _FIRST_PERSON.search(text.lower()):
+    if actor is None and aspect != "place" and not _FIRST_PERSON.search(text.lower()) and not _own_thing(aspect, text):
         return None  # no first-person word and no NPC it reports on: news of strangers sets no state of the NPC's
     if aspect in OWN:
         return f"{aspect}:{actor}" if actor else aspect
@@ -248,6 +250,20 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
         return None
     key = f"{aspect}:{thing}" if aspect == "place" or not actor else f"{aspect}:{actor}:{thing}"
     return key if len(key.encode()) <= 64 else None
+
+
+def _own_thing(aspect: str, text: str) -> bool:
+    """A memory with no first-person word may still take up the NPC's own thing or body with "the" ("The shears
+    were under the hay", "The henhouse can wait", "The thumb has closed up clean"): a possession, a plan or (a body
+    part named) health, where nothing in it is anyone else's (no "the miller's", "his", "her", "their")."""
+    if aspect not in ("possession", "plan", "health"):
+        return False
+    words = [w.lower() for w in tokens(text)]
+    if any(w in _THIRD_PERSON_OWNERS or (w.endswith("'s") and w not in _CONTRACTIONS) for w in words):
+        return False
+    if aspect == "health":
+        return any(a == "the" and b in BODY_PARTS for a, b in zip(words, words[1:], strict=False))
+    return "the" in words
 
 
 def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
