@@ -36,6 +36,7 @@ from memory_sim.eval.state_keys import GOAL_PRECISION, GOAL_RECALL, load_pairs, 
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
+from memory_sim.memory.beliefs.things import phrase_heads
 
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -119,6 +120,24 @@ def test_things_key_possessions_plans_and_places_apart() -> None:
     assert key("The bridge over the river is flooded.", "place") == "place:bridge"
     assert key("I have a broken finger.") != "possession:finger"  # a body part is health's
     assert key("I cut my hand badly on the scythe.") != "possession:badly"  # an adverb is no thing
+
+
+def test_the_npcs_own_thing_may_be_taken_up_with_the_and_no_first_person_word() -> None:
+    assert key("The shears were lost in the hay.") == "possession:shears"
+    assert key("The trip to the fair is cancelled.") == "plan:fair"
+    assert key("The miller's cart was lost in the flood.") is None  # someone else's: no state of the NPC's
+    assert key("Her trip to the fair is cancelled.") != "plan:fair"  # hers
+
+
+def test_a_verb_after_a_noun_or_money_put_by_is_not_the_thing() -> None:
+    assert phrase_heads("My old sheepdog guards the flock.") == [("my", "sheepdog"), ("the", "flock")]
+    assert phrase_heads("I plan to plant pear trees in the orchard.")[0] == ("plant", "trees")  # a plural noun
+    assert phrase_heads("The loom money went on the doctor.")[0] == ("the", "loom")
+
+
+def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:
+    assert key("I own a copper kettle that was my mother's.") == "possession:kettle"
+    assert key("Petra's father was my father's best friend.", "relationship", ("petra",)) is None
 
 
 def test_npc_names_are_never_the_thing() -> None:
