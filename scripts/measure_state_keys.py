@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memory_sim.env import Env  # noqa: E402
-from memory_sim.eval.state_keys import load_pairs, measure, report  # noqa: E402
+from memory_sim.eval.state_keys import MISSES_SHOWN, load_pairs, measure, report  # noqa: E402
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 PAIRS = ROOT / "tests" / "memory" / "data" / "state_key_pairs.json"
@@ -55,7 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     name = "state_keys_no_embed" if args.no_embed else "state_keys"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{name}.md").write_text(report(results, model) + HISTORY, "utf-8")
-    payload = {"model": model, "splits": {split: {**f.summary(), "misses": f.misses} for split, f in results.items()}}
+    payload = {"model": model, "splits": {split: {**f.summary(), "misses": f.misses if split in MISSES_SHOWN else None}
+                                          for split, f in results.items()}}
     (args.out / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n", "utf-8")
     for split, figures in results.items():
         print(split, json.dumps(figures.summary()))

@@ -32,7 +32,14 @@ from fake_chat_server import FakeChatServer
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable
-from memory_sim.eval.state_keys import GOAL_PRECISION, GOAL_RECALL, load_pairs, measure, subjects_for
+from memory_sim.eval.state_keys import (
+    GOAL_PRECISION,
+    GOAL_RECALL,
+    MISSES_SHOWN,
+    load_pairs,
+    measure,
+    subjects_for,
+)
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
@@ -67,7 +74,7 @@ def test_the_labelled_set_has_the_size_and_spread_the_issue_asks() -> None:
     assert len(plain) >= len(updates) / 2
     topics = {p["topic"] for p in updates}
     assert {"opinion", "debt", "health", "home", "place", "possession", "plan", "relationship", "feud"} <= topics
-    for split in ("held_out", "tuning", "held_out_2", "held_out_3"):
+    for split in ("held_out", "tuning", "held_out_2", "held_out_3", "held_out_4"):
         assert sum(p["split"] == split and p["label"] == "update" for p in pairs) >= 50
         assert sum(p["split"] == split and p["label"] == "compatible" for p in pairs) >= 30
 
@@ -133,6 +140,9 @@ def test_a_verb_after_a_noun_or_money_put_by_is_not_the_thing() -> None:
     assert phrase_heads("My old sheepdog guards the flock.") == [("my", "sheepdog"), ("the", "flock")]
     assert phrase_heads("I plan to plant pear trees in the orchard.")[0] == ("plant", "trees")  # a plural noun
     assert phrase_heads("The loom money went on the doctor.")[0] == ("the", "loom")
+    assert phrase_heads("I have a brindled cat that mouses in the barn.")[0] == ("a", "cat")  # -ed: a modifier
+    assert key("The pocket knife was lost in my other coat.") == "possession:knife"  # the subject, not "my coat"
+    assert key("The wind carried off my good hat; it is lost.") == "possession:hat"
 
 
 def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:
@@ -235,7 +245,7 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
     figures = measure(DATA, split, minilm)
     got = figures.summary()
-    print(split, json.dumps(got), *figures.misses, sep="\n  ")
+    print(split, json.dumps(got), *(figures.misses if split in MISSES_SHOWN else ()), sep="\n  ")
     measured = (got["link_precision"], got["link_recall"], got["key_precision"], got["key_recall"])
     assert all(m >= floor for m, floor in zip(measured, FLOORS[split], strict=True)), (measured, FLOORS[split])
 

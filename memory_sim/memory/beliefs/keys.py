@@ -274,13 +274,20 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
     if aspect == "possession":
         held = object_of(text, POSSESSION_VERBS, names=names)  # "I found a lost lamb and keep it in my yard"
         own = [head for opener, head in heads if opener in ("my", "our")]  # "A girl found my locket"
-        heads_only = ([held] if held and held not in TIME_WORDS else []) or own or [head for _, head in heads]
+        opening = [head for opener, head in heads[:1] if opener in ("the", "my", "our") and _opens(text, opener)]
+        heads_only = ([held] if held and held not in TIME_WORDS else []) or opening or own or [h for _, h in heads]
         if heads_only and heads_only[0] in BODY_PARTS:
             return None  # "a broken finger" is health's
         return _slug(canonical(heads_only[0])) if heads_only else None
     aims = [head for _, head in heads if head not in BODY_PARTS]  # "I've set my heart on the fair"
     aims.sort(key=lambda head: head in ERRAND_WORDS)  # "ask the smith for a plough": the plough
     return _slug(canonical(aims[0])) if aims else None  # a plan: what it is for, named first
+
+
+def _opens(text: str, opener: str) -> bool:
+    """Whether the text opens with the thing as the subject of "is", "was", "has"...: "The pocket knife was in my
+    coat" is about the knife (not "The wind carried off my hat", nor "The neighbour's boy brought my sow home")."""
+    return bool(re.match(rf"{opener}\s+([a-z-]+\s+){{1,3}}(is|was|were|are|has|had)\b", text.lower()))
 
 
 def _place(text: str) -> str | None:

@@ -132,8 +132,8 @@ def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, 
     """The head noun of the phrase starting at `start` (after a determiner) and where scanning goes on."""
     i = start
     while i < len(words) and (_plain(words[i]) in ADJECTIVES or _plain(words[i]) in NUMBERS
-                              or _is_possessive(words[i])):
-        i += 1  # modifiers: "old", "twenty", "my mother's"
+                              or _is_possessive(words[i]) or _participle_before_noun(words, i)):
+        i += 1  # modifiers: "old", "twenty", "my mother's", "brindled"
     run: list[str] = []
     while i < len(words) and _noun(words[i]) and not _is_possessive(words[i]) and not (run and _verb_s(words, i)):
         run.append(_plain(words[i]))
@@ -147,6 +147,13 @@ def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, 
         if rest:
             return rest, after
     return head, i
+
+
+def _participle_before_noun(words: Sequence[str], i: int) -> bool:
+    """An -ed word right after a determiner and before a noun describes it ("a brindled cat", "the spotted pony")."""
+    word = _plain(words[i])
+    return (word.endswith("ed") and word not in _ED_NOUNS and i + 1 < len(words) and _noun(words[i + 1])
+            and not _is_possessive(words[i + 1]))
 
 
 def _verb_s(words: Sequence[str], i: int) -> bool:
