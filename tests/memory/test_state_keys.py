@@ -4,18 +4,26 @@ refiner against the fake OpenAI-compatible server, and (slow) the figures on rea
 The labelled set, tests/memory/data/state_key_pairs.json: pairs of memories of one NPC (older, newer), each
 memory with its text, type, `about` and gold key (null: no state), and the pair's label, 'update' (the newer
 replaces the older: same key) or 'compatible' (both stay true: different keys or none). Its splits, in the order
-they were written:
+they were written, and how each was used:
 - held_out (116 pairs) was written first and committed before any inference code ran on it. Its first run
   (benchmarks/state_keys_first_held_out_run.md) listed its misses, so it is no longer blind; since then it has
-  served as validation (choosing between variants; some tuning pairs were written against the kinds of
-  confusion it showed), never edited and never among the training examples.
-- tuning (480 pairs) was written next and grew in seven rounds; the cue words, the structure rules and the
-  aspect model's training examples (memory/beliefs/exemplars.py, generated from this split only) come from it.
-- held_out_2 (92 pairs) was written after the first held-out run, and committed before any code ran on it.
-  Only its aggregate figures were looked at (five times) while the rules and the tuning data changed.
-- held_out_3 (100 pairs) was written after that, committed before any code ran on it, and run once with the
-  final code: the one blind split. No held-out pair is ever edited after running on it.
-scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md.
+  served as validation (choosing between variants, e.g. the hand-over's confidence floor in
+  memory/recalling/current.py; some tuning pairs were written against the kinds of confusion it showed), never
+  edited and never among the training examples.
+- tuning (595 pairs) grew in ten rounds; the cue words, the structure rules and the aspect model's training
+  examples (memory/beliefs/exemplars.py, generated from this split only) come from it. The last three rounds
+  (132 pairs: third-person reports, indirect phrasings, possessions, plans and places without cue words) were
+  written after held_out_4, by the same person.
+- held_out_2 (92 pairs) was written after the first held-out run, and committed before any code ran on it. Only
+  its aggregate figures were looked at (six times, the last with the final code), never its misses.
+- held_out_3 (100 pairs) was written after that and run once blind (link 0.981/0.867), then its misses showed
+  one adverb bug, fixed; since then only its aggregate figures were looked at (once more, with the final code).
+- held_out_4 (118 pairs: 74 updates, 66 without a change word, 44 compatible; 12 new NPCs in a coastal parish)
+  was written by a later session before it changed any code, without reading the other held-out texts, and
+  committed (16b3dc5) before any code ran on it; run once, with the final code: the blind split. Its misses are
+  never written out (eval/state_keys.py's MISSES_SHOWN), so it stays blind for the next session too.
+scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md (misses of tuning and
+held_out only).
 """
 
 from __future__ import annotations
@@ -48,13 +56,14 @@ from memory_sim.memory.beliefs.things import phrase_heads
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
-# An own state needing a first-person word (a stranger's news sets none) lowered tuning link recall 0.975 -> 0.956
-# and held_out_2's 0.783 -> 0.767.
+# The final figures (MiniLM): tuning link 1.000/0.968, held_out 1.000/0.939, held_out_2 0.980/0.817, held_out_3
+# 0.981/0.850, held_out_4 (blind) 0.982/0.743.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
-    "tuning": (0.99, 0.95, 0.98, 0.97),
-    "held_out": (0.99, 0.89, 0.92, 0.93),
-    "held_out_2": (0.97, 0.76, 0.88, 0.86),
-    "held_out_3": (0.98, 0.86, 0.96, 0.93),
+    "tuning": (0.99, 0.96, 0.98, 0.97),
+    "held_out": (0.99, 0.93, 0.94, 0.95),
+    "held_out_2": (0.97, 0.81, 0.91, 0.90),
+    "held_out_3": (0.98, 0.85, 0.94, 0.93),
+    "held_out_4": (0.98, 0.74, 0.89, 0.87),
 }
 
 
@@ -254,9 +263,12 @@ def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
 @pytest.mark.parametrize("split", [
     "held_out",  # seen: used as validation since its first run
     pytest.param("held_out_2", marks=pytest.mark.xfail(strict=True, reason=(
-        "not reached: held_out_2 link recall 0.783 (precision 0.979) against the goal 0.85; "
+        "not reached: held_out_2 link recall 0.817 (precision 0.980) against the goal 0.85; "
         "benchmarks/state_keys.md"))),
-    "held_out_3",  # blind: run once, with the final code
+    "held_out_3",  # link 0.981/0.850: at the goal's edge
+    pytest.param("held_out_4", marks=pytest.mark.xfail(strict=True, reason=(
+        "not reached: held_out_4 (blind) link recall 0.743 (precision 0.982) against the goal 0.85; "
+        "benchmarks/state_keys.md"))),
 ])
 def test_held_out_linking_meets_the_goal(minilm: Any, split: str) -> None:
     got = measure(DATA, split, minilm).summary()
