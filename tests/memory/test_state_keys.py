@@ -15,13 +15,16 @@ they were written, and how each was used:
   (132 pairs: third-person reports, indirect phrasings, possessions, plans and places without cue words) were
   written after held_out_4, by the same person.
 - held_out_2 (92 pairs) was written after the first held-out run, and committed before any code ran on it. Only
-  its aggregate figures were looked at (six times, the last with the final code), never its misses.
+  its aggregate figures were looked at (seven times, the last two with the final code), never its misses.
 - held_out_3 (100 pairs) was written after that and run once blind (link 0.981/0.867), then its misses showed
-  one adverb bug, fixed; since then only its aggregate figures were looked at (once more, with the final code).
+  one adverb bug, fixed; since then only its aggregate figures were looked at (twice more, with the final code).
 - held_out_4 (118 pairs: 74 updates, 66 without a change word, 44 compatible; 12 new NPCs in a coastal parish)
   was written by a later session before it changed any code, without reading the other held-out texts, and
-  committed (16b3dc5) before any code ran on it; run once, with the final code: the blind split. Its misses are
-  never written out (eval/state_keys.py's MISSES_SHOWN), so it stays blind for the next session too.
+  committed (16b3dc5) before any code ran on it; its aggregate figures were looked at twice, with the finished
+  code and again after one rule was tightened for a false key the sim village showed (a rumour, "Tom claims
+  William found a purse", became the NPC's own possession): the links were the same, key precision 0.894 ->
+  0.899. The blind split: its misses are never written out (eval/state_keys.py's MISSES_SHOWN), so it stays
+  blind for the next session too.
 scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md (misses of tuning and
 held_out only).
 """
@@ -143,6 +146,9 @@ def test_the_npcs_own_thing_may_be_taken_up_with_the_and_no_first_person_word() 
     assert key("The trip to the fair is cancelled.") == "plan:fair"
     assert key("The miller's cart was lost in the flood.") is None  # someone else's: no state of the NPC's
     assert key("Her trip to the fair is cancelled.") != "plan:fair"  # hers
+    rumour = "Tom claims William found a purse of silver by the river."  # a false key the sim village once got
+    assert not (key(rumour, subjects=("tom", "william")) or "").startswith("possession")
+    assert not (key("A stranger found a purse of silver by the river.") or "").startswith("possession")
 
 
 def test_a_verb_after_a_noun_or_money_put_by_is_not_the_thing() -> None:

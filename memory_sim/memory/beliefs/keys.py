@@ -241,7 +241,8 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
     if aspect in RELATIONAL:
         return f"{aspect}:{people[0]}"
     actor = _actor(text, people)
-    if actor is None and aspect != "place" and not _FIRST_PERSON.search(text.lower()) and not _own_thing(aspect, text):
+    if (actor is None and aspect != "place" and not _FIRST_PERSON.search(text.lower())
+            and not (not people and _own_thing(aspect, text))):
         return None  # no first-person word and no NPC it reports on: news of strangers sets no state of the NPC's
     if aspect in OWN:
         return f"{aspect}:{actor}" if actor else aspect
@@ -253,17 +254,18 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
 
 
 def _own_thing(aspect: str, text: str) -> bool:
-    """A memory with no first-person word may still take up the NPC's own thing or body with "the" ("The shears
-    were under the hay", "The henhouse can wait", "The thumb has closed up clean"): a possession, a plan or (a body
-    part named) health, where nothing in it is anyone else's (no "the miller's", "his", "her", "their")."""
+    """A memory with no first-person word that names no NPC may still open on the NPC's own thing or body with
+    "the" ("The shears were under the hay", "The henhouse can wait", "The thumb has closed up clean"): a
+    possession, a plan or (a body part named) health, where nothing in it is anyone else's (no "the miller's",
+    "his", "her", "their"). A rumour ("Tom claims William found a purse by the river") is not the NPC's."""
     if aspect not in ("possession", "plan", "health"):
         return False
     words = [w.lower() for w in tokens(text)]
     if any(w in _THIRD_PERSON_OWNERS or (w.endswith("'s") and w not in _CONTRACTIONS) for w in words):
         return False
-    if aspect == "health":
-        return any(a == "the" and b in BODY_PARTS for a, b in zip(words, words[1:], strict=False))
-    return "the" in words
+    if not words or words[0] != "the":
+        return False
+    return aspect != "health" or (len(words) > 1 and words[1] in BODY_PARTS)
 
 
 def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
