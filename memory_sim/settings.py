@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 from urllib.parse import urlparse
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
@@ -84,6 +84,11 @@ class Settings(BaseSettings):
     ray_address: str | None = Field(
         None, description="experiment run: run on Ray: 'local' (a local Ray), 'auto' or ray://host:port (a cluster)"
     )
+    # An OpenAI-compatible chat model that refines inferred state keys (memory/beliefs/key_chat.py); off when unset
+    key_chat_url: str | None = Field(None, description="a chat server's base URL, e.g. http://127.0.0.1:11434/v1")
+    key_chat_model: str | None = Field(None, min_length=1, description="the chat model that names state keys")
+    key_chat_api_key: str | None = Field(None, repr=False)
+    key_chat_timeout_s: float = Field(10.0, gt=0, le=300, description="seconds one key question may take")
     serve_owner: bool = Field(True, description="a program's local Env serves its folder to other processes")
     owner_port: int | None = Field(
         None, ge=1, le=65535, description="the owner's loopback port (default: any free one)"
@@ -99,7 +104,14 @@ class Settings(BaseSettings):
             "'sentence-transformers/all-MiniLM-L6-v2', 'text-embedding-3-small' or a sentence-transformers folder"
         )
 
-    @field_validator("chroma_url", "base_url")
+    @field_validator("key_chat_model")
+    @classmethod
+    def _chat_model_named(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and info.data.get("key_chat_url"):
+            raise ValueError("key_chat_url is set, so name the chat model too (e.g. 'llama3.1')")
+        return value
+
+    @field_validator("chroma_url", "base_url", "key_chat_url")
     @classmethod
     def _http_url(cls, value: str | None) -> str | None:
         if value is None:

@@ -1,5 +1,5 @@
 """State-key inference (memory/beliefs/keys.py) measured on the labelled pairs with the bundled MiniLM, as the
-memory system runs it: writes benchmarks/state_keys.{md,json} (both splits, misses listed).
+memory system runs it: writes benchmarks/state_keys.{md,json} (every split; misses of tuning and held_out only).
 
     .venv/bin/python scripts/measure_state_keys.py             # bundled all-MiniLM-L6-v2, about a minute
     .venv/bin/python scripts/measure_state_keys.py --no-embed  # cue words and types only
@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from memory_sim.env import Env  # noqa: E402
-from memory_sim.eval.state_keys import load_pairs, measure, report  # noqa: E402
+from memory_sim.eval.state_keys import MISSES_SHOWN, load_pairs, measure, report  # noqa: E402
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 PAIRS = ROOT / "tests" / "memory" / "data" / "state_key_pairs.json"
@@ -35,8 +35,16 @@ HISTORY = """
 - held_out_3 was written after held_out_2's fourth look and committed before any code ran on it; it was run
   once, blind (state_keys_first_held_out_3_run.md: link 0.981/0.867, key 0.961/0.930). Its misses then showed
   one plain bug, an adverb taken for a thing ("my hand badly" -> possession:badly), fixed afterwards: only key
-  precision moved (the figures above). One person wrote every split and the rules, so none is blind to the
-  writer's style.
+  precision moved. Since then only its aggregate figures were looked at (twice more, with the final code).
+  One person wrote held_out to held_out_3 and the rules, so none is blind to that writer's style.
+- held_out_4 (118 pairs, a coastal parish, 12 new NPCs) was written by a later session before it changed any
+  code, without reading the other held-out texts, and committed before any code ran on it. That session then
+  wrote 132 tuning pairs, added structural rules found on them, and ran held_out_4 with the finished code
+  (link 0.982/0.743, key 0.894/0.873), then once more after tightening one rule for a false key the sim village
+  showed (the figures above: links the same). Its misses are not listed here, so it stays blind; the same
+  person wrote it and the last tuning rounds.
+- Before that session (on main): held_out_2 0.979/0.767, held_out_3 0.981/0.867, held_out 1.000/0.894, tuning
+  1.000/0.956 (link precision/recall).
 """
 
 
@@ -55,7 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     name = "state_keys_no_embed" if args.no_embed else "state_keys"
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / f"{name}.md").write_text(report(results, model) + HISTORY, "utf-8")
-    payload = {"model": model, "splits": {split: {**f.summary(), "misses": f.misses} for split, f in results.items()}}
+    payload = {"model": model, "splits": {split: {**f.summary(), "misses": f.misses if split in MISSES_SHOWN else None}
+                                          for split, f in results.items()}}
     (args.out / f"{name}.json").write_text(json.dumps(payload, indent=1) + "\n", "utf-8")
     for split, figures in results.items():
         print(split, json.dumps(figures.summary()))

@@ -18,6 +18,8 @@ from typing import Any
 from memory_sim.memory.beliefs.keys import Embed, KeyGuess, infer_key
 
 GOAL_PRECISION, GOAL_RECALL = 0.9, 0.85  # issue 37's goal for linking on the held-out half
+# Splits whose misses are tuned on or looked at; the others' misses are never written out, so they stay blind.
+MISSES_SHOWN = ("tuning", "held_out")
 
 
 def load_pairs(path: str | Path) -> dict[str, Any]:
@@ -101,7 +103,8 @@ def measure(data: Mapping[str, Any], split: str, embed: Embed | None) -> Figures
 
 
 def report(results: Mapping[str, Figures], model: str) -> str:
-    """The markdown page: both splits side by side, then each split's misses."""
+    """The markdown page: the splits side by side, then the misses of the splits in MISSES_SHOWN (the blind
+    splits' misses are counted, not listed)."""
     lines = [
         "# State-key inference (memory/beliefs/keys.py)",
         "",
@@ -121,5 +124,8 @@ def report(results: Mapping[str, Figures], model: str) -> str:
                      f"| {s['counts']['updates']} | {s['counts']['linked']} |")
     for split, figures in results.items():
         lines += ["", f"## Misses on {split} ({len(figures.misses)})", ""]
+        if split not in MISSES_SHOWN:
+            lines += ["- not listed: this split is kept blind (only its figures are looked at)"]
+            continue
         lines += [f"- {miss}" for miss in figures.misses] or ["- none"]
     return "\n".join(lines) + "\n"

@@ -47,7 +47,7 @@ from memory_sim.memory.recalling.recall_cache import RecallCache
 from memory_sim.memory.writing import correcting, erasure, forgetting, indexer, rederive, remembering
 from memory_sim.memory.writing.background import Background, settled
 from memory_sim.memory.writing.forgetting import MemoryPage
-from memory_sim.memory.writing.keying import KeyRegistry
+from memory_sim.memory.writing.keying import KeyRegistry, configured_refiner
 
 __all__ = ["MemorySystem", "RelationshipContext"]
 Clock = Callable[[], float]
@@ -72,7 +72,8 @@ class MemorySystem:
         self.summariser: Summariser = summariser or ExtractiveSummariser()
         migrate(env.DB, applied_at=0.0)  # 0: the same data gives byte-identical D1 contents in every run
         self._recall_cache = RecallCache(env.DB)  # hybrid and keyword recall's per-NPC state, proved current
-        self._keys = KeyRegistry(env.DB)  # the registry as key inference reads it (writing/keying.py)
+        # the registry as key inference reads it, and the chat model the settings configure to refine keys
+        self._keys = KeyRegistry(env.DB, configured_refiner(env))
         # True while nothing is pending and no forget is half done (set by a clean retry, cleared by anything
         # that may queue a row); False at first: a dead process may have left work.
         self._nothing_to_retry = False

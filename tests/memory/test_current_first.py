@@ -7,12 +7,16 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from memory_env import build_env
 
 from memory_sim.errors import EmbeddingUnavailable
 from memory_sim.memory.beliefs.keys import KeyGuess
-from memory_sim.memory.models import Recollection, ShortTermMemory, WorldTime
+from memory_sim.memory.models import Recollection, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory.recalling import current
 from memory_sim.memory.scoring import borrow_score, current_first, next_newer, stale_values
+from memory_sim.memory.system import MemorySystem
 from memory_sim.memory.writing import keying
+from memory_sim.sim.clock import SimClock
 
 CHAINS = {"opinion:cole": ["old", "mid", "new"]}
 
@@ -71,6 +75,8 @@ def test_key_inference_goes_on_without_the_embedder_when_it_fails(monkeypatch: p
         raise EmbeddingUnavailable("the model is down")
 
     class Registry:
+        refiner = None
+
         def profiles(self) -> list[dict[str, str]]:
             return [{"npc_id": "cole", "name": "Cole", "role": "the carter", "aliases": ""}]
 
@@ -81,3 +87,54 @@ def test_key_inference_goes_on_without_the_embedder_when_it_fails(monkeypatch: p
     keys = keying.keys_for(memories, Registry(), failing)  # type: ignore[arg-type]
     assert keys == {memories[0].id: ("opinion:cole", 0.7, "inferred"), memories[2].id: ("debt:cole", 1.0, "game")}
     assert asked == [True, False, False]  # once failed, the rest of the batch goes without it
+
+
+# --- the relevance guard on the hand-over (memory/recalling/current.py) ------------------------------------------
+
+
+def _stored(id: str, day: int, confidence: float, source: str = "inferred") -> StoredMemory:
+    return StoredMemory(id, "ada", id, 0.5, day, 9, "event", "observation", 0.0, "none", state_key="possession:door",
+                        key_confidence=confidence, key_source=source)
+
+
+@pytest.mark.parametrize(("versions", "found", "chain"), [
+    ((("old", 0.9), ("new", 0.9)), {"old"}, ["old", "new"]),  # both sure: the newer one is pulled in
+    ((("old", 0.9), ("new", 0.55)), {"old"}, ["old"]),  # an unsure newer one, not asked for, takes no place
+    ((("old", 0.9), ("new", 0.35)), {"old", "new"}, ["old", "new"]),  # found by the question: it is relevant
+    ((("old", 0.35), ("new", 0.9)), {"old"}, ["old"]),  # found only through an unsure version: not pulled in
+    ((("old", 0.35), ("mid", 0.9), ("new", 0.9)), {"old", "mid"}, ["old", "mid", "new"]),
+    ((("old", 0.9), ("new", 0.35), ("newest", 0.9)), {"old"}, ["old", "newest"]),  # the unsure one is skipped
+])
+def test_the_hand_over_trusts_what_the_question_found_or_a_sure_key(
+    versions: tuple[tuple[str, float], ...], found: set[str], chain: list[str]
+) -> None:
+    stored = [_stored(id, day, confidence) for day, (id, confidence) in enumerate(versions)]
+    assert [m.id for m in current.handover_chain(stored, found)] == chain
+
+
+def test_a_game_key_is_always_sure() -> None:
+    assert current.sure(_stored("x", 1, 0.0, source="game")) and not current.sure(_stored("x", 1, 0.59))
+    assert current.sure(_stored("x", 1, current.HANDOVER_FLOOR))
+
+
+def test_recall_keeps_a_relevant_memory_in_place_of_an_unsure_newer_one(clock: SimClock) -> None:
+    """'I mended the latch on my oven door' and, later, 'Tilly left a jar of tea at my door' under one inferred key
+    (possession:door, a false link once seen): asked about the oven, recall answers with the oven; with a sure key
+    (the game's) the newer one takes the older one's place as before."""
+    for confidence, source, first in ((0.35, "inferred", "oven"), (1.0, "game", "tea")):
+        with build_env(clock) as env:
+            system = MemorySystem(env, clock=clock)
+            oven = ShortTermMemory("ada", "I mended the latch on my oven door.", 0.9, WorldTime(1, 9),
+                                   state_key="possession:door")
+            tea = ShortTermMemory("ada", "Tilly left a jar of tea at my door.", 0.3, WorldTime(2, 9),
+                                  state_key="possession:door")  # D1 only: never a candidate of vector recall
+            system.remember_many([oven, tea, *FILLER])
+            env.DB.prepare("UPDATE short_term_memories SET key_source = ?, key_confidence = ? WHERE id = ?").bind(
+                source, confidence, tea.id).run()
+            clock.advance_to(WorldTime(3, 9))
+            top = system.recall("ada", "oven latch", top_k=1, mode="vector")
+            assert top[0].text == (oven.content if first == "oven" else tea.content), (confidence, top)
+
+
+FILLER = [ShortTermMemory("ada", text, 0.9, WorldTime(1, 12)) for text in (
+    "The miller's cart lost a wheel.", "I picked a basket of plums.", "It rained on the market all afternoon.")]

@@ -4,18 +4,29 @@ refiner against the fake OpenAI-compatible server, and (slow) the figures on rea
 The labelled set, tests/memory/data/state_key_pairs.json: pairs of memories of one NPC (older, newer), each
 memory with its text, type, `about` and gold key (null: no state), and the pair's label, 'update' (the newer
 replaces the older: same key) or 'compatible' (both stay true: different keys or none). Its splits, in the order
-they were written:
+they were written, and how each was used:
 - held_out (116 pairs) was written first and committed before any inference code ran on it. Its first run
   (benchmarks/state_keys_first_held_out_run.md) listed its misses, so it is no longer blind; since then it has
-  served as validation (choosing between variants; some tuning pairs were written against the kinds of
-  confusion it showed), never edited and never among the training examples.
-- tuning (480 pairs) was written next and grew in seven rounds; the cue words, the structure rules and the
-  aspect model's training examples (memory/beliefs/exemplars.py, generated from this split only) come from it.
-- held_out_2 (92 pairs) was written after the first held-out run, and committed before any code ran on it.
-  Only its aggregate figures were looked at (five times) while the rules and the tuning data changed.
-- held_out_3 (100 pairs) was written after that, committed before any code ran on it, and run once with the
-  final code: the one blind split. No held-out pair is ever edited after running on it.
-scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md.
+  served as validation (choosing between variants, e.g. the hand-over's confidence floor in
+  memory/recalling/current.py; some tuning pairs were written against the kinds of confusion it showed), never
+  edited and never among the training examples.
+- tuning (595 pairs) grew in ten rounds; the cue words, the structure rules and the aspect model's training
+  examples (memory/beliefs/exemplars.py, generated from this split only) come from it. The last three rounds
+  (132 pairs: third-person reports, indirect phrasings, possessions, plans and places without cue words) were
+  written after held_out_4, by the same person.
+- held_out_2 (92 pairs) was written after the first held-out run, and committed before any code ran on it. Only
+  its aggregate figures were looked at (seven times, the last two with the final code), never its misses.
+- held_out_3 (100 pairs) was written after that and run once blind (link 0.981/0.867), then its misses showed
+  one adverb bug, fixed; since then only its aggregate figures were looked at (twice more, with the final code).
+- held_out_4 (118 pairs: 74 updates, 66 without a change word, 44 compatible; 12 new NPCs in a coastal parish)
+  was written by a later session before it changed any code, without reading the other held-out texts, and
+  committed (16b3dc5) before any code ran on it; its aggregate figures were looked at twice, with the finished
+  code and again after one rule was tightened for a false key the sim village showed (a rumour, "Tom claims
+  William found a purse", became the NPC's own possession): the links were the same, key precision 0.894 ->
+  0.899. The blind split: its misses are never written out (eval/state_keys.py's MISSES_SHOWN), so it stays
+  blind for the next session too.
+scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md (misses of tuning and
+held_out only).
 """
 
 from __future__ import annotations
@@ -32,21 +43,30 @@ from fake_chat_server import FakeChatServer
 from memory_sim.embedding.fake import HashingEmbedder
 from memory_sim.env import Env
 from memory_sim.errors import EmbeddingUnavailable
-from memory_sim.eval.state_keys import GOAL_PRECISION, GOAL_RECALL, load_pairs, measure, subjects_for
+from memory_sim.eval.state_keys import (
+    GOAL_PRECISION,
+    GOAL_RECALL,
+    MISSES_SHOWN,
+    load_pairs,
+    measure,
+    subjects_for,
+)
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
+from memory_sim.memory.beliefs.things import phrase_heads
 
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
-# An own state needing a first-person word (a stranger's news sets none) lowered tuning link recall 0.975 -> 0.956
-# and held_out_2's 0.783 -> 0.767.
+# The final figures (MiniLM): tuning link 1.000/0.968, held_out 1.000/0.939, held_out_2 0.980/0.817, held_out_3
+# 0.981/0.850, held_out_4 (blind) 0.982/0.743.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
-    "tuning": (0.99, 0.95, 0.98, 0.97),
-    "held_out": (0.99, 0.89, 0.92, 0.93),
-    "held_out_2": (0.97, 0.76, 0.88, 0.86),
-    "held_out_3": (0.98, 0.86, 0.96, 0.93),
+    "tuning": (0.99, 0.96, 0.98, 0.97),
+    "held_out": (0.99, 0.93, 0.94, 0.95),
+    "held_out_2": (0.97, 0.81, 0.91, 0.90),
+    "held_out_3": (0.98, 0.85, 0.94, 0.93),
+    "held_out_4": (0.98, 0.74, 0.89, 0.87),
 }
 
 
@@ -66,7 +86,7 @@ def test_the_labelled_set_has_the_size_and_spread_the_issue_asks() -> None:
     assert len(plain) >= len(updates) / 2
     topics = {p["topic"] for p in updates}
     assert {"opinion", "debt", "health", "home", "place", "possession", "plan", "relationship", "feud"} <= topics
-    for split in ("held_out", "tuning", "held_out_2", "held_out_3"):
+    for split in ("held_out", "tuning", "held_out_2", "held_out_3", "held_out_4"):
         assert sum(p["split"] == split and p["label"] == "update" for p in pairs) >= 50
         assert sum(p["split"] == split and p["label"] == "compatible" for p in pairs) >= 30
 
@@ -119,6 +139,30 @@ def test_things_key_possessions_plans_and_places_apart() -> None:
     assert key("The bridge over the river is flooded.", "place") == "place:bridge"
     assert key("I have a broken finger.") != "possession:finger"  # a body part is health's
     assert key("I cut my hand badly on the scythe.") != "possession:badly"  # an adverb is no thing
+
+
+def test_the_npcs_own_thing_may_be_taken_up_with_the_and_no_first_person_word() -> None:
+    assert key("The shears were lost in the hay.") == "possession:shears"
+    assert key("The trip to the fair is cancelled.") == "plan:fair"
+    assert key("The miller's cart was lost in the flood.") is None  # someone else's: no state of the NPC's
+    assert key("Her trip to the fair is cancelled.") != "plan:fair"  # hers
+    rumour = "Tom claims William found a purse of silver by the river."  # a false key the sim village once got
+    assert not (key(rumour, subjects=("tom", "william")) or "").startswith("possession")
+    assert not (key("A stranger found a purse of silver by the river.") or "").startswith("possession")
+
+
+def test_a_verb_after_a_noun_or_money_put_by_is_not_the_thing() -> None:
+    assert phrase_heads("My old sheepdog guards the flock.") == [("my", "sheepdog"), ("the", "flock")]
+    assert phrase_heads("I plan to plant pear trees in the orchard.")[0] == ("plant", "trees")  # a plural noun
+    assert phrase_heads("The loom money went on the doctor.")[0] == ("the", "loom")
+    assert phrase_heads("I have a brindled cat that mouses in the barn.")[0] == ("a", "cat")  # -ed: a modifier
+    assert key("The pocket knife was lost in my other coat.") == "possession:knife"  # the subject, not "my coat"
+    assert key("The wind carried off my good hat; it is lost.") == "possession:hat"
+
+
+def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:
+    assert key("I own a copper kettle that was my mother's.") == "possession:kettle"
+    assert key("Petra's father was my father's best friend.", "relationship", ("petra",)) is None
 
 
 def test_npc_names_are_never_the_thing() -> None:
@@ -216,7 +260,7 @@ def minilm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
     figures = measure(DATA, split, minilm)
     got = figures.summary()
-    print(split, json.dumps(got), *figures.misses, sep="\n  ")
+    print(split, json.dumps(got), *(figures.misses if split in MISSES_SHOWN else ()), sep="\n  ")
     measured = (got["link_precision"], got["link_recall"], got["key_precision"], got["key_recall"])
     assert all(m >= floor for m, floor in zip(measured, FLOORS[split], strict=True)), (measured, FLOORS[split])
 
@@ -225,9 +269,12 @@ def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
 @pytest.mark.parametrize("split", [
     "held_out",  # seen: used as validation since its first run
     pytest.param("held_out_2", marks=pytest.mark.xfail(strict=True, reason=(
-        "not reached: held_out_2 link recall 0.783 (precision 0.979) against the goal 0.85; "
+        "not reached: held_out_2 link recall 0.817 (precision 0.980) against the goal 0.85; "
         "benchmarks/state_keys.md"))),
-    "held_out_3",  # blind: run once, with the final code
+    "held_out_3",  # link 0.981/0.850: at the goal's edge
+    pytest.param("held_out_4", marks=pytest.mark.xfail(strict=True, reason=(
+        "not reached: held_out_4 (blind) link recall 0.743 (precision 0.982) against the goal 0.85; "
+        "benchmarks/state_keys.md"))),
 ])
 def test_held_out_linking_meets_the_goal(minilm: Any, split: str) -> None:
     got = measure(DATA, split, minilm).summary()

@@ -83,9 +83,10 @@ KIN = (
     r"grandson|granddaughter|godfather|godmother|godson|goddaughter|stepmother|stepfather|twin|kin|"
     r"[a-z]+-in-law"
 )
-# "Tom is my mother's brother", "Wren is my cousin", "we are cousins": facts that never stop being true.
+# "Tom is my mother's brother", "Wren is my cousin", "we are cousins": facts that never stop being true ("a kettle
+# that was my mother's" is not kinship).
 KINSHIP = re.compile(
-    rf"\b(is|was|are) (my|our) ({_W}'s )?({KIN})\b|\bare (cousins|brothers|sisters|twins|kin)\b"
+    rf"\b(is|was|are) (my|our) ({_W}'s )?({KIN})\b(?!'s?\s*([.,;:!?]|$))|\bare (cousins|brothers|sisters|twins|kin)\b"
 )
 # Nouns a place memory is keyed by, first found first taken.
 PLACE_NOUNS = frozenset(

@@ -3,15 +3,19 @@ does for summaries): `infer_key` guesses offline, the model may name another key
 
 Degrades, never loses: an outage, an HTTP error, or an answer that is not a key of the vocabulary (a wrong
 shape, an aspect it does not have, an NPC the memory does not name) leaves the offline guess, and `fallbacks`
-counts it. The offline default reaches its figures alone (benchmarks/state_keys.md); this is a refinement.
+counts it. After an outage (unreachable, timed out, 5xx, 429) the model is not asked again for `rest_s` seconds,
+so a batch of memories does not wait out one timeout each. The offline default reaches its figures alone
+(benchmarks/state_keys.md); this is a refinement.
 """
 
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from typing import Any
 
-from memory_sim.errors import AiError, InvalidInput
+from memory_sim.errors import AiError, EmbeddingUnavailable, InvalidInput
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.aspects import OWN, RELATIONAL, THINGS
 from memory_sim.memory.beliefs.keys import KeyGuess
@@ -33,11 +37,12 @@ class ChatKeyRefiner:
     `llama-server`, vLLM, Ollama, LM Studio, OpenAI). `transport` is httpx's seam."""
 
     def __init__(self, base_url: str, model: str, api_key: str | None = None, *, timeout_s: float = 30.0,
-                 transport: Any = None) -> None:
+                 transport: Any = None, rest_s: float = 60.0, clock: Callable[[], float] = time.monotonic) -> None:
         import httpx
 
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.model, self.fallbacks = model, 0
+        self.rest_s, self._clock, self._down_until = rest_s, clock, float("-inf")
         self._client = httpx.Client(base_url=base_url.rstrip("/"), headers=headers, timeout=timeout_s,
                                     transport=transport)
 
@@ -53,8 +58,13 @@ class ChatKeyRefiner:
 
     def refine(self, text: str, guess: KeyGuess, *, type: str, subjects: tuple[str, ...]) -> KeyGuess:
         """The model's key for the memory, or `guess` where the model gives no usable answer."""
+        if self._clock() < self._down_until:
+            return self._fallback(guess, "chat key refiner resting after an outage, the offline guess stands")
         try:
             answer = self._ask(self.prompt(text, guess, type=type, subjects=subjects))
+        except EmbeddingUnavailable as exc:  # unreachable or overloaded: rest a while
+            self._down_until = self._clock() + self.rest_s
+            return self._fallback(guess, f"chat key refiner unavailable, the offline guess stands: {exc}")
         except AiError as exc:
             return self._fallback(guess, f"chat key refiner failed, the offline guess stands: {exc}")
         word = answer.strip().strip("`'\".").lower()

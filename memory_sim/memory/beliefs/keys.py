@@ -97,6 +97,8 @@ POSSESSION_VERBS = frozenset(
     "lent lend gave give pawned traded".split()
 )
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
+_THIRD_PERSON_OWNERS = frozenset("his her hers their theirs".split())
+_CONTRACTIONS = frozenset("it's that's there's here's what's who's he's she's let's".split())
 _NOT_AN_ACTOR = frozenset("the a an this that someone somebody everyone nobody word they there it".split())
 
 
@@ -239,7 +241,8 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
     if aspect in RELATIONAL:
         return f"{aspect}:{people[0]}"
     actor = _actor(text, people)
-    if actor is None and aspect != "place" and not _FIRST_PERSON.search(text.lower()):
+    if (actor is None and aspect != "place" and not _FIRST_PERSON.search(text.lower())
+            and not (not people and _own_thing(aspect, text))):
         return None  # no first-person word and no NPC it reports on: news of strangers sets no state of the NPC's
     if aspect in OWN:
         return f"{aspect}:{actor}" if actor else aspect
@@ -250,6 +253,21 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
     return key if len(key.encode()) <= 64 else None
 
 
+def _own_thing(aspect: str, text: str) -> bool:
+    """A memory with no first-person word that names no NPC may still open on the NPC's own thing or body with
+    "the" ("The shears were under the hay", "The henhouse can wait", "The thumb has closed up clean"): a
+    possession, a plan or (a body part named) health, where nothing in it is anyone else's (no "the miller's",
+    "his", "her", "their"). A rumour ("Tom claims William found a purse by the river") is not the NPC's."""
+    if aspect not in ("possession", "plan", "health"):
+        return False
+    words = [w.lower() for w in tokens(text)]
+    if any(w in _THIRD_PERSON_OWNERS or (w.endswith("'s") and w not in _CONTRACTIONS) for w in words):
+        return False
+    if not words or words[0] != "the":
+        return False
+    return aspect != "health" or (len(words) > 1 and words[1] in BODY_PARTS)
+
+
 def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
     """The thing a possession, plan or place is keyed by (see memory/beliefs/things.py)."""
     heads = [(opener, head) for opener, head in phrase_heads(text, names=names) if head not in TIME_WORDS]
@@ -258,13 +276,20 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
     if aspect == "possession":
         held = object_of(text, POSSESSION_VERBS, names=names)  # "I found a lost lamb and keep it in my yard"
         own = [head for opener, head in heads if opener in ("my", "our")]  # "A girl found my locket"
-        heads_only = ([held] if held and held not in TIME_WORDS else []) or own or [head for _, head in heads]
+        opening = [head for opener, head in heads[:1] if opener in ("the", "my", "our") and _opens(text, opener)]
+        heads_only = ([held] if held and held not in TIME_WORDS else []) or opening or own or [h for _, h in heads]
         if heads_only and heads_only[0] in BODY_PARTS:
             return None  # "a broken finger" is health's
         return _slug(canonical(heads_only[0])) if heads_only else None
     aims = [head for _, head in heads if head not in BODY_PARTS]  # "I've set my heart on the fair"
     aims.sort(key=lambda head: head in ERRAND_WORDS)  # "ask the smith for a plough": the plough
     return _slug(canonical(aims[0])) if aims else None  # a plan: what it is for, named first
+
+
+def _opens(text: str, opener: str) -> bool:
+    """Whether the text opens with the thing as the subject of "is", "was", "has"...: "The pocket knife was in my
+    coat" is about the knife (not "The wind carried off my hat", nor "The neighbour's boy brought my sow home")."""
+    return bool(re.match(rf"{opener}\s+([a-z-]+\s+){{1,3}}(is|was|were|are|has|had)\b", text.lower()))
 
 
 def _place(text: str) -> str | None:

@@ -75,6 +75,8 @@ _FRAMES = frozenset(
     "flock herd pair sack sacks basket bag loaf loaves trip journey visit voyage idea thought plan plans dozen "
     "head piece pieces lot bit cup jug barrel crate load hive swarm".split()
 )
+# Nouns of money put by for something: "the loom money" is for a loom.
+_FOR_WORDS = frozenset("money savings fund purse".split())
 SYNONYMS = {
     "mare": "horse", "stallion": "horse", "cob": "horse", "pony": "horse", "colt": "horse", "gelding": "horse",
     "filly": "horse", "steed": "horse", "nag": "horse",
@@ -130,21 +132,36 @@ def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, 
     """The head noun of the phrase starting at `start` (after a determiner) and where scanning goes on."""
     i = start
     while i < len(words) and (_plain(words[i]) in ADJECTIVES or _plain(words[i]) in NUMBERS
-                              or _is_possessive(words[i])):
-        i += 1  # modifiers: "old", "twenty", "my mother's"
+                              or _is_possessive(words[i]) or _participle_before_noun(words, i)):
+        i += 1  # modifiers: "old", "twenty", "my mother's", "brindled"
     run: list[str] = []
-    while i < len(words) and _noun(words[i]) and not _is_possessive(words[i]):
+    while i < len(words) and _noun(words[i]) and not _is_possessive(words[i]) and not (run and _verb_s(words, i)):
         run.append(_plain(words[i]))
         i += 1
     run = [w for w in run if w not in skip]
     if not run:
         return "", i
-    head = run[-1]
+    head = run[-2] if len(run) > 1 and run[-1] in _FOR_WORDS else run[-1]  # "the loom money": a loom
     if head in _FRAMES:
         rest, after = _framed(words, i, skip)
         if rest:
             return rest, after
     return head, i
+
+
+def _participle_before_noun(words: Sequence[str], i: int) -> bool:
+    """An -ed word right after a determiner and before a noun describes it ("a brindled cat", "the spotted pony")."""
+    word = _plain(words[i])
+    return (word.endswith("ed") and word not in _ED_NOUNS and i + 1 < len(words) and _noun(words[i + 1])
+            and not _is_possessive(words[i + 1]))
+
+
+def _verb_s(words: Sequence[str], i: int) -> bool:
+    """Whether words[i], after a noun, is a verb in -s ("my sheepdog guards the flock"): it ends in a single s and
+    a determiner follows (before a preposition it may be a plural: "pear trees in the orchard")."""
+    word = _plain(words[i])
+    after = _plain(words[i + 1]) if i + 1 < len(words) else ""
+    return word.endswith("s") and not word.endswith("ss") and after in DETERMINERS
 
 
 def _framed(words: Sequence[str], i: int, skip: set[str]) -> tuple[str, int]:

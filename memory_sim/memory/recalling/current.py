@@ -1,7 +1,13 @@
 """Current state and history from state keys (schema migration 8), read from D1: the newest memory of an NPC
 under a key is its current state, older ones its history. Recall asks here for the keys its candidates carry, so
 a key's current memory is ranked (memory/scoring.py's `current_first`) even when only an older
-version was among the candidates: no two memories need to be recalled together to be linked."""
+version was among the candidates: no two memories need to be recalled together to be linked.
+
+A wrong inferred key would let an unrelated newer memory take a relevant older one's place, so the hand-over
+trusts a version only where the question found it (it is relevant) or its key is sure (`sure`: the game's, or
+inferred with confidence at least HANDOVER_FLOOR); a memory is pulled in from D1 only when it is sure and a sure
+version of its key was found. An unsure newer version the question did not find leaves the older ones as they
+are (they stay history in `history`, `lineage` and `current_state`, which read every version)."""
 
 from __future__ import annotations
 
@@ -15,6 +21,7 @@ from memory_sim.memory.recalling.recall import to_recollection
 from memory_sim.memory.recalling.recall_cache import NpcView
 from memory_sim.memory.scoring import Chains
 
+HANDOVER_FLOOR = 0.6  # an inferred key at least this sure may bring its newer memory into recall unasked
 
 def with_current(
     db: D1Database, npc_id: str, found: Sequence[Recollection], view: NpcView | None = None
@@ -28,8 +35,23 @@ def with_current(
         return list(found), {}
     histories = view.key_chains(keys) if view is not None else store.keyed(db, npc_id, keys)
     present = {r.id for r in found}
-    pulled = [_pulled(ms[-1]) for ms in histories.values() if ms[-1].id not in present]
-    return [*found, *pulled], {key: [m.id for m in ms] for key, ms in histories.items()}
+    chains = {key: trusted for key, ms in histories.items() if (trusted := handover_chain(ms, present))}
+    pulled = [_pulled(ms[-1]) for ms in chains.values() if ms[-1].id not in present]
+    return [*found, *pulled], {key: [m.id for m in ms] for key, ms in chains.items()}
+
+
+def sure(memory: StoredMemory) -> bool:
+    """Whether the memory's key is sure enough to hand over unasked: the game's, or inferred at HANDOVER_FLOOR."""
+    return memory.key_source == "game" or (memory.key_confidence or 0.0) >= HANDOVER_FLOOR
+
+
+def handover_chain(versions: Sequence[StoredMemory], present: set[str]) -> list[StoredMemory]:
+    """The versions of a key (oldest first) recall hands scores round among: those the question found (`present`)
+    and those whose key is `sure`; the newest of them, when not found, only where a found version is sure too."""
+    kept = [m for m in versions if m.id in present or sure(m)]
+    if kept and kept[-1].id not in present and not any(sure(m) for m in kept if m.id in present):
+        kept = [m for m in kept if m.id in present]
+    return kept
 
 
 def _pulled(memory: StoredMemory) -> Recollection:

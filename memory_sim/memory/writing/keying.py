@@ -1,6 +1,8 @@
 """Each memory's state key as `remember` stores it: the game's (confidence 1.0) where the memory names one, else
 `infer_key`'s guess (memory/beliefs/keys.py), told the NPCs the memory is about (its `about` and the registered
-NPCs its text names, its own NPC left out) and given the env's embedder, or none once the embedder fails.
+NPCs its text names, its own NPC left out) and given the env's embedder, or none once the embedder fails. Where a
+chat model is configured (settings `key_chat_url` and `key_chat_model`; off by default), it may name a better key
+for each inferred one (memory/beliefs/key_chat.py); when it fails, the offline guess is stored.
 
 The registry is read once and kept: `remember` adds no D1 statement for it. A registration made through the same
 `MemorySystem` drops the copy (`KeyRegistry.drop`); one made by another process meanwhile is seen after the next
@@ -13,13 +15,14 @@ import logging
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import AiError
+from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import Embed, KeyGuess, infer_key
 from memory_sim.memory.beliefs.subjects import key_subjects
 from memory_sim.memory.ledger import store
@@ -30,11 +33,18 @@ log = logging.getLogger(__name__)
 GAME, INFERRED = "game", "inferred"
 
 
-class KeyRegistry:
-    """The registered NPCs as key inference reads them, read from D1 once and kept until `drop`."""
+class KeyRefiner(Protocol):
+    """A second opinion on an inferred key (`ChatKeyRefiner`); it answers `guess` itself when it has none."""
 
-    def __init__(self, db: D1Database) -> None:
-        self.db = db
+    def refine(self, text: str, guess: KeyGuess, *, type: str, subjects: tuple[str, ...]) -> KeyGuess: ...
+
+
+class KeyRegistry:
+    """The registered NPCs as key inference reads them, read from D1 once and kept until `drop`, and the
+    `refiner` that may refine inferred keys (None: the offline guess stands)."""
+
+    def __init__(self, db: D1Database, refiner: KeyRefiner | None = None) -> None:
+        self.db, self.refiner = db, refiner
         self._profiles: list[dict[str, Any]] | None = None
         self._lock = threading.Lock()
 
@@ -76,6 +86,20 @@ def env_embed(env: WorkerEnv) -> Embed | None:
     return None if model == HASHING_MODEL else ModelEmbed(env.embedder, model)
 
 
+def configured_refiner(env: WorkerEnv) -> ChatKeyRefiner | None:
+    """The chat key refiner the env's settings configure (`key_chat_url`, `key_chat_model`), or None (the default);
+    it is closed with the env."""
+    settings = getattr(env, "settings", None)  # an Env has its Settings; a bare WorkerEnv configures none
+    url, model = getattr(settings, "key_chat_url", None), getattr(settings, "key_chat_model", None)
+    if settings is None or not url or not model:
+        return None
+    refiner = ChatKeyRefiner(url, model, api_key=settings.key_chat_api_key, timeout_s=settings.key_chat_timeout_s)
+    hooks = getattr(env, "close_hooks", None)
+    if isinstance(hooks, list):
+        hooks.append(refiner.close)
+    return refiner
+
+
 def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: Embed | None) -> dict[str, KeyOf]:
     """{memory id: its key} for the memories that have one (a summary has none)."""
     out: dict[str, KeyOf] = {}
@@ -85,6 +109,8 @@ def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: 
         elif m.kind == "observation":
             subjects = key_subjects(m.npc_id, m.about, m.content, registry.profiles())
             guess, embed = _guess(m, subjects, embed)
+            if registry.refiner is not None:
+                guess = _refined(registry.refiner, m, guess, subjects)
             if guess.key is not None:
                 out[m.id] = KeyOf(guess.key, guess.confidence, INFERRED)
     return out
@@ -98,3 +124,12 @@ def _guess(m: ShortTermMemory, subjects: tuple[str, ...], embed: Embed | None) -
         except AiError as exc:
             log.warning("key inference goes on without the embedder: %s", exc)
     return infer_key(m.content, type=m.type, subjects=subjects), None
+
+
+def _refined(refiner: KeyRefiner, m: ShortTermMemory, guess: KeyGuess, subjects: tuple[str, ...]) -> KeyGuess:
+    """The refiner's key; the offline guess where it fails (the memory is stored either way)."""
+    try:
+        return refiner.refine(m.content, guess, type=m.type, subjects=subjects)
+    except AiError as exc:
+        log.warning("key refiner failed, the offline key stands: %s", exc)
+        return guess
