@@ -222,6 +222,7 @@ def current_of(chains: Chains) -> dict[str, str]:
 
 def current_first(
     found: Sequence[Recollection], chains: Chains, *, weighted: bool = False, unearned: Collection[str] = (),
+    keep: Collection[str] = (),
 ) -> list[Recollection]:
     """The scores a key's versions earned among `found`, handed round so its current memory holds the best of them
     and the older versions the rest, in their own order, the best of those `STALE_MARGIN` below the current one
@@ -230,7 +231,9 @@ def current_first(
     where one is, the lowest older version drops a margin below the rest. By `score`, or with `weighted` by
     `effective_score`, the `score` scaled by the same factor (the design's formula is linear in the score, so the
     weighted score still follows it; a version with a weighted score of 0 keeps it). Each older version is marked
-    `superseded_by` the next newer memory under its key. Nothing else changes."""
+    `superseded_by` the next newer memory under its key. `keep`: current ids whose versions keep the scores they
+    earned (recalling/handover.py: the current memory does not answer the question, so its key is doubtful here);
+    they are still marked. Nothing else changes."""
     current, later = current_of(chains), next_newer(chains)
     groups: dict[str, list[Recollection]] = {}
     for r in found:
@@ -238,7 +241,7 @@ def current_first(
             groups.setdefault(current[r.id], []).append(r)
     new: dict[str, float] = {}
     for head, versions in groups.items():
-        if head not in {v.id for v in versions} or len(versions) < 2:
+        if head in keep or head not in {v.id for v in versions} or len(versions) < 2:
             continue
         values = sorted((_value(v, weighted) for v in versions if v.id not in unearned), reverse=True)
         while len(values) < len(versions):  # the lowest older version yields its place to the current one

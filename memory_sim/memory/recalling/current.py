@@ -25,19 +25,20 @@ HANDOVER_FLOOR = 0.6  # an inferred key at least this sure may bring its newer m
 
 def with_current(
     db: D1Database, npc_id: str, found: Sequence[Recollection], view: NpcView | None = None
-) -> tuple[list[Recollection], Chains]:
+) -> tuple[list[Recollection], Chains, frozenset[str]]:
     """`found` with the current memory of each key among them added where missing (score 0: `current_first`
-    gives it its versions' best), and the keys' chains (ids oldest first). From the NPC's recall view where the
-    candidates came from one proved current (hybrid recall), else one D1 read; none when no candidate carries a
-    key."""
+    gives it its versions' best), the keys' chains (ids oldest first), and the ids among them whose key the game
+    gave. From the NPC's recall view where the candidates came from one proved current (hybrid recall), else one
+    D1 read; none when no candidate carries a key."""
     keys = sorted({r.state_key for r in found if r.state_key is not None and r.npc_id == npc_id})
     if not keys:
-        return list(found), {}
+        return list(found), {}, frozenset()
     histories = view.key_chains(keys) if view is not None else store.keyed(db, npc_id, keys)
     present = {r.id for r in found}
     chains = {key: trusted for key, ms in histories.items() if (trusted := handover_chain(ms, present))}
     pulled = [_pulled(ms[-1]) for ms in chains.values() if ms[-1].id not in present]
-    return [*found, *pulled], {key: [m.id for m in ms] for key, ms in chains.items()}
+    given = frozenset(m.id for ms in chains.values() for m in ms if m.key_source == "game")
+    return [*found, *pulled], {key: [m.id for m in ms] for key, ms in chains.items()}, given
 
 
 def sure(memory: StoredMemory) -> bool:

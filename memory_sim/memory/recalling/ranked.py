@@ -21,7 +21,7 @@ from memory_sim.memory import rules
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import RECALL_MODES, RecallMode, Recollection, WorldTime
-from memory_sim.memory.recalling import access, current, placing, recent
+from memory_sim.memory.recalling import access, current, handover, placing, recent
 from memory_sim.memory.recalling import recall as recall_sources
 from memory_sim.memory.recalling.hybrid import HybridParams
 from memory_sim.memory.recalling.presets import Scoring
@@ -38,7 +38,8 @@ from memory_sim.memory.scoring import (
     yield_to_sources,
 )
 
-Rank = Callable[[list[Recollection], Chains, set[str]], list[Recollection]]  # candidates, chains, pulled ids
+# candidates, chains, pulled ids, current ids that keep out of the hand-over (handover.py)
+Rank = Callable[[list[Recollection], Chains, set[str], frozenset[str]], list[Recollection]]
 _LOG = logging.getLogger(__name__)
 
 
@@ -66,8 +67,9 @@ class Recaller:
         return WorldTime.from_seconds(self.clock()).day
 
     def recall(self, npc_id: str, query: str, top_k: int, mode: RecallMode, include_recent: bool) -> list[Recollection]:
-        def rank(found: list[Recollection], chains: Chains, pulled: set[str]) -> list[Recollection]:
-            return rank_by_score(current_first(found, chains), len(found))
+        def rank(found: list[Recollection], chains: Chains, pulled: set[str],
+                 keep: frozenset[str]) -> list[Recollection]:
+            return rank_by_score(current_first(found, chains, keep=keep), len(found))
 
         k = 2 * top_k + self.config.recall_headroom
         return self._distinct_top(npc_id, query, top_k, mode, k, rank, include_recent, weighted=False)
@@ -78,11 +80,12 @@ class Recaller:
         """Ranked by the preset's score as of `day`; records the game hour each result was returned."""
         now_hours = day * rules.HOURS_PER_DAY + WorldTime.from_seconds(self.clock()).hour
 
-        def rank(found: list[Recollection], chains: Chains, pulled: set[str]) -> list[Recollection]:
+        def rank(found: list[Recollection], chains: Chains, pulled: set[str],
+                 keep: frozenset[str]) -> list[Recollection]:
             found = borrow_score(found, chains, pulled)
             scores = access.scored(self.env.DB, scoring, found, day, now_hours)
             weighted = [replace(r, effective_score=s) for r, s in zip(found, scores, strict=True)]
-            return rank_weighted(current_first(weighted, chains, weighted=True, unearned=pulled), len(found))
+            return rank_weighted(current_first(weighted, chains, weighted=True, unearned=pulled, keep=keep), len(found))
 
         k = top_k * self.config.candidate_factor
         found = self._distinct_top(npc_id, query, top_k, mode, k, rank, include_recent, weighted=True)
@@ -116,8 +119,10 @@ class Recaller:
             if mode == "hybrid" and not weighted:
                 found = yield_to_sources(found, HybridParams().source_share)
             seen = {r.id for r in found}
-            found, chains = current.with_current(self.env.DB, npc_id, found, candidates.view)
-            ranked = rank(found, chains, {r.id for r in found} - seen)
+            found, chains, given = current.with_current(self.env.DB, npc_id, found, candidates.view)
+            keep = handover.doubtful(self.env.embedder, query, found, chains, given)
+            found = [r for r in found if r.id in seen or r.id not in keep]  # a doubtful current is not pulled in
+            ranked = rank(found, chains, {r.id for r in found} - seen, keep)
             if placement is not None:
                 ranked = rank_in_time(ranked, placement.frame, weighted=weighted, pulled={r.id: r.score for r in extra})
             kept = distinct(ranked)
