@@ -42,9 +42,7 @@ memory or a first-person word); a relationship memory sets no own state of the N
 home, a whereabouts or a place's condition; whose own state it is follows from the text (one NPC named, no
 first-person word, the name opening it: "Tom is ill" is `health:tom`). Then meaning: the aspect model
 (aspect_model.py, a softmax regression over the sentence embedding, cue words and type, fitted on the labelled
-set's tuning half) scores the aspects the structure allows, the probability of those it rules out counting for
-"sets no state" (a judgement about nobody in particular is not the speaker's work), and its probability among
-them is the confidence;
+set's tuning half) scores the aspects the structure allows, and its probability among them is the confidence;
 without an embedder the cue words (aspects.py) decide. A thing comes from the text's noun phrases (things.py).
 A key below CONFIDENCE_FLOOR is not given. No change words ("now", "no longer", "at last") are read: a memory
 sets a state by what it says. Measured in benchmarks/state_keys.md.
@@ -142,8 +140,6 @@ def infer_key(
         return KeyGuess(guess.key, guess.confidence, f"{guess.reason}; embedder unavailable ({_type_name(exc)})")
     actor = _actor(text, people)
     allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
-    if embed is not None:  # what the structure rules out sets no state: an opinion of nobody is nobody's work
-        allowed[NONE] = allowed.get(NONE, 0.0) + sum(v for a, v in scores.items() if a not in allowed)
     return _best(sorted(allowed.items(), key=lambda item: -item[1]), text, people, name_words, type, embed)
 
 
