@@ -117,7 +117,8 @@ def cmd_relationship(args: argparse.Namespace) -> int:
         context = system.relationship_context(args.a, args.b, top_k=args.top_k)
         if args.json:
             _print({args.a: [r.to_json() for r in context.a_recalls], args.b: [r.to_json() for r in context.b_recalls],
-                    "opinions": {args.a: context.a_opinion, args.b: context.b_opinion}})
+                    "opinions": {args.a: context.a_opinion, args.b: context.b_opinion},
+                    "views": {args.a: list(context.a_views), args.b: list(context.b_views)}})
             return 0
         for who, found, opinion in ((args.a, context.a_recalls, context.a_opinion),
                                     (args.b, context.b_recalls, context.b_opinion)):
