@@ -229,7 +229,7 @@ def test_the_demos_answer_counts_and_dates_what_it_says(tmp_path: Path, capsys: 
         return
     since = int(re.search(r"Margaret's view of Tom, since day (\d+):", line).group(1))  # type: ignore[union-attr]
     told = re.search(r"Before that \((\d+) earlier views?, newest first\): (.*?)(?:; and (\d+) more \(days? "
-                     r"(\d+)(?: to (\d+))?\))?\. Affinity", line)
+                     r"(\d+)(?: to (\d+))?\))?\.(?: It changed on day .*)? Affinity", line)
     assert told is not None, line
     quoted_days = [int(d) for d in re.findall(r"(?:^|; )day (\d+), \"", told.group(2))]
     more = int(told.group(3) or 0)

@@ -134,5 +134,10 @@ def test_the_demo_answer_counts_and_days_agree_with_the_village(tmp_path: Path,
     assert quoted == [d for d, _ in reversed(views[:-1])][: len(quoted)] and all(d <= since for d in quoted)
     again = re.search(r"\(said again (once|twice|\d+ times), last on day (\d+)\)", verdict)
     assert again is None or since <= int(again.group(2)) <= day
+    turned = [t for t in village.turns if (t.npc_id, t.other_id) == ("margaret", "tom")]
+    assert [(t["day"], t["memory"]) for t in out["turns"]] == [(t.when.day, t.cause_id) for t in turned]
+    causes = verdict.split(" It changed ")[1] if turned else ""
+    told_days = [int(d) for d in re.findall(r"(?:^|; )on day (\d+), after ", causes)]
+    assert told_days == [t.when.day for t in turned], verdict
     affinity = float(re.search(r"Affinity ([+-]\d\.\d\d)", verdict).group(1))  # type: ignore[union-attr]
     assert (affinity > 0) == (views[-1][1] == "warm"), verdict  # the affinity agrees with the view it tells
