@@ -15,7 +15,7 @@ def _memory_json(memory: Any) -> dict[str, Any]:
     return {"id": memory.id, "npcId": memory.npc_id, "text": memory.content, "importance": memory.importance,
             "day": memory.day, "hour": memory.hour, "type": memory.type, "kind": memory.kind,
             "state": memory.index_state, "about": list(memory.about), "stateKey": memory.state_key,
-            "keyConfidence": memory.key_confidence, "keySource": memory.key_source}
+            "keyConfidence": memory.key_confidence, "keySource": memory.key_source, "stateValue": memory.state_value}
 
 
 def _memory_line(memory: Any) -> str:

@@ -43,3 +43,7 @@ def test_the_command_line_keeps_values_and_no_key(tmp_path: Path, capsys: pytest
     assert main([*data, "state", "ada", "--json"]) == 0
     state = json.loads(capsys.readouterr().out)
     assert "Cole and I talked" not in json.dumps(state)  # the chat set no state
+    assert main([*data, "state", "ada", "opinion:cole", "--json"]) == 0
+    history = json.loads(capsys.readouterr().out)
+    assert [(m["day"], m["stateValue"], m["keySource"]) for m in history] == [(6, "warm", "game"), (3, "cold", "game"),
+                                                                               (1, "cold", "game")]
