@@ -69,7 +69,7 @@ def told(story: str) -> tuple[int, int, list[int]]:
         assert story.endswith("No earlier view."), story
         return int(since.group(1)), 0, []
     quoted = [int(d) for d in re.findall(r'(?:^|; )day (\d+), "', earlier.group(2))]
-    more = re.search(r"; and (\d+) more \((?:day (\d+)|days (\d+) to (\d+))\)\.$", earlier.group(2))
+    more = re.search(r"; and (\d+) more \((?:day (\d+)|days (\d+) to (\d+))\)\.", earlier.group(2))
     assert int(earlier.group(1)) == len(quoted) + (int(more.group(1)) if more else 0), story  # counts agree
     return int(since.group(1)), int(earlier.group(1)), quoted
 
@@ -127,7 +127,7 @@ def test_the_demo_answer_counts_and_days_agree_with_the_village(tmp_path: Path,
     village = Village(8, 7)
     start = {pair: feeling.view for pair, feeling in village.feelings.items()}
     said = [m.world_time.day for h in range(DAYS * 24) for m in village.tick(WorldTime.from_hours(h)).memories
-            if m.state_key == "opinion:tom" and m.npc_id == "margaret"]
+            if m.npc_id == "margaret" and m.type == "opinion" and m.about == ("tom",)]
     views = truth(village, start, "margaret", "tom", said)
     since, count, quoted = told(verdict)
     assert (since, count) == (views[-1][0], len(views) - 1), verdict
