@@ -128,7 +128,8 @@ def _report_demo(
     turns = _turns(system, village, "margaret", "tom")
     said = None if margaret is None else verdict(
         margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before, [r.text for r in found],
-        system.opinion("margaret", "tom"), [(t["day"], t["cause"], t["text"]) for t in turns])
+        system.opinion("margaret", "tom"), [(t["day"], t["cause"], t["text"]) for t in turns],
+        _held(village, "margaret", "tom"))
     if args.json:
         _print({"question": DEMO_QUESTION, "npc": "margaret", "day": day, "verdict": said, "turns": turns,
                 "recalled": [r.to_json() for r in found], "days": summary.days, "diaries": summary.diaries,
@@ -166,6 +167,11 @@ def _note(system: MemorySystem, r: Any) -> str:
             break
         held.append(m.id)
     return f"  [{r.state_key}]  (still held: said again later)" if r.id in held else key_note(r)
+
+
+def _held(village: Any, npc: str, other: str) -> str | None:
+    feeling = village.feelings.get((npc, other))
+    return None if feeling is None else ("warm" if feeling.view > 0 else "cold")
 
 
 def _turns(system: MemorySystem, village: Any, npc: str, other: str) -> list[dict[str, Any]]:

@@ -47,3 +47,13 @@ def test_the_command_line_keeps_values_and_no_key(tmp_path: Path, capsys: pytest
     history = json.loads(capsys.readouterr().out)
     assert [(m["day"], m["stateValue"], m["keySource"]) for m in history] == [(6, "warm", "game"), (3, "cold", "game"),
                                                                                (1, "cold", "game")]
+
+
+def test_the_demo_says_when_the_affinity_is_short_of_turning_the_view() -> None:
+    from memory_sim.cli.verdict import verdict
+
+    line = verdict("Margaret", "the baker", "Tom", -0.12, 0.3, [], "Margaret's view of Tom, since day 4: \"...\"",
+                   [(4, "kindness", "Tom did me a kindness.")], "warm")
+    assert "Affinity -0.12 (down 0.42 over the run), not enough to turn Margaret's warm view;" in line
+    assert "not enough" not in verdict("M", "r", "Tom", 0.3, 0.1, [], "M's view.", (), "warm")
+    assert "not enough to turn M's cold view" in verdict("M", "r", "Tom", 0.1, 0.1, [], "M's view.", (), "cold")
