@@ -75,6 +75,7 @@ registered_npc_id = checked("npc_id", _same, lambda v: _npcs().registered_id(v),
 reason = checked("reason", _same, lambda v: rules.text("reason", v), "a reason")
 memory_id = checked("memory_id", _same, lambda v: rules.text("memory id", v), "a memory id")
 state_key = checked("key", _same, rules.state_key, "a state key")
+state_value = checked("value", _same, rules.state_value, "a state value")
 cursor = checked("cursor", int, lambda v: str(rules.day(v, "cursor")), "a cursor a previous page printed")
 
 

@@ -125,11 +125,13 @@ def _report_demo(
     day = system.today()
     found = distinct(system.weighted_recall("margaret", DEMO_QUESTION, day, top_k=10), 5)
     margaret = village.by_id.get("margaret")
+    turns = _turns(system, village, "margaret", "tom")
     said = None if margaret is None else verdict(
         margaret.name, margaret.role, "Tom", village.affinity.get(("margaret", "tom")), before, [r.text for r in found],
-        system.opinion("margaret", "tom"))
+        system.opinion("margaret", "tom"), [(t["day"], t["cause"], t["text"]) for t in turns],
+        _held(village, "margaret", "tom"))
     if args.json:
-        _print({"question": DEMO_QUESTION, "npc": "margaret", "day": day, "verdict": said,
+        _print({"question": DEMO_QUESTION, "npc": "margaret", "day": day, "verdict": said, "turns": turns,
                 "recalled": [r.to_json() for r in found], "days": summary.days, "diaries": summary.diaries,
                 "stats": system.stats(), "seconds": round(elapsed, 1)})
         return
@@ -139,7 +141,7 @@ def _report_demo(
     print()
     for r in found:
         print(f"  score {r.score:.3f}  weighted {r.effective_score or 0:.3f}  imp {r.importance:.2f}  day {r.day:>2}  "
-              f"[{r.source}] {r.text}{key_note(r)}")
+              f"[{r.source}] {r.text}{_note(system, r)}")
     stats = system.stats()
     print(
         f"\n{summary.days} days, {len(system.env.DB.prepare('SELECT npc_id FROM npc_state').all().results)} NPCs: "
@@ -150,6 +152,34 @@ def _report_demo(
         f"{stats.get('reembeds', 0)} re-embedded, {stats.get('retries', 0)} retries, "
         f"{stats['pending']} pending; {summary.diaries} diaries; {elapsed:.1f} s"
     )
+
+
+def _note(system: MemorySystem, r: Any) -> str:
+    """A recalled memory's key note; an older version in the key's newest run of one state value (said again
+    since, never changed) is the state still held, not a superseded one."""
+    if r.superseded_by is None or r.state_key is None:
+        return key_note(r)
+    newest_first = system.history(r.npc_id, r.state_key)
+    value = newest_first[0].state_value if newest_first else None
+    held = []
+    for m in newest_first:
+        if value is None or m.state_value != value:
+            break
+        held.append(m.id)
+    return f"  [{r.state_key}]  (still held: said again later)" if r.id in held else key_note(r)
+
+
+def _held(village: Any, npc: str, other: str) -> str | None:
+    feeling = village.feelings.get((npc, other))
+    return None if feeling is None else ("warm" if feeling.view > 0 else "cold")
+
+
+def _turns(system: MemorySystem, village: Any, npc: str, other: str) -> list[dict[str, Any]]:
+    """Each time the village turned `npc`'s view of `other`, oldest first: the day, the view it turned to, the kind
+    of event that tipped it and that event's memory (its id and words, as the memory system holds it)."""
+    return [{"day": t.when.day, "view": "warm" if t.view > 0 else "cold", "cause": t.cause, "memory": t.cause_id,
+             "text": system.memory(t.cause_id).content}
+            for t in village.turns if (t.npc_id, t.other_id) == (npc, other)]
 
 
 def register(sub: Any) -> None:

@@ -95,7 +95,7 @@ def cmd_remember(args: argparse.Namespace) -> int:
         now = WorldTime.from_seconds(system.clock())
         when = WorldTime(now.day if args.day is None else args.day, args.hour if args.hour is not None else now.hour)
         memory = ShortTermMemory(args.npc, args.text, args.importance, when, args.type, args.about,
-                                 state_key=args.key)
+                                 state_key=args.key, state_value=args.value, infer_key=not args.no_key)
         indexed = system.remember(memory)
         if args.json:
             _print({"id": memory.id, "indexed": indexed})
@@ -284,6 +284,9 @@ def register(sub: Any) -> None:
     )
     remember.add_argument("--key", type=arguments.state_key,
                           help="the piece of state it sets, e.g. debt:mira (default: inferred)")
+    remember.add_argument("--value", type=arguments.state_value,
+                          help="the value it gives that state, e.g. warm (the same value again restates it)")
+    remember.add_argument("--no-key", action="store_true", help="it sets no state: infer no key")
     remember.add_argument("--day", type=arguments.day, help="the world's day (default: the stored world time)")
     remember.add_argument("--hour", type=arguments.hour, help="0..23 (default: the stored world time's)")
     remember.add_argument("--json", action="store_true", help="print the id and whether it is indexed as JSON")

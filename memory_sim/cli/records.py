@@ -15,7 +15,7 @@ def _memory_json(memory: Any) -> dict[str, Any]:
     return {"id": memory.id, "npcId": memory.npc_id, "text": memory.content, "importance": memory.importance,
             "day": memory.day, "hour": memory.hour, "type": memory.type, "kind": memory.kind,
             "state": memory.index_state, "about": list(memory.about), "stateKey": memory.state_key,
-            "keyConfidence": memory.key_confidence, "keySource": memory.key_source}
+            "keyConfidence": memory.key_confidence, "keySource": memory.key_source, "stateValue": memory.state_value}
 
 
 def _memory_line(memory: Any) -> str:
@@ -117,7 +117,8 @@ def cmd_relationship(args: argparse.Namespace) -> int:
         context = system.relationship_context(args.a, args.b, top_k=args.top_k)
         if args.json:
             _print({args.a: [r.to_json() for r in context.a_recalls], args.b: [r.to_json() for r in context.b_recalls],
-                    "opinions": {args.a: context.a_opinion, args.b: context.b_opinion}})
+                    "opinions": {args.a: context.a_opinion, args.b: context.b_opinion},
+                    "views": {args.a: list(context.a_views), args.b: list(context.b_views)}})
             return 0
         for who, found, opinion in ((args.a, context.a_recalls, context.a_opinion),
                                     (args.b, context.b_recalls, context.b_opinion)):

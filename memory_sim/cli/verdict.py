@@ -32,19 +32,36 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 def verdict(name: str, role: str, other: str, affinity: float | None, before: float | None,
-            memories: Sequence[str], opinion: str = "") -> str:
-    """'Margaret (baker) on Tom: Margaret trusts Tom. Margaret distrusted Tom until day 5; since day 5 (...)
-    Margaret trusts Tom. Affinity +0.42 (up 0.30 over the run); remembers: ...': her current opinion and how it
-    changed (`MemorySystem.opinion`) first, then the village's affinity and the top memories' gist."""
+            memories: Sequence[str], opinion: str = "", turns: Sequence[tuple[int, str, str]] = (),
+            held: str | None = None) -> str:
+    """'Margaret (baker) on Tom: Margaret's view of Tom, since day 10: "..." Before that (...) It changed on
+    day 10, after a kindness: "...". Affinity +0.42 (up 0.30 over the run); remembers: ...': her current view and how it
+    changed (`MemorySystem.opinion`) first, then what turned it (`turns`: day, kind of event, the event's
+    words), the village's affinity and the top memories' gist. `held` ("warm", "cold"): the view the village says
+    is held; an affinity on its other side is said to be short of turning it (views turn only past a dead band)."""
     feeling = "no recorded feeling" if affinity is None else f"affinity {affinity:+.2f}"
     if affinity is not None and before is not None:
         change = affinity - before
         trend = "unchanged" if abs(change) < 0.005 else f"{'up' if change > 0 else 'down'} {abs(change):.2f}"
         feeling += f" ({trend} over the run)"
+    if affinity is not None and (held, affinity < 0) in (("warm", True), ("cold", False)) and affinity != 0:
+        feeling += f", not enough to turn {name}'s {held} view"
     gist = "; ".join(_gist(text) for text in memories[:3]) or "nothing about them"
+    if turns:
+        told = "; ".join(f"on day {day}, after {_a(cause)}: {_quoted(text)}" for day, cause, text in turns)
+        opinion = f"{opinion} It changed {told}" if opinion else opinion
     if opinion:
         return f"{name} ({role}) on {other}: {opinion} {feeling[0].upper()}{feeling[1:]}; remembers: {gist}"
     return f"{name} ({role}) on {other}: {feeling}; remembers: {gist}"
+
+
+def _a(cause: str) -> str:
+    return {"kindness": "a kindness", "quarrel": "a quarrel", "slight": "a slight", "rumour": "a rumour",
+            "chat": "their talks"}.get(cause, cause)
+
+
+def _quoted(text: str) -> str:
+    return f'"{text}"'
 
 
 def _gist(text: str) -> str:

@@ -90,7 +90,7 @@ def memory_data(folder: Folder, memory_id: str) -> dict[str, Any]:
             "belief": {"supersededBy": None if links.superseded_by is None else _brief(links.superseded_by),
                        "supersedes": [_brief(m) for m in links.supersedes], "stateKey": row.get("state_key"),
                        "keyConfidence": row.get("key_confidence"), "keySource": row.get("key_source"),
-                       "history": [_brief(m) for m in history]}}
+                       "stateValue": row.get("state_value"), "history": [_brief(m) for m in history]}}
 
 
 def recall_data(folder: Folder, npc: str, q: str, mode: str = "hybrid", weighted: bool = False,

@@ -114,6 +114,11 @@ class ShortTermMemory:
         state_key: the piece of state this memory sets ("opinion:tom", "debt:mira", "home"), when the game
             knows it; None lets the memory system infer one when the memory is written (memory/beliefs/keys.py).
             The newest memory of an NPC under a key is the current state, older ones its history.
+        state_value: the value this memory gives its key's state ("warm", "cold", "paid"), when the game knows
+            it: consecutive memories under a key with the same value restate one state (`opinion` tells them as
+            one view, since the first of them); None: not known.
+        infer_key: False says the memory sets no state: with `state_key` None, no key is inferred (a chat, an
+            event the game knows changes nothing; stored with key_source "game").
     """
 
     npc_id: str
@@ -125,10 +130,15 @@ class ShortTermMemory:
     id: str = ""
     kind: MemoryKind = "observation"
     state_key: str | None = None
+    state_value: str | None = None
+    infer_key: bool = True
 
     def __post_init__(self) -> None:
         rules.npc_id(self.npc_id)
         rules.state_key(self.state_key)
+        rules.state_value(self.state_value)
+        if not isinstance(self.infer_key, bool):
+            raise InvalidInput(f"infer_key must be True or False, got {rules.shown(self.infer_key)}")
         rules.text("content", self.content)
         rules.importance(self.importance)
         if not isinstance(self.world_time, WorldTime):
@@ -161,7 +171,8 @@ class StoredMemory:
     "indexed", "unindexed" (pruned from the index), "forgetting" or "forgotten"; `indexed_at` is seconds of
     world time; `decayed_day` the sim day its decay factor was last grown to. `state_key` is the piece of state
     it sets (None: none known; the newest memory of an NPC under a key is its current state), `key_confidence`
-    how sure that is (1.0 for a key the game gave) and `key_source` "game" or "inferred"."""
+    how sure that is (1.0 for a key the game gave), `key_source` "game" or "inferred", and `state_value` the value
+    the game gave the state (None: not known)."""
 
     id: str
     npc_id: str
@@ -179,15 +190,17 @@ class StoredMemory:
     state_key: str | None = None
     key_confidence: float | None = None
     key_source: str | None = None
+    state_value: str | None = None
 
 
 class KeyOf(NamedTuple):
-    """A memory's state key as D1 stores it: the key (None: none), how sure (0..1) and who said so ("game",
-    "inferred")."""
+    """A memory's state key as D1 stores it: the key (None: none), how sure (0..1), who said so ("game",
+    "inferred") and the value the game gave the state (None: not known)."""
 
     key: str | None
     confidence: float | None
     source: str | None
+    value: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -289,7 +302,7 @@ class Recollection:
 class RelationshipContext:
     """What two NPCs recall of each other: `a_recalls` are `npc_a`'s memories about `npc_b`, and the reverse;
     `a_opinion` is what `npc_a` thinks of `npc_b` now, then how that changed (`MemorySystem.opinion`), and the
-    reverse."""
+    reverse; `a_views` the same views as JSON-ready dicts, newest first."""
 
     npc_a: str
     npc_b: str
@@ -297,6 +310,8 @@ class RelationshipContext:
     b_recalls: list[Recollection]
     a_opinion: str = ""
     b_opinion: str = ""
+    a_views: tuple[dict[str, object], ...] = ()  # each view: sinceDay, lastDay, text, value, times (said)
+    b_views: tuple[dict[str, object], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -106,6 +106,24 @@ def state_key(value: Any) -> str | None:
     return value
 
 
+STATE_VALUE_MAX_BYTES = 32
+
+
+def state_value(value: Any) -> str | None:
+    """The value a memory gives its state ("warm", "cold", "paid"): None, or 1-32 bytes of lower-case words,
+    digits, '_', '-' and '.'."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"state_value must be None or a non-empty string, got {shown(value)}")
+    if utf8_size("state_value", value) > STATE_VALUE_MAX_BYTES:
+        raise InvalidInput(f"state_value takes at most {STATE_VALUE_MAX_BYTES} bytes in UTF-8: {shown(value)}")
+    if not all(c.isalnum() or c in "_-." for c in value) or value != value.lower():
+        raise InvalidInput(f"state_value takes lower-case letters, digits, '_', '-' and '.' (e.g. 'warm'): "
+                           f"{shown(value)}")
+    return value
+
+
 def _within(value: Any, low: float, high: float) -> bool:
     """A real number (not a bool) in [low, high]; NaN never is, and huge integers are compared exactly."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -319,11 +319,13 @@ class MemorySystem:
             top_k: how many memories each recalls at most, 1-100.
 
         Returns:
-            A `RelationshipContext` with each NPC's recollections of the other and each one's `opinion` of the other."""
+            A `RelationshipContext` with each NPC's recollections of the other, each one's `opinion` of the other
+            and the views it held (`a_views`, `b_views`: newest first, restatements of one view as one)."""
         return RelationshipContext(
             npc_a, npc_b, self.weighted_recall(npc_a, self._about(npc_b), self.today(), top_k),
             self.weighted_recall(npc_b, self._about(npc_a), self.today(), top_k),
             self.opinion(npc_a, npc_b), self.opinion(npc_b, npc_a),
+            self._views(npc_a, npc_b), self._views(npc_b, npc_a),
         )
 
     @_settled
@@ -338,6 +340,9 @@ class MemorySystem:
             The current view with the day it began, then the earlier ones (memory/beliefs/story.py); "<Name> has no
             opinion of <Other> yet." when there is none."""
         return current.opinion(self.env.DB, rules.text("npc_id", npc_id), rules.text("of", of))
+
+    def _views(self, npc_id: str, of: str) -> tuple[dict[str, object], ...]:
+        return tuple(v.to_json() for v in current.opinion_views(self.env.DB, npc_id, of))
 
     def _about(self, npc_id: str) -> str:
         profile = store.npc_profile(self.env.DB, npc_id)

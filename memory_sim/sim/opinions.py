@@ -18,6 +18,7 @@ Cause = Literal["kindness", "quarrel", "slight", "rumour", "chat"]
 View = Literal[1, -1]  # warm, cold
 WARM: View = 1
 COLD: View = -1
+VIEW_VALUES: dict[View, str] = {WARM: "warm", COLD: "cold"}  # the state value an opinion memory gives its view
 
 SHIFTS: dict[Cause, float] = {
     "kindness": 0.15,  # they did me a kindness

@@ -10,6 +10,12 @@ Opinions move through events, with inertia (sim/opinions.py): a kindness, a quar
 pleasant chat is remembered and shifts the NPC's affinity for the other; its view turns only past a dead band,
 and then it remembers an opinion saying so and naming that event. Otherwise its opinions restate the view it
 holds.
+
+The village says what it knows of the state its memories set: each opinion of another NPC sets the view
+(`state_key` "opinion:<other>", `state_value` "warm" or "cold", so restatements tell as one view), and what
+happens between two NPCs (a chat, a kindness, a slight) sets no state (`infer_key=False`): it may move a view,
+and the opinion that says so is the view's change. Gossip, places and the world's news are left to the memory
+system's key inference.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from importlib import resources
 from typing import Any
 
 from memory_sim.memory.models import MemoryType, ShortTermMemory, WorldTime
-from memory_sim.sim.opinions import WARM, Cause, Feeling, View
+from memory_sim.sim.opinions import VIEW_VALUES, WARM, Cause, Feeling, View
 
 DAY_START, DAY_END = 7, 22  # hours when villagers are about
 STORY, STORY_WEIGHT = ("margaret", "tom"), 6.0  # the pair the demo asks about, and how much more often it meets
@@ -162,11 +168,26 @@ class Village:
         return tick
 
     def _remember(
-        self, tick: Tick, npc: Npc, text: str, importance: float, kind: MemoryType, about: tuple[str, ...] = ()
+        self, tick: Tick, npc: Npc, text: str, importance: float, kind: MemoryType, about: tuple[str, ...] = (),
+        **state: Any,
     ) -> ShortTermMemory:
-        memory = ShortTermMemory(npc.id, text, importance, tick.when, kind, about)
+        """`state`: what the village knows of the state the memory sets (`state_key`, `state_value`,
+        `infer_key`: see ShortTermMemory); otherwise the memory system infers it."""
+        memory = ShortTermMemory(npc.id, text, importance, tick.when, kind, about, **state)
         tick.memories.append(memory)
         return memory
+
+    def _seen(
+        self, tick: Tick, npc: Npc, text: str, importance: float, kind: MemoryType, other: Npc
+    ) -> ShortTermMemory:
+        """Something that happened between `npc` and `other` (a chat, a kindness): an event that may move a view
+        but is not one, so it sets no state (`infer_key=False`)."""
+        return self._remember(tick, npc, text, importance, kind, (other.id,), infer_key=False)
+
+    def _said(self, tick: Tick, npc: Npc, text: str, importance: float, other: Npc, view: View) -> ShortTermMemory:
+        """An opinion of `other`: it sets `npc`'s view of them (state key "opinion:<other>", value warm or cold)."""
+        return self._remember(tick, npc, text, importance, "opinion", (other.id,), state_key=f"opinion:{other.id}",
+                              state_value=VIEW_VALUES[view])
 
     def _notice(self, npc: Npc, tick: Tick) -> None:
         rng, place = self.rng, tick.locations[npc.id]
@@ -208,7 +229,7 @@ class Village:
         template = self.rng.choice(self.text[kind or "event"])
         where = self._place_phrase(place)
         text, importance = self._fill(template, place=where, **self._other_values(npc, other, "other"))
-        seen = self._remember(tick, npc, text, importance, "event", (other.id,))
+        seen = self._seen(tick, npc, text, importance, "event", other)
         if kind is not None:
             self._feel(npc, other, kind, seen, tick, place=where)
 
@@ -218,15 +239,15 @@ class Village:
         text, importance = self._fill(
             template, place=self._place_phrase(place), topic=topic, **self._other_values(npc, other, "other")
         )
-        talk = self._remember(tick, npc, text, importance, "relationship", (other.id,))
+        talk = self._seen(tick, npc, text, importance, "relationship", other)
         self._feel(npc, other, "quarrel" if "disagreement" in template[0] else "chat", talk, tick, topic=topic)
 
     def _opinion(self, npc: Npc, target: Npc, tick: Tick) -> None:
         """The view `npc` holds of `target`, said again in other words: it changes nothing."""
-        liked = self.feelings[(npc.id, target.id)].view == WARM
-        template = self.rng.choice(self.text["opinion_positive" if liked else "opinion_negative"])
+        view = self.feelings[(npc.id, target.id)].view
+        template = self.rng.choice(self.text["opinion_positive" if view == WARM else "opinion_negative"])
         text, importance = self._fill(template, **self._other_values(npc, target, "target"))
-        self._remember(tick, npc, text, importance, "opinion", (target.id,))
+        self._said(tick, npc, text, importance, target, view)
 
     def _feel(self, npc: Npc, other: Npc, cause: Cause, because: ShortTermMemory, tick: Tick, **details: str) -> None:
         """`cause` (remembered as `because`) moves how `npc` feels about `other`; when its view turns, it remembers
@@ -239,7 +260,7 @@ class Village:
             return
         turns = self.text["turn_warm" if after.view == WARM else "turn_cold"][cause]
         text, importance = self._fill(self.rng.choice(turns), **details, **self._other_values(npc, other, "target"))
-        said = self._remember(tick, npc, text, importance, "opinion", (other.id,))
+        said = self._said(tick, npc, text, importance, other, after.view)
         self.turns.append(Turn(npc.id, other.id, tick.when, after.view, cause, because.id, said.id))
 
     def _gossip(self, npc: Npc, speaker: Npc, tick: Tick) -> None:

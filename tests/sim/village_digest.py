@@ -22,7 +22,10 @@ recall from the index) and the counters changed; every answer stayed the same); 
 to move opinions through events with inertia (sim/opinions.py): a new village, every table and answer changed);
 and again when the state branch's keys (schema 8), inferred keys and time reading met on one main: the same 211
 memories, short_term_memories' key columns, the diaries' "brought back" lines and some answers' order (a key's
-current memory first) changed."""
+current memory first) changed; and again when the village began to say what state its memories set (schema 9,
+`state_value`: its opinions set `opinion:<other>` warm or cold, its chats and events between two NPCs no state):
+schema_version, short_term_memories' key columns and the answers changed (a chat or an event is no longer a
+version of an opinion, so recall hands no opinion's place to it); every other table stayed the same."""
 
 from __future__ import annotations
 

@@ -37,6 +37,7 @@ Other memories (events, opinions of things, facts) set no state: key None. Anoth
 is `possession:<npc>:<thing>`, `plan:<npc>:<thing>`.
 
 How a key is inferred. Structure first: kinship sets none; an opinion memory about one NPC is `opinion:<npc>`;
+a talk about a topic (a thing, not a person) sets none unless a cue word outside the topic names a state;
 a relational aspect needs exactly one other NPC, and a tie, debt or trade needs the NPC in it (a relationship
 memory or a first-person word); a relationship memory sets no own state of the NPC's, a place memory only a
 home, a whereabouts or a place's condition; whose own state it is follows from the text (one NPC named, no
@@ -99,6 +100,15 @@ POSSESSION_VERBS = frozenset(
 _FIRST_PERSON = re.compile(r"\b(i|i'm|i've|i'll|i'd|me|my|mine|myself|we|we're|we've|us|our|ours)\b")
 _THIRD_PERSON_OWNERS = frozenset("his her hers their theirs".split())
 _CONTRACTIONS = frozenset("it's that's there's here's what's who's he's she's let's".split())
+# A talk, and the topic it was about (up to the clause's end): see _only_a_talk.
+_TALK = re.compile(r"\b(talk|talks|talked|talking|chat|chats|chatted|chatting|speak|speaks|spoke|tell|tells|told|"
+                   r"discuss|discussed|discussing|gossip|gossiped)\b")
+_ABOUT = re.compile(r"\babout (?:all |everything |the whole )?([a-z']+)(?: ([a-z']+))?")
+_POSSESSIVES = frozenset("his her their our my your".split())
+_TOPIC_END = re.compile(r"[;,.!?]| (?:while|when|but|and|so|because|until) ")
+# Words after "about" that make it about a person ("lies about me"), or, after "about her", end the phrase.
+_PERSON_WORDS = frozenset("me him her them us you myself himself herself themselves ourselves each at in on to "
+                          "and but behind again to with for from".split())
 _NOT_AN_ACTOR = frozenset("the a an this that someone somebody everyone nobody word they there it".split())
 
 
@@ -133,6 +143,8 @@ def infer_key(
     if type == "opinion" and len(people) == 1:
         return KeyGuess(f"opinion:{people[0]}", 0.9, "an opinion memory about one NPC")
     name_words = _name_words(people, names)
+    if _only_a_talk(lowered, name_words):
+        return KeyGuess(None, 0.8, "a talk about a topic, an event")
     try:
         scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
     except AiError as exc:  # the embedder is down: the cue words decide, and the guess says so
@@ -164,6 +176,24 @@ def _best(ranked: list[tuple[str, float]], text: str, people: tuple[str, ...], n
             return KeyGuess(None, confidence, f"unsure: {key} at {confidence:.2f}")
         return KeyGuess(key, confidence, f"{best} ({'meaning and cues' if embed else 'cues'}, type {type})")
     return KeyGuess(None, 0.0, "no aspect fits")
+
+
+def _only_a_talk(lowered: str, name_words: frozenset[str]) -> bool:
+    """A talk about a topic and nothing more: a talk word, then "about" and a thing, not a person ("Tom told me
+    all about the new bridge", "I spoke with the smith; he was full of worry about the flood"), and no cue word of
+    any state outside the topic ("...about the hay I owe him; I'll pay him at Michaelmas" still sets the debt).
+    The talk happened, an event: whom it was with says nothing of how the NPC regards them."""
+    talk = _TALK.search(lowered)
+    about = _ABOUT.search(lowered, talk.end()) if talk else None
+    if about is None:
+        return False
+    first, second = about.group(1), about.group(2)
+    owned = first in _POSSESSIVES and second is not None and second not in _PERSON_WORDS  # "her sister's wedding"
+    if not owned and (first in _PERSON_WORDS or first in name_words):
+        return False
+    end = _TOPIC_END.search(lowered, about.end())
+    rest = lowered[: about.start()] + " " + (lowered[end.start() :] if end else "")
+    return not any(cue.search(rest) for cue in CUES.values())
 
 
 def _type_name(exc: Exception) -> str:

@@ -110,6 +110,11 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             " ON short_term_memories (npc_id, state_key, day, hour, seq)",
         ),
     ),
+    (
+        9,
+        "state values: the value the game gave a memory's state ('warm', 'cold'), so restatements tell as one",
+        ("ALTER TABLE short_term_memories ADD COLUMN state_value TEXT",),  # NULL: not known
+    ),
 )
 MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
 

@@ -18,7 +18,7 @@ from memory_sim.memory.models import KeyOf, ShortTermMemory, StoredMemory
 
 _COLUMNS = (
     "id, npc_id, content, importance, day, hour, type, kind, decay_factor, index_state, indexed_at, decayed_day, about,"
-    " state_key, key_confidence, key_source"
+    " state_key, key_confidence, key_source, state_value"
 )
 _CHUNK = D1_MAX_BOUND_PARAMETERS - 10  # room for the other parameters of the statement
 
@@ -46,6 +46,7 @@ def _stored(row: dict[str, Any]) -> StoredMemory:
         state_key=row.get("state_key"),
         key_confidence=None if row.get("key_confidence") is None else float(row["key_confidence"]),
         key_source=row.get("key_source"),
+        state_value=row.get("state_value"),
     )
 
 
@@ -70,9 +71,9 @@ def _select(
 
 _INSERT_COLUMNS = (
     "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state,"
-    " state_key, key_confidence, key_source, seq"
+    " state_key, key_confidence, key_source, state_value, seq"
 )
-_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 14  # bound values a row (7 rows a statement, as before keys)
+_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 15  # bound values a row (6 rows a statement)
 NO_KEY = KeyOf(None, None, None)
 
 
@@ -80,14 +81,14 @@ def _row(decay: float, position: int) -> str:
     """One row's VALUES: the batch's decay factor and the row's position are numbers this module makes, written
     as literals (fewer bound values a row: more rows a statement). seq = the counter before this batch + the
     position; the counter moves in the same batch."""
-    return (f"(?, ?, ?, ?, ?, ?, ?, ?, ?, {float(decay)!r}, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name"
+    return (f"(?, ?, ?, ?, ?, ?, ?, ?, ?, {float(decay)!r}, ?, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name"
             f" = '{MEMORY_SEQUENCE}') + {int(position)})")
 
 
 def _memory_values(memory: ShortTermMemory, state: str, key: KeyOf) -> list[Any]:
     when = memory.world_time
     return [memory.id, memory.npc_id, memory.content, float(memory.importance), when.day, when.hour, memory.type,
-            ",".join(memory.about), memory.kind, when.day, state, key.key, key.confidence, key.source]
+            ",".join(memory.about), memory.kind, when.day, state, key.key, key.confidence, key.source, key.value]
 
 
 def insert_memories(
@@ -141,7 +142,7 @@ def _stored_new(memory: ShortTermMemory, decay: float, state: str, key: KeyOf) -
     when = memory.world_time
     return StoredMemory(memory.id, memory.npc_id, memory.content, float(memory.importance), when.day, when.hour,
                         memory.type, memory.kind, decay, state, None, when.day, memory.about, key.key,
-                        key.confidence, key.source)
+                        key.confidence, key.source, key.value)
 
 
 def enqueue_many(db: D1Database, ids: Sequence[str], next_attempt_at: float) -> list[D1PreparedStatement]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from memory_sim.bindings.d1 import D1Database
-from memory_sim.memory.beliefs.story import View, opinion_key, opinion_story
+from memory_sim.memory.beliefs.story import Stance, View, opinion_key, opinion_story, stances
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import BeliefLinks, Lineage, Recollection, StoredMemory
 from memory_sim.memory.recalling.recall import to_recollection
@@ -86,8 +86,16 @@ def opinion(db: D1Database, npc_id: str, of: str) -> str:
     """What `npc_id` thinks of `of` (its memories under "opinion:<of>"), told by beliefs/story.py with the NPCs'
     registered names (their ids when not registered)."""
     names = {str(p["npc_id"]): str(p["name"]) for p in store.npc_profiles(db)}
-    views = [View(m.day, m.content) for m in history(db, npc_id, opinion_key(of))]
-    return opinion_story(names.get(npc_id, npc_id), names.get(of, of), views)
+    return opinion_story(names.get(npc_id, npc_id), names.get(of, of), _views(db, npc_id, of))
+
+
+def opinion_views(db: D1Database, npc_id: str, of: str) -> list[Stance]:
+    """The views `npc_id` held of `of`, newest first, restatements of one view as one (beliefs/story.py)."""
+    return stances(_views(db, npc_id, of))
+
+
+def _views(db: D1Database, npc_id: str, of: str) -> list[View]:
+    return [View(m.day, m.content, m.state_value) for m in history(db, npc_id, opinion_key(of))]
 
 
 def lineage(db: D1Database, memory: StoredMemory) -> Lineage:

@@ -101,18 +101,19 @@ def configured_refiner(env: WorkerEnv) -> ChatKeyRefiner | None:
 
 
 def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: Embed | None) -> dict[str, KeyOf]:
-    """{memory id: its key} for the memories that have one (a summary has none)."""
+    """{memory id: its key} for the memories that have one (a summary has none); the game's "no key"
+    (`infer_key=False`) is kept as a NULL key from the game, and its state values with its keys."""
     out: dict[str, KeyOf] = {}
     for m in memories:
-        if m.state_key is not None:
-            out[m.id] = KeyOf(m.state_key, 1.0, GAME)
+        if m.state_key is not None or not m.infer_key:
+            out[m.id] = KeyOf(m.state_key, 1.0, GAME, m.state_value)
         elif m.kind == "observation":
             subjects = key_subjects(m.npc_id, m.about, m.content, registry.profiles())
             guess, embed = _guess(m, subjects, embed)
             if registry.refiner is not None:
                 guess = _refined(registry.refiner, m, guess, subjects)
             if guess.key is not None:
-                out[m.id] = KeyOf(guess.key, guess.confidence, INFERRED)
+                out[m.id] = KeyOf(guess.key, guess.confidence, INFERRED, m.state_value)
     return out
 
 
