@@ -11,7 +11,7 @@ from memory_env import build_env
 
 from memory_sim.errors import EmbeddingUnavailable
 from memory_sim.memory.beliefs.keys import KeyGuess
-from memory_sim.memory.models import Recollection, ShortTermMemory, StoredMemory, WorldTime
+from memory_sim.memory.models import KeyOf, Recollection, ShortTermMemory, StoredMemory, WorldTime
 from memory_sim.memory.recalling import current
 from memory_sim.memory.scoring import borrow_score, current_first, next_newer, stale_values
 from memory_sim.memory.system import MemorySystem
@@ -85,7 +85,7 @@ def test_key_inference_goes_on_without_the_embedder_when_it_fails(monkeypatch: p
                 ShortTermMemory("ada", "Rain.", 0.5, WorldTime(1, 1)),
                 ShortTermMemory("ada", "Paid.", 0.5, WorldTime(1, 2), state_key="debt:cole")]
     keys = keying.keys_for(memories, Registry(), failing)  # type: ignore[arg-type]
-    assert keys == {memories[0].id: ("opinion:cole", 0.7, "inferred"), memories[2].id: ("debt:cole", 1.0, "game")}
+    assert keys == {memories[0].id: KeyOf("opinion:cole", 0.7, "inferred"), memories[2].id: KeyOf("debt:cole", 1.0, "game")}
     assert asked == [True, False, False]  # once failed, the rest of the batch goes without it
 
 
