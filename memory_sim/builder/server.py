@@ -23,12 +23,14 @@ if TYPE_CHECKING:
 
 
 def local_factories(d1_engine: str = "duckdb", visibility_lag_s: float = 0.0) -> tuple[VectorizeFactory, D1Factory]:
-    """Per account folder: Chroma (REST's batch limit, 5000, instead of the binding's 1000) and D1 on `d1_engine`."""
+    """Per account folder: Chroma (REST's batch limit, 5000, instead of the binding's 1000) and D1 on `d1_engine`.
+    Each account's Chroma runs in a process of its own: its calls hold the GIL throughout, and one account's large
+    overwrite would otherwise stall every other account and `/health` (local/vectorize/chroma_process.py)."""
     from memory_sim.builder import local_d1_account, local_vectorize_account
 
     def vectorize(folder: Path) -> Any:
         return local_vectorize_account(folder, visibility_lag_s=visibility_lag_s,
-                                       max_batch=limits.VECTORIZE_MAX_BATCH_REST)
+                                       max_batch=limits.VECTORIZE_MAX_BATCH_REST, own_process=True)
 
     def d1(folder: Path) -> Any:
         return local_d1_account(folder, d1_engine)

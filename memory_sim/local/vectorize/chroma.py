@@ -33,6 +33,7 @@ from memory_sim.errors import ConfigError, IndexDamaged, MemorySimError, Vectori
 from memory_sim.local.vectorize import chroma_erase
 from memory_sim.local.vectorize import snapshot as snapshot
 from memory_sim.local.vectorize.arrays import ArrayTable
+from memory_sim.local.vectorize.chroma_process import ProcessClient
 from memory_sim.local.vectorize.core import Clock, IndexState, QueuedIndex, Stored, new_state
 
 PREFIX = "vectorize-"
@@ -305,13 +306,17 @@ class ChromaAccount:
         max_batch: int = limits.VECTORIZE_MAX_BATCH_BINDING,
         exact_scan_limit: int = DEFAULT_EXACT_SCAN_LIMIT,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        own_process: bool = False,
     ) -> None:
+        """`own_process`: embedded Chroma runs in a child process (chroma_process.py), so its calls, which hold
+        the GIL throughout, never stall this process's other threads (the server's choice)."""
         self._clock, self._lag, self._max_vectors = clock, visibility_lag_s, max_vectors
+        self._own_process = own_process
         self._max_batch, self._exact_scan_limit, self._snapshot_every = max_batch, exact_scan_limit, snapshot_every
         embedded = path is not None and host is None and port is None
         self.folder = Path(path) if embedded and path is not None else None  # embedded Chroma's files
         self._snapshots = self.folder / SNAPSHOTS if self.folder is not None else None
-        self._client = _connect(path, host, port)
+        self._client = _connect(path, host, port, own_process)
         self._released = False
         self._open: dict[str, QueuedIndex] = {}
         with self._chroma("INDEX_GET"):
@@ -450,7 +455,7 @@ class ChromaAccount:
             return
         self.settle()
         self._release()
-        client = _connect(self.folder, None, None)
+        client = _connect(self.folder, None, None, self._own_process)
         try:
             with chroma_errors("INDEX_COMPACT", self.folder):
                 for collection in client.list_collections():
@@ -462,7 +467,7 @@ class ChromaAccount:
             with suppress(Exception):
                 client.close()
             chroma_erase.vacuum(self.folder)
-            self._client, self._released = _connect(self.folder, None, None), False
+            self._client, self._released = _connect(self.folder, None, None, self._own_process), False
             for name, index in self._open.items():
                 store = index.store
                 if isinstance(store, ChromaStore):
@@ -503,7 +508,7 @@ class ChromaAccount:
                 close()
 
 
-def _connect(path: str | Path | None, host: str | None, port: int | None) -> Any:
+def _connect(path: str | Path | None, host: str | None, port: int | None, own_process: bool = False) -> Any:
     import chromadb
     from chromadb.config import Settings
 
@@ -521,6 +526,8 @@ def _connect(path: str | Path | None, host: str | None, port: int | None) -> Any
     if problem is not None:
         raise index_damaged("INDEX_GET", folder, problem, folder / CHROMA_FILE)
     with chroma_errors("INDEX_GET", folder):
+        if own_process:  # a failed start leaves nothing cached behind: the child is gone
+            return ProcessClient(str(folder))
         try:
             return chromadb.PersistentClient(path=str(folder), settings=settings)
         except Exception as failed:

@@ -1,0 +1,212 @@
+"""Embedded Chroma in a process of its own, so its calls never stall this process's other threads.
+
+chromadb's Rust bindings hold the GIL for the whole of each call (`Bindings.add`/`upsert` run `block_on` without
+releasing it), and overwriting an existing vector costs Chroma 4-25 ms (HNSW's point update): one REST upsert
+overwriting 5,000 ids froze every thread of the server, its event loop included, for 20-85 s, and cutting it
+into small calls still left others seconds behind (each call holds the GIL; the waiting thread gets it back
+only between calls). Here a child process owns the folder's only `PersistentClient` (Chroma allows one process
+per folder), and this process talks to it over a pipe: while a call runs there, the caller here waits on the
+pipe with the GIL released, and every other thread (other accounts' queries, `/health`) runs.
+
+`ProcessClient` and `ProcessCollection` offer the part of chromadb's client and collection API that
+`ChromaAccount` uses, with the same arguments, results and exceptions (Chroma's own, pickled back). A child that
+dies answers `ChromaProcessGone` (an ordinary exception, mapped like any of Chroma's failures); the child exits
+when this process closes the client or goes away (its end of the pipe reads EOF).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import pickle
+import threading
+from typing import Any
+
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 60.0
+
+
+class ChromaProcessGone(RuntimeError):
+    """The process holding Chroma is gone (killed, or crashed inside Chroma)."""
+
+
+def _describe(collection: Any) -> dict[str, Any]:
+    return {"name": collection.name}
+
+
+def _serve(conn: Any, path: str) -> None:
+    """The child: one PersistentClient on `path`; each request (target, method, args, kwargs) answered in order."""
+    import chromadb
+    from chromadb.config import Settings
+
+    settings = Settings(anonymized_telemetry=False)
+    try:
+        client = chromadb.PersistentClient(path=path, settings=settings)
+    except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it
+        _reply(conn, "error", exc)
+        return
+    _reply(conn, "ok", None)
+    collections: dict[str, Any] = {}
+    while True:
+        try:
+            target, method, args, kwargs = conn.recv()
+        except (EOFError, OSError):
+            break  # the parent closed the pipe or is gone
+        if method == "__stop__":
+            break
+        try:
+            result = _call(client, collections, target, method, args, kwargs)
+        except Exception as exc:  # noqa: BLE001 - sent to the parent, which raises it
+            _reply(conn, "error", exc)
+        else:
+            _reply(conn, "ok", result)
+    close = getattr(client, "close", None)
+    if close is not None:
+        close()
+    _reply(conn, "ok", None)
+
+
+def _call(client: Any, collections: dict[str, Any], target: str | None, method: str, args: Any, kwargs: Any) -> Any:
+    if target is None:  # the client's own methods; collections come back as their names
+        result = getattr(client, method)(*args, **kwargs)
+        if method in ("create_collection", "get_collection"):
+            collections[result.name] = result
+            return _describe(result)
+        if method == "list_collections":
+            return [_describe(c) for c in result]
+        if method == "delete_collection":
+            collections.pop(args[0], None)
+        return result
+    collection = collections.get(target)
+    if collection is None:
+        collection = collections[target] = client.get_collection(target, embedding_function=None)
+    if method in ("metadata", "configuration"):  # attributes, read afresh
+        fresh = collections[target] = client.get_collection(target, embedding_function=None)
+        return getattr(fresh, method)
+    return getattr(collection, method)(*args, **kwargs)
+
+
+def _reply(conn: Any, status: str, value: Any) -> None:
+    try:
+        conn.send((status, value))
+    except (pickle.PicklingError, TypeError, AttributeError):  # an exception that does not pickle: its words do
+        conn.send(("error", RuntimeError(f"{type(value).__name__}: {value}")))
+    except (BrokenPipeError, OSError):
+        pass  # the parent is gone: nobody to answer
+
+
+class ProcessClient:
+    """A chromadb `PersistentClient` on `path`, run in a child process (see the module's docstring)."""
+
+    def __init__(self, path: str, *, start_timeout_s: float = START_TIMEOUT_S) -> None:
+        context = multiprocessing.get_context("spawn")  # a fresh interpreter: forking a process with threads is unsafe
+        self._conn, child_end = context.Pipe()
+        self._process = context.Process(target=_serve, args=(child_end, path), name="chroma-host", daemon=True)
+        self._lock = threading.Lock()
+        self._process.start()
+        child_end.close()
+        self._closed = False
+        if not self._conn.poll(start_timeout_s):
+            self._kill()
+            raise ChromaProcessGone(f"Chroma's process did not start within {start_timeout_s:g} s")
+        try:
+            self._answer()
+        except BaseException:
+            self._kill()
+            raise
+
+    def _answer(self) -> Any:
+        try:
+            status, value = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            raise ChromaProcessGone(f"Chroma's process is gone (exit code {self._process.exitcode})") from exc
+        if status == "error":
+            raise value
+        return value
+
+    def call(self, target: str | None, method: str, *args: Any, **kwargs: Any) -> Any:
+        """One call in the child; waits (GIL released) for its answer. One call at a time per client."""
+        with self._lock:
+            if self._closed:
+                raise ChromaProcessGone("Chroma's process was closed")
+            try:
+                self._conn.send((target, method, args, kwargs))
+            except (BrokenPipeError, OSError) as exc:
+                raise ChromaProcessGone(f"Chroma's process is gone (exit code {self._process.exitcode})") from exc
+            return self._answer()
+
+    # --- the client API ChromaAccount uses ----------------------------------------------------------------------
+    def get_max_batch_size(self) -> int:
+        return int(self.call(None, "get_max_batch_size"))
+
+    def create_collection(self, name: str, **kwargs: Any) -> ProcessCollection:
+        return ProcessCollection(self, self.call(None, "create_collection", name, **kwargs)["name"])
+
+    def get_collection(self, name: str, **kwargs: Any) -> ProcessCollection:
+        return ProcessCollection(self, self.call(None, "get_collection", name, **kwargs)["name"])
+
+    def list_collections(self) -> list[ProcessCollection]:
+        return [ProcessCollection(self, found["name"]) for found in self.call(None, "list_collections")]
+
+    def delete_collection(self, name: str) -> None:
+        self.call(None, "delete_collection", name)
+
+    def close(self, timeout_s: float = STOP_TIMEOUT_S) -> None:
+        """Chroma's client closed in the child, and the child ended (killed after `timeout_s`)."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            try:
+                self._conn.send((None, "__stop__", (), {}))
+                if self._conn.poll(timeout_s):
+                    self._conn.recv()
+            except (EOFError, OSError):
+                pass  # already gone
+            self._process.join(timeout_s)
+            self._kill()
+
+    def _kill(self) -> None:
+        self._closed = True
+        if self._process.is_alive():
+            self._process.kill()
+            self._process.join(STOP_TIMEOUT_S)
+        self._conn.close()
+
+
+class ProcessCollection:
+    """A chromadb `Collection` held by a `ProcessClient`'s child, named by its name."""
+
+    def __init__(self, client: ProcessClient, name: str) -> None:
+        self._client, self.name = client, name
+
+    @property
+    def metadata(self) -> Any:
+        return self._client.call(self.name, "metadata")
+
+    @property
+    def configuration(self) -> Any:
+        return self._client.call(self.name, "configuration")
+
+    def add(self, **kwargs: Any) -> Any:
+        return self._client.call(self.name, "add", **kwargs)
+
+    def upsert(self, **kwargs: Any) -> Any:
+        return self._client.call(self.name, "upsert", **kwargs)
+
+    def update(self, **kwargs: Any) -> Any:
+        return self._client.call(self.name, "update", **kwargs)
+
+    def delete(self, **kwargs: Any) -> Any:
+        return self._client.call(self.name, "delete", **kwargs)
+
+    def get(self, **kwargs: Any) -> Any:
+        return self._client.call(self.name, "get", **kwargs)
+
+    def query(self, **kwargs: Any) -> Any:
+        return self._client.call(self.name, "query", **kwargs)
+
+    def count(self) -> int:
+        return int(self._client.call(self.name, "count"))
+
+    def modify(self, **kwargs: Any) -> Any:
+        return self._client.call(self.name, "modify", **kwargs)
