@@ -322,6 +322,11 @@ class ChromaAccount:
         with self._chroma("INDEX_GET"):
             self._chroma_batch = int(self._client.get_max_batch_size())
 
+    @property
+    def chroma_process(self) -> ProcessClient | None:
+        """The child process holding Chroma (`own_process`), else None."""
+        return self._client if isinstance(self._client, ProcessClient) else None
+
     @contextmanager
     def _chroma(self, op: str) -> Iterator[None]:
         """Chroma's errors mapped; on damage, Chroma's client is let go first, so the folder can be moved aside

@@ -134,6 +134,16 @@ class ProcessClient:
                 raise ChromaProcessGone(f"Chroma's process is gone (exit code {self._process.exitcode})") from exc
             return self._answer()
 
+    @property
+    def pid(self) -> int | None:
+        """The child's process id."""
+        return self._process.pid
+
+    @property
+    def busy(self) -> bool:
+        """Whether a call is in flight now (for tests and logs)."""
+        return self._lock.locked()
+
     # --- the client API ChromaAccount uses ----------------------------------------------------------------------
     def get_max_batch_size(self) -> int:
         return int(self.call(None, "get_max_batch_size"))
