@@ -1,16 +1,17 @@
 """Benchmark: one account's 5,000-vector REST overwrite against another account's latency, on a real server.
 
-    .venv/bin/python scripts/bench_upsert_fairness.py [--vectors N] [--label NAME] [--no-write]
+    .venv/bin/python scripts/bench_upsert_fairness.py [--vectors N] [--only before|now] [--no-write]
 
-`memory-sim serve` runs in its own process on loopback with two tokens, one per account. Account X has an index
+The server (the app `memory-sim serve` builds, under uvicorn with its options) runs in its own process on loopback
+with two tokens, one per account, twice in one run, side by side: with each account's Chroma in the server's
+process ("before") and in a child process of its own ("now", what `serve` does). Account X has an index
 of N vectors (384-d, cosine) and sends ONE REST upsert overwriting all N ids (NDJSON, new values and metadata),
 as the Python SDK does. Meanwhile this process asks `/health` and account Y's query (topK 5, 1,000 vectors)
 every 100 ms, each on its own thread and kept-alive connection, and records each call's latency. Reported per
 probe, over the calls sent while the upsert was in flight: how many, how many answered before it ended, p50,
 p95 and worst. Afterwards every overwritten vector is read back (get_by_ids) and compared with what was sent
 (ids, float32 values, metadata): nothing acknowledged is lost or different. Bounded: one upsert, probes stop
-2 s after it, the server is stopped at the end. Writes benchmarks/upsert_fairness.{json,md} (one row per label:
-run once per version compared, on the same machine, and read the rows side by side).
+2 s after it, the server is stopped at the end. Writes benchmarks/upsert_fairness.{json,md}.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import argparse
 import json
 import os
 import platform
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,12 +59,20 @@ class Probe(threading.Thread):
         super().__init__(name=name, daemon=True)
         self.request, self.calls = request, []  # type: ignore[var-annotated]
         self.stop = threading.Event()
+        self.resets = 0  # connections the server dropped (a stalled loop lets keep-alive lapse): asked again
+
+    def answer(self, client: httpx.Client) -> httpx.Response:
+        while True:
+            try:
+                return self.request(client)  # type: ignore[no-any-return]
+            except httpx.TransportError:
+                self.resets += 1
 
     def run(self) -> None:
         with httpx.Client(timeout=120) as client:
             while not self.stop.is_set():
                 sent = time.monotonic()
-                answer = self.request(client)
+                answer = self.answer(client)
                 done = time.monotonic()
                 if answer.status_code != 200:
                     raise RuntimeError(f"{self.name}: {answer.status_code} {answer.text[:200]}")
@@ -121,13 +131,24 @@ def check_same(found: dict[str, Any], ids: list[str], values: np.ndarray) -> dic
     return {"missing": missing, "wrong_values": wrong_values, "wrong_metadata": wrong_metadata}
 
 
-def run(n: int, seed: int) -> dict[str, Any]:
+SERVER = """
+import sys, uvicorn
+from memory_sim.builder.server import build_server_app
+from memory_sim.server.slow_requests import uvicorn_options
+folder, port, tokens, own = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
+app = build_server_app(folder, tokens, d1_engine="sqlite", chroma_own_process=own)
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", **uvicorn_options())
+"""
+VARIANTS = {"before": False, "now": True}  # Chroma in a process of its own?
+LABELS = {"before": "Chroma in the server's process (before)", "now": "Chroma in a child process per account (now)"}
+
+
+def run(n: int, seed: int, own_process: bool) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     port = free_port()
     folder = tempfile.mkdtemp(prefix="upsert-fairness-")
-    env = {**os.environ, "MEMORY_SIM_API_TOKEN": f"{X_TOKEN}:{X},{Y_TOKEN}:{Y}", "PYTHONPATH": str(ROOT)}
-    command = [sys.executable, "-c", "from memory_sim.cli import main; main()", "--data", folder, "serve",
-               "--port", str(port), "--d1-engine", "sqlite", "--log-level", "warning"]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    command = [sys.executable, "-c", SERVER, folder, str(port), f"{X_TOKEN}:{X},{Y_TOKEN}:{Y}", str(int(own_process))]
     server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         wait_until_serving(port, server)
@@ -150,26 +171,31 @@ def run(n: int, seed: int) -> dict[str, Any]:
             probe.stop.set()
             probe.join(timeout=120)
         same = check_same(read_back(port, ids), ids, new_values)
-        return {"vectors": n, "upsert_s": round(end - start, 2), "load_1min": round(load, 2),
-                "mutation": answer.json()["result"], "health": during(health.calls, start, end),
-                "y_query": during(reader.calls, start, end), "read_back": same}
+        return {"chroma": LABELS["now" if own_process else "before"],
+                "vectors": n, "upsert_s": round(end - start, 2), "load_1min": round(load, 2),
+                "mutation": answer.json()["result"],
+                "health": {**during(health.calls, start, end), "resets": health.resets},
+                "y_query": {**during(reader.calls, start, end), "resets": reader.resets}, "read_back": same}
     finally:
         server.terminate()
         server.wait(timeout=120)
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def markdown(rows: dict[str, Any]) -> str:
     lines = ["# One account's 5,000-vector overwrite against another account's latency", "",
              "Written by `scripts/bench_upsert_fairness.py`: `memory-sim serve` in its own process on loopback; "
              "account X sends one REST upsert overwriting N existing ids (384-d); `/health` and account Y's query "
-             "are asked every 100 ms meanwhile. Calls counted: those in flight while the upsert was. "
+             "are asked every 100 ms meanwhile. Calls counted: those in flight while the upsert was (a call whose "
+             "connection the server dropped is asked again, timed from its first try); load: the "
+             "machine's 1-minute load average as the upsert started. "
              f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared).", "",
              "| version | N | upsert s | load | /health calls (answered during) | /health p95 / worst ms "
              "| Y calls (answered during) | Y p95 / worst ms | read back: missing / wrong values / wrong metadata |",
              "|---|---|---|---|---|---|---|---|---|"]
     for label, r in rows.items():
         h, y, b = r["health"], r["y_query"], r["read_back"]
-        lines.append(f"| {label} | {r['vectors']} | {r['upsert_s']} | {r['load_1min']} "
+        lines.append(f"| {LABELS[label]} | {r['vectors']} | {r['upsert_s']} | {r['load_1min']} "
                      f"| {h['calls']} ({h.get('answered_before_upsert_ended', 0)}) "
                      f"| {h.get('p95_ms')} / {h.get('worst_ms')} "
                      f"| {y['calls']} ({y.get('answered_before_upsert_ended', 0)}) "
@@ -181,17 +207,17 @@ def markdown(rows: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--vectors", type=int, default=5000)
-    parser.add_argument("--label", default="current")
+    parser.add_argument("--only", choices=sorted(VARIANTS), help="one variant (default: both, before first)")
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--no-write", action="store_true", help="print only; benchmarks/ untouched")
     args = parser.parse_args()
-    result = run(args.vectors, args.seed)
-    print(json.dumps(result, indent=1))
+    rows = {}
+    for name in [args.only] if args.only else list(VARIANTS):
+        rows[name] = run(args.vectors, args.seed, VARIANTS[name])
+        print(name, json.dumps(rows[name]), flush=True)
     if args.no_write:
         return
     path = ROOT / "benchmarks" / "upsert_fairness.json"
-    rows = json.loads(path.read_text()) if path.exists() else {}
-    rows[args.label] = result
     path.write_text(json.dumps(rows, indent=1) + "\n")
     path.with_suffix(".md").write_text(markdown(rows))
 
