@@ -184,7 +184,9 @@ def run(n: int, seed: int, own_process: bool) -> dict[str, Any]:
 
 def markdown(rows: dict[str, Any]) -> str:
     lines = ["# One account's 5,000-vector overwrite against another account's latency", "",
-             "Written by `scripts/bench_upsert_fairness.py`: `memory-sim serve` in its own process on loopback; "
+             "Written by `scripts/bench_upsert_fairness.py`: the app `memory-sim serve` builds, under uvicorn with its "
+             "options, in its own process on loopback, with each account's Chroma in the server's process (before) "
+             "and in a child process (now), side by side in one run; "
              "account X sends one REST upsert overwriting N existing ids (384-d); `/health` and account Y's query "
              "are asked every 100 ms meanwhile. Calls counted: those in flight while the upsert was (a call whose "
              "connection the server dropped is asked again, timed from its first try); load: the "

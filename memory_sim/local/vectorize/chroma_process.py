@@ -11,18 +11,23 @@ pipe with the GIL released, and every other thread (other accounts' queries, `/h
 `ProcessClient` and `ProcessCollection` offer the part of chromadb's client and collection API that
 `ChromaAccount` uses, with the same arguments, results and exceptions (Chroma's own, pickled back). A child that
 dies answers `ChromaProcessGone` (an ordinary exception, mapped like any of Chroma's failures); the child exits
-when this process closes the client or goes away (its end of the pipe reads EOF).
+when this process closes the client or goes away (its end of the pipe reads EOF), after the call in hand: so a
+child holds an exclusive lock on `LOCK_FILE` in the folder while it lives, and the next child there (a server
+restarted after kill -9) waits for it instead of opening Chroma in a second process.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import os
 import pickle
 import threading
 from typing import Any
 
 START_TIMEOUT_S = 120.0
 STOP_TIMEOUT_S = 60.0
+LOCK_FILE = "chroma-process.lock"
+LOCK_WAIT_S = 60.0  # a previous child finishing its last call
 
 
 class ChromaProcessGone(RuntimeError):
@@ -38,6 +43,10 @@ def _serve(conn: Any, path: str) -> None:
     import chromadb
     from chromadb.config import Settings
 
+    held = _lock_folder(path)  # kept open (and locked) until this process ends
+    if held is None:
+        _reply(conn, "error", ChromaProcessGone(f"another process still holds Chroma in {path} ({LOCK_WAIT_S:g} s)"))
+        return
     settings = Settings(anonymized_telemetry=False)
     try:
         client = chromadb.PersistentClient(path=path, settings=settings)
@@ -63,6 +72,24 @@ def _serve(conn: Any, path: str) -> None:
     if close is not None:
         close()
     _reply(conn, "ok", None)
+
+
+def _lock_folder(path: str) -> Any:
+    """An exclusive lock on the folder's LOCK_FILE, waited for up to LOCK_WAIT_S; None if still held then."""
+    import fcntl
+    import time
+
+    handle = open(os.path.join(path, LOCK_FILE), "a")  # noqa: SIM115 - held for the process's life
+    deadline = time.monotonic() + LOCK_WAIT_S
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return handle
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                handle.close()
+                return None
+            time.sleep(0.1)  # another process's lock: no event to wait on
 
 
 def _call(client: Any, collections: dict[str, Any], target: str | None, method: str, args: Any, kwargs: Any) -> Any:
