@@ -18,9 +18,13 @@ restarted after kill -9) waits for it instead of opening Chroma in a second proc
 
 from __future__ import annotations
 
-import multiprocessing
+import contextlib
 import os
 import pickle
+import select
+import struct
+import subprocess
+import sys
 import threading
 from typing import Any
 
@@ -34,11 +38,42 @@ class ChromaProcessGone(RuntimeError):
     """The process holding Chroma is gone (killed, or crashed inside Chroma)."""
 
 
+class _Channel:
+    """Pickled messages, each after its 8-byte length, over two pipe ends (one to read, one to write)."""
+
+    def __init__(self, read_fd: int, write_fd: int) -> None:
+        self._in = os.fdopen(read_fd, "rb")
+        self._out = os.fdopen(write_fd, "wb")
+
+    def send(self, message: Any) -> None:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)  # before writing: a failure sends nothing
+        self._out.write(struct.pack("!Q", len(data)) + data)
+        self._out.flush()
+
+    def recv(self) -> Any:
+        header = self._in.read(8)
+        if len(header) < 8:
+            raise EOFError("the other end closed the pipe")
+        size = struct.unpack("!Q", header)[0]
+        data = self._in.read(size)
+        if len(data) < size:
+            raise EOFError("the other end closed the pipe mid-message")
+        return pickle.loads(data)  # noqa: S301 - our own child's messages, over our own pipe
+
+    def poll(self, timeout_s: float) -> bool:
+        return bool(select.select([self._in], [], [], timeout_s)[0])
+
+    def close(self) -> None:
+        for end in (self._in, self._out):
+            with contextlib.suppress(OSError):
+                end.close()
+
+
 def _describe(collection: Any) -> dict[str, Any]:
     return {"name": collection.name}
 
 
-def _serve(conn: Any, path: str) -> None:
+def _serve(conn: _Channel, path: str) -> None:
     """The child: one PersistentClient on `path`; each request (target, method, args, kwargs) answered in order."""
     import chromadb
     from chromadb.config import Settings
@@ -125,12 +160,18 @@ class ProcessClient:
     """A chromadb `PersistentClient` on `path`, run in a child process (see the module's docstring)."""
 
     def __init__(self, path: str, *, start_timeout_s: float = START_TIMEOUT_S) -> None:
-        context = multiprocessing.get_context("spawn")  # a fresh interpreter: forking a process with threads is unsafe
-        self._conn, child_end = context.Pipe()
-        self._process = context.Process(target=_serve, args=(child_end, path), name="chroma-host", daemon=True)
+        # A fresh interpreter running this module (forking a process with threads is unsafe, and multiprocessing's
+        # spawn would run the caller's main script again); two pipes of its own, its stdout left to Chroma's prints.
+        to_child_r, to_child_w = os.pipe()
+        from_child_r, from_child_w = os.pipe()
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", __name__, path, str(to_child_r), str(from_child_w)],
+            pass_fds=(to_child_r, from_child_w), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        )
+        os.close(to_child_r)
+        os.close(from_child_w)
+        self._conn = _Channel(from_child_r, to_child_w)
         self._lock = threading.Lock()
-        self._process.start()
-        child_end.close()
         self._closed = False
         if not self._conn.poll(start_timeout_s):
             self._kill()
@@ -145,7 +186,7 @@ class ProcessClient:
         try:
             status, value = self._conn.recv()
         except (EOFError, OSError) as exc:
-            raise ChromaProcessGone(f"Chroma's process is gone (exit code {self._process.exitcode})") from exc
+            raise ChromaProcessGone(f"Chroma's process is gone (exit code {self._process.poll()})") from exc
         if status == "error":
             raise value
         return value
@@ -158,11 +199,11 @@ class ProcessClient:
             try:
                 self._conn.send((target, method, args, kwargs))
             except (BrokenPipeError, OSError) as exc:
-                raise ChromaProcessGone(f"Chroma's process is gone (exit code {self._process.exitcode})") from exc
+                raise ChromaProcessGone(f"Chroma's process is gone (exit code {self._process.poll()})") from exc
             return self._answer()
 
     @property
-    def pid(self) -> int | None:
+    def pid(self) -> int:
         """The child's process id."""
         return self._process.pid
 
@@ -199,14 +240,15 @@ class ProcessClient:
                     self._conn.recv()
             except (EOFError, OSError):
                 pass  # already gone
-            self._process.join(timeout_s)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self._process.wait(timeout_s)
             self._kill()
 
     def _kill(self) -> None:
         self._closed = True
-        if self._process.is_alive():
+        if self._process.poll() is None:
             self._process.kill()
-            self._process.join(STOP_TIMEOUT_S)
+            self._process.wait(STOP_TIMEOUT_S)
         self._conn.close()
 
 
@@ -247,3 +289,15 @@ class ProcessCollection:
 
     def modify(self, **kwargs: Any) -> Any:
         return self._client.call(self.name, "modify", **kwargs)
+
+
+def child_main(argv: list[str]) -> None:
+    """The child's entry: PATH READ_FD WRITE_FD."""
+    _serve(_Channel(int(argv[1]), int(argv[2])), argv[0])
+
+
+if __name__ == "__main__":  # python -m memory_sim.local.vectorize.chroma_process PATH READ_FD WRITE_FD
+    # Run from the module under its own name, so what it pickles (ChromaProcessGone) unpickles in the parent
+    from memory_sim.local.vectorize import chroma_process
+
+    chroma_process.child_main(sys.argv[1:])
