@@ -42,8 +42,9 @@ CHROMA_SPACE = {"cosine": "cosine", "euclidean": "l2", "dot-product": "ip"}
 DEFAULT_EXACT_SCAN_LIMIT = 64_000_000  # floats scanned exactly (~170k x 384) before unfiltered queries use HNSW
 LOAD_PAGE = 5000
 CLOSE_DEADLINE_S = 60.0
-# Records per Chroma call: each call holds the GIL throughout (overwriting costs ~4 ms a record, adding ~0.5 ms),
-# so these bound how long the rest of the process waits: ~0.3 s either way, for ~10 % more time in all
+# Records per Chroma call: each call holds the GIL throughout (overwriting costs 4-25 ms a record, adding ~0.5 ms),
+# so these bound how long the rest of the process waits for embedded Chroma in it (the server runs Chroma in a
+# process of its own instead: chroma_process.py)
 OVERWRITE_CHUNK = 64
 ADD_CHUNK = 512
 MIN_FREE_BYTES = 16 * 2**20  # below this free on its disk, writes are refused at once (Chroma may hang on a full one)
