@@ -328,6 +328,20 @@ class ChromaAccount:
         """The child process holding Chroma (`own_process`), else None."""
         return self._client if isinstance(self._client, ProcessClient) else None
 
+    @property
+    def process_gone(self) -> bool:
+        """Whether Chroma's child process (`own_process`) has died: every call fails until `abandon()` and a
+        fresh ChromaAccount on the folder."""
+        chroma = self.chroma_process
+        return chroma is not None and not self._released and not chroma.alive
+
+    def abandon(self) -> None:
+        """Let go of the indexes and the client without settling (their Chroma is gone): nothing is saved, so the
+        next ChromaAccount on the folder rebuilds the arrays from what Chroma holds. Mutations still waiting for a
+        visibility lag are dropped, as a crash drops them."""
+        self._open.clear()
+        self._release()
+
     @contextmanager
     def _chroma(self, op: str) -> Iterator[None]:
         """Chroma's errors mapped; on damage, Chroma's client is let go first, so the folder can be moved aside

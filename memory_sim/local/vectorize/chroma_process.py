@@ -208,6 +208,11 @@ class ProcessClient:
         return self._process.pid
 
     @property
+    def alive(self) -> bool:
+        """Whether the child is still there to answer (not closed, not exited)."""
+        return not self._closed and self._process.poll() is None
+
+    @property
     def busy(self) -> bool:
         """Whether a call is in flight now (for tests and logs)."""
         return self._lock.locked()
