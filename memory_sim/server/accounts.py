@@ -60,6 +60,7 @@ class Account:
     @property
     def vectorize(self) -> VectorizeAccount:
         with self.lock:
+            self._drop_if_gone()
             if self._vectorize is None:
                 self._vectorize = self.vectorize_factory(self.folder / "vectorize")
             return self._vectorize
@@ -68,9 +69,17 @@ class Account:
         """The account's Vectorize if it has one (adopted, open, or on disk), else None. Every route but index
         creation uses this: opening Chroma creates its folder, and a read must leave nothing on disk."""
         with self.lock:
+            self._drop_if_gone()
             if self._vectorize is None and (self.folder / "vectorize").is_dir():
                 return self.vectorize
             return self._vectorize
+
+    def _drop_if_gone(self) -> None:
+        """An open Vectorize whose Chroma process died is let go unsaved, so this request opens it afresh from
+        what Chroma holds (a write cut short there was never acknowledged)."""
+        if getattr(self._vectorize, "process_gone", False):
+            self._vectorize.abandon()  # type: ignore[union-attr]
+            self._vectorize = None
 
     def index(self, name: str) -> VectorizeIndex:
         """An existing index, or Vectorize's not-found error (also when the account has no Vectorize yet)."""

@@ -1,4 +1,5 @@
-"""Fixtures: one Vectorize account per backend (the oracle, embedded Chroma, a Chroma server on loopback)."""
+"""Fixtures: one Vectorize account per backend (the oracle, embedded Chroma in this process and in a child process as
+the server runs it, a Chroma server on loopback)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import pytest
 from memory_sim.local.vectorize.chroma import ChromaAccount
 from memory_sim.local.vectorize.oracle import OracleAccount
 
-BACKENDS = ("oracle", "chroma", "chroma-server", "cloudflare")
+BACKENDS = ("oracle", "chroma", "chroma-process", "chroma-server", "cloudflare")
 
 
 class FakeClock:
@@ -96,6 +97,8 @@ def make_account(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Cal
             account: Any = OracleAccount(**options)
         elif backend == "chroma":
             account = ChromaAccount(tmp_path / "chroma", **options)
+        elif backend == "chroma-process":
+            account = ChromaAccount(tmp_path / "chroma", own_process=True, **options)
         elif backend == "cloudflare":  # the REST adapter against the local server, the oracle behind it
             from memory_sim.bindings.limits import VECTORIZE_MAX_BATCH_REST
 

@@ -33,6 +33,7 @@ from memory_sim.errors import ConfigError, IndexDamaged, MemorySimError, Vectori
 from memory_sim.local.vectorize import chroma_erase
 from memory_sim.local.vectorize import snapshot as snapshot
 from memory_sim.local.vectorize.arrays import ArrayTable
+from memory_sim.local.vectorize.chroma_process import ProcessClient
 from memory_sim.local.vectorize.core import Clock, IndexState, QueuedIndex, Stored, new_state
 
 PREFIX = "vectorize-"
@@ -41,8 +42,9 @@ CHROMA_SPACE = {"cosine": "cosine", "euclidean": "l2", "dot-product": "ip"}
 DEFAULT_EXACT_SCAN_LIMIT = 64_000_000  # floats scanned exactly (~170k x 384) before unfiltered queries use HNSW
 LOAD_PAGE = 5000
 CLOSE_DEADLINE_S = 60.0
-# Records per Chroma call: each call holds the GIL throughout (overwriting costs ~4 ms a record, adding ~0.5 ms),
-# so these bound how long the rest of the process waits: ~0.3 s either way, for ~10 % more time in all
+# Records per Chroma call: each call holds the GIL throughout (overwriting costs 4-25 ms a record, adding ~0.5 ms),
+# so these bound how long the rest of the process waits for embedded Chroma in it (the server runs Chroma in a
+# process of its own instead: chroma_process.py)
 OVERWRITE_CHUNK = 64
 ADD_CHUNK = 512
 MIN_FREE_BYTES = 16 * 2**20  # below this free on its disk, writes are refused at once (Chroma may hang on a full one)
@@ -305,17 +307,40 @@ class ChromaAccount:
         max_batch: int = limits.VECTORIZE_MAX_BATCH_BINDING,
         exact_scan_limit: int = DEFAULT_EXACT_SCAN_LIMIT,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+        own_process: bool = False,
     ) -> None:
+        """`own_process`: embedded Chroma runs in a child process (chroma_process.py), so its calls, which hold
+        the GIL throughout, never stall this process's other threads (the server's choice)."""
         self._clock, self._lag, self._max_vectors = clock, visibility_lag_s, max_vectors
+        self._own_process = own_process
         self._max_batch, self._exact_scan_limit, self._snapshot_every = max_batch, exact_scan_limit, snapshot_every
         embedded = path is not None and host is None and port is None
         self.folder = Path(path) if embedded and path is not None else None  # embedded Chroma's files
         self._snapshots = self.folder / SNAPSHOTS if self.folder is not None else None
-        self._client = _connect(path, host, port)
+        self._client = _connect(path, host, port, own_process)
         self._released = False
         self._open: dict[str, QueuedIndex] = {}
         with self._chroma("INDEX_GET"):
             self._chroma_batch = int(self._client.get_max_batch_size())
+
+    @property
+    def chroma_process(self) -> ProcessClient | None:
+        """The child process holding Chroma (`own_process`), else None."""
+        return self._client if isinstance(self._client, ProcessClient) else None
+
+    @property
+    def process_gone(self) -> bool:
+        """Whether Chroma's child process (`own_process`) has died: every call fails until `abandon()` and a
+        fresh ChromaAccount on the folder."""
+        chroma = self.chroma_process
+        return chroma is not None and not self._released and not chroma.alive
+
+    def abandon(self) -> None:
+        """Let go of the indexes and the client without settling (their Chroma is gone): nothing is saved, so the
+        next ChromaAccount on the folder rebuilds the arrays from what Chroma holds. Mutations still waiting for a
+        visibility lag are dropped, as a crash drops them."""
+        self._open.clear()
+        self._release()
 
     @contextmanager
     def _chroma(self, op: str) -> Iterator[None]:
@@ -450,7 +475,7 @@ class ChromaAccount:
             return
         self.settle()
         self._release()
-        client = _connect(self.folder, None, None)
+        client = _connect(self.folder, None, None, self._own_process)
         try:
             with chroma_errors("INDEX_COMPACT", self.folder):
                 for collection in client.list_collections():
@@ -462,7 +487,7 @@ class ChromaAccount:
             with suppress(Exception):
                 client.close()
             chroma_erase.vacuum(self.folder)
-            self._client, self._released = _connect(self.folder, None, None), False
+            self._client, self._released = _connect(self.folder, None, None, self._own_process), False
             for name, index in self._open.items():
                 store = index.store
                 if isinstance(store, ChromaStore):
@@ -503,7 +528,7 @@ class ChromaAccount:
                 close()
 
 
-def _connect(path: str | Path | None, host: str | None, port: int | None) -> Any:
+def _connect(path: str | Path | None, host: str | None, port: int | None, own_process: bool = False) -> Any:
     import chromadb
     from chromadb.config import Settings
 
@@ -521,6 +546,8 @@ def _connect(path: str | Path | None, host: str | None, port: int | None) -> Any
     if problem is not None:
         raise index_damaged("INDEX_GET", folder, problem, folder / CHROMA_FILE)
     with chroma_errors("INDEX_GET", folder):
+        if own_process:  # a failed start leaves nothing cached behind: the child is gone
+            return ProcessClient(str(folder))
         try:
             return chromadb.PersistentClient(path=str(folder), settings=settings)
         except Exception as failed:
