@@ -67,9 +67,12 @@ def build_env(
 # --- local -----------------------------------------------------------------------------------------------------
 
 
-def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) -> VectorizeAccount:
+def open_vectorize_account(
+    settings: Settings, *, max_batch: int | None = None, chroma_own_process: bool = False
+) -> VectorizeAccount:
     """The settings' Vectorize account: Chroma in `<data>/vectorize` (or a Chroma server at `chroma_url`), the
-    in-memory oracle, or the Cloudflare account's over REST."""
+    in-memory oracle, or the Cloudflare account's over REST. `chroma_own_process`: embedded Chroma runs in a child
+    process (local/vectorize/chroma_process.py), as a server wants it: its calls hold the GIL throughout."""
     if settings.backend == "cloudflare":
         from memory_sim.cloudflare.vectorize import CloudflareVectorizeAccount
 
@@ -86,7 +89,7 @@ def open_vectorize_account(settings: Settings, *, max_batch: int | None = None) 
 
         url = urlparse(settings.chroma_url)
         return ChromaAccount(host=url.hostname or "127.0.0.1", port=url.port or 8000, **options)
-    return local_vectorize_account(Path(settings.data_dir) / "vectorize", **options)
+    return local_vectorize_account(Path(settings.data_dir) / "vectorize", own_process=chroma_own_process, **options)
 
 
 def local_vectorize_account(folder: str | Path, **options: Any) -> ChromaAccount:
@@ -116,12 +119,14 @@ def local_d1_account(folder: str | Path, engine: str, *, sqlite_synchronous: str
 def build_local_env(
     settings: Settings, *, embedder: Embedder | None = None, rebuild_index: bool = False,
     before_rebuild: BeforeRebuild | None = None, folder_lock: FolderLock | None = None, serve: bool | None = None,
-    preload_model: bool = False, new_index: bool = False,
+    preload_model: bool = False, new_index: bool = False, chroma_own_process: bool = False,
 ) -> Env:
     """The Env holds the data folder's lock until closed; `folder_lock`, already held by the caller, is handed over.
     A folder another process owns and serves opens through that owner. This Env serves its folder to other
     processes when `serve` says so (None: `owner.serving(...)`, else the `serve_owner` setting). `preload_model`
-    loads the configured model in the background while the rest opens (for callers that will embed)."""
+    loads the configured model in the background while the rest opens (for callers that will embed).
+    `chroma_own_process`: the folder's embedded Chroma runs in a child process (`memory-sim serve` asks for it, so
+    a large write to the folder's own account stalls no other request)."""
     from memory_sim import owner
     from memory_sim.builder.models import local_ai, preload
     from memory_sim.embedding.embedder import AiEmbedder
@@ -140,7 +145,7 @@ def build_local_env(
     env.close_hooks.append(held.release)  # hooks run in reverse: the lock goes last, after the files close
     service = owner.OwnerService.open(held, settings) if _serves(settings, serve) else None
     try:
-        account = env.vectorize_account = open_vectorize_account(settings)
+        account = env.vectorize_account = open_vectorize_account(settings, chroma_own_process=chroma_own_process)
         _close_with(env, account)
         if embedder is None:
             env.embedder = _embedder_for_index(settings, env, account, new_index=new_index)

@@ -47,7 +47,8 @@ def _serve(args: argparse.Namespace) -> int:
     address = f"http://{args.host}:{args.port}/client/v4"
     with FolderLock.acquire(Path(args.data)) as owned:  # the server owns the folder while it runs
         settings = args.settings.replace(backend="local")  # the folder's own data, whatever the backend
-        with build_local_env(settings, folder_lock=owned, serve=False) as env:  # the folder's own data ...
+        # the folder's own data, its Chroma in a child process as every account's is (builder/server.py) ...
+        with build_local_env(settings, folder_lock=owned, serve=False, chroma_own_process=True) as env:
             own_token = owner.new_token()  # ... for other local processes, besides the users' tokens
             served = tokens.with_token(
                 own_token, frozenset({owner.LOCAL_ACCOUNT})

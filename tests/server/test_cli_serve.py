@@ -52,3 +52,25 @@ def test_serve_with_a_token_on_its_command_line_warns(tmp_path: Path) -> None:
         output = process.communicate(timeout=120)[0].decode()
     assert "--token is visible to other users" in output and "MEMORY_SIM_API_TOKEN" in output
     assert "secret" not in output  # the warning never repeats the token
+
+
+def test_the_folders_own_account_keeps_its_chroma_in_a_child_process(tmp_path: Path) -> None:
+    """As every account's (tests/server/test_upsert_fairness.py): Chroma's calls hold the GIL throughout, so a large
+    write to `local` in serve's own process would stall every other request."""
+    import psutil
+
+    port = free_port()
+    env = {**os.environ, "MEMORY_SIM_API_TOKEN": "secret"}
+    command = [sys.executable, "-c", "from memory_sim.cli import main; main()", "--data", str(tmp_path), "serve",
+               "--port", str(port), "--d1-engine", "sqlite", "--log-level", "warning"]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        wait_until_serving(port, process)
+        children = [" ".join(c.cmdline()) for c in psutil.Process(process.pid).children(recursive=True)]
+        assert any("memory_sim.local.vectorize.chroma_process" in c for c in children), children
+        listed = httpx.get(f"http://127.0.0.1:{port}/client/v4/accounts/local/vectorize/v2/indexes",
+                           headers={"Authorization": "Bearer secret"})
+        assert listed.status_code == 200 and [i["name"] for i in listed.json()["result"]] == ["memories"]
+    finally:
+        process.terminate()
+        process.communicate(timeout=120)
