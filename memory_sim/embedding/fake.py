@@ -31,6 +31,8 @@ def _bucket(word: str, dimensions: int) -> tuple[int, float]:
 class HashingEmbedder:
     """Token-hashing bag of words: unit-norm float32 vectors of `dimensions`, identical for identical texts."""
 
+    carries_meaning = False  # texts with no word in common get orthogonal vectors: no model reads meaning from them
+
     def __init__(self, dimensions: int = 64, model: str = "fake/hashing") -> None:
         if dimensions < 1:
             raise ValueError(f"dimensions must be at least 1, got {dimensions}")

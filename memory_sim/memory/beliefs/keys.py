@@ -138,13 +138,14 @@ def infer_key(
     keys name (without it, the ids are taken for names)."""
     people = tuple(dict.fromkeys(subjects))
     lowered = text.lower()
-    if KINSHIP.search(lowered):
-        return KeyGuess(None, 0.9, "kinship, a fact that never changes")
-    if type == "opinion" and len(people) == 1:
-        return KeyGuess(f"opinion:{people[0]}", 0.9, "an opinion memory about one NPC")
+    decided = _decided(lowered, type, people)
+    if decided is not None:
+        return decided
     name_words = _name_words(people, names)
     if _only_a_talk(lowered, name_words):
         return KeyGuess(None, 0.8, "a talk about a topic, an event")
+    if embed is not None and not _open(text, type, people, name_words):
+        return KeyGuess(None, 0.9, "no state this memory could set has a name in it")
     try:
         scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
     except AiError as exc:  # the embedder is down: the cue words decide, and the guess says so
@@ -153,6 +154,36 @@ def infer_key(
     actor = _actor(text, people)
     allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
     return _best(sorted(allowed.items(), key=lambda item: -item[1]), text, people, name_words, type, embed)
+
+
+def key_text(text: str, *, type: str, subjects: tuple[str, ...], names: Mapping[str, str] | None = None) -> str | None:
+    """The text whose meaning `infer_key` reads for this memory (its NPC names read as NEUTRAL_NAME), or None where
+    structure alone decides the key: callers embed the texts of many memories in one call, and only these."""
+    people = tuple(dict.fromkeys(subjects))
+    if _decided(text.lower(), type, people) is not None:
+        return None
+    name_words = _name_words(people, names)
+    if _only_a_talk(text.lower(), name_words):
+        return None
+    return _neutral(text, name_words) if _open(text, type, people, name_words) else None
+
+
+def _decided(lowered: str, type: str, people: tuple[str, ...]) -> KeyGuess | None:
+    """The key structure gives before any meaning is read: none for kinship, the opinion of the one NPC an
+    opinion memory is about."""
+    if KINSHIP.search(lowered):
+        return KeyGuess(None, 0.9, "kinship, a fact that never changes")
+    if type == "opinion" and len(people) == 1:
+        return KeyGuess(f"opinion:{people[0]}", 0.9, "an opinion memory about one NPC")
+    return None
+
+
+def _open(text: str, type: str, people: tuple[str, ...], name_words: frozenset[str]) -> bool:
+    """Whether some aspect the structure allows could name a key here; if none can, the memory sets no state
+    whatever its meaning, and its text need not be embedded."""
+    lowered, actor = text.lower(), _actor(text, people)
+    return any(aspect != NONE and _possible(aspect, people, lowered, type, actor, False)
+               and _key(aspect, text, people, name_words) is not None for aspect in ASPECTS)
 
 
 def _best(ranked: list[tuple[str, float]], text: str, people: tuple[str, ...], name_words: frozenset[str],

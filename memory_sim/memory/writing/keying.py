@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import numpy as np
@@ -22,12 +22,12 @@ import numpy as np
 from memory_sim.bindings.d1 import D1Database
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import AiError
+from memory_sim.memory.beliefs import aspect_model
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
-from memory_sim.memory.beliefs.keys import Embed, KeyGuess, infer_key
+from memory_sim.memory.beliefs.keys import Embed, KeyGuess, infer_key, key_text
 from memory_sim.memory.beliefs.subjects import key_subjects
 from memory_sim.memory.ledger import store
 from memory_sim.memory.models import KeyOf, ShortTermMemory
-from memory_sim.settings import HASHING_MODEL
 
 log = logging.getLogger(__name__)
 GAME, INFERRED = "game", "inferred"
@@ -61,29 +61,58 @@ class KeyRegistry:
 
 @dataclass(frozen=True, eq=False)
 class ModelEmbed:
-    """An env's embedder as `infer_key` takes it (texts -> unit rows), equal to any other of the same model: the
-    aspect model is fitted once per embedding function (beliefs/aspect_model.py), so every env, system and call on
-    one model shares one fit instead of embedding the examples again."""
+    """An env's embedder as `infer_key` takes it (texts -> unit rows). `served`: vectors already made, by text,
+    handed out without asking the model again (keys_for embeds a batch's texts in one call, then infers)."""
 
     embedder: Any
     model: str
+    served: Mapping[str, np.ndarray] = field(default_factory=dict)
 
     def __call__(self, texts: Sequence[str]) -> np.ndarray:
+        if texts and all(text in self.served for text in texts):
+            return np.stack([self.served[text] for text in texts])
         vectors: np.ndarray = self.embedder.embed(list(texts))
         return vectors
 
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, ModelEmbed) and other.model == self.model
+    def serving(self, texts: Sequence[str]) -> ModelEmbed:
+        """This embedder with `texts` embedded in one call (each distinct text once)."""
+        wanted = [text for text in dict.fromkeys(texts) if text not in self.served]
+        if not wanted:
+            return self
+        made = dict(zip(wanted, self.embedder.embed(wanted), strict=True))
+        return ModelEmbed(self.embedder, self.model, {**self.served, **made})
 
-    def __hash__(self) -> int:
-        return hash(self.model)
+
+def env_embed(env: WorkerEnv) -> ModelEmbed | None:
+    """The env's embedder for key inference; None for one whose vectors carry no meaning (its keys then come from
+    structure and cue words, as without a model): the hashing test embedder says so itself (`carries_meaning`);
+    any other is asked, once, to embed two paraphrase pairs (aspect_model.PROBES), so hashing vectors served
+    under a real model's name are found out too. An embedder that fails to answer is tried as it comes."""
+    embedder = env.embedder
+    said = getattr(embedder, "carries_meaning", None)
+    if said is False:
+        return None
+    embed = ModelEmbed(embedder, str(embedder.model))
+    if said is True:
+        return embed
+    try:
+        probes = aspect_model.probe_vectors(embed)
+    except AiError:
+        return embed  # keys_for meets the failure again and goes on with the cue words
+    if aspect_model.carries_meaning(probes):
+        return embed
+    _say_once(embed.model)
+    return None
 
 
-def env_embed(env: WorkerEnv) -> Embed | None:
-    """The env's embedder for key inference; None for the hashing test embedder, whose vectors carry no meaning
-    (its keys then come from structure and cue words, as without a model)."""
-    model = str(env.embedder.model)
-    return None if model == HASHING_MODEL else ModelEmbed(env.embedder, model)
+_told: set[str] = set()
+
+
+def _say_once(model: str) -> None:
+    if model not in _told:
+        _told.add(model)
+        log.warning("the vectors of %s carry no meaning (paraphrases far apart): state keys come from structure "
+                    "and cue words alone", model)
 
 
 def configured_refiner(env: WorkerEnv) -> ChatKeyRefiner | None:
@@ -102,19 +131,31 @@ def configured_refiner(env: WorkerEnv) -> ChatKeyRefiner | None:
 
 def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: Embed | None) -> dict[str, KeyOf]:
     """{memory id: its key} for the memories that have one (a summary has none); the game's "no key"
-    (`infer_key=False`) is kept as a NULL key from the game, and its state values with its keys."""
-    out: dict[str, KeyOf] = {}
-    for m in memories:
-        if m.state_key is not None or not m.infer_key:
-            out[m.id] = KeyOf(m.state_key, 1.0, GAME, m.state_value)
-        elif m.kind == "observation":
-            subjects = key_subjects(m.npc_id, m.about, m.content, registry.profiles())
-            guess, embed = _guess(m, subjects, embed)
-            if registry.refiner is not None:
-                guess = _refined(registry.refiner, m, guess, subjects)
-            if guess.key is not None:
-                out[m.id] = KeyOf(guess.key, guess.confidence, INFERRED, m.state_value)
+    (`infer_key=False`) is kept as a NULL key from the game, and its state values with its keys. The texts whose
+    meaning is read (those structure leaves open: keys.key_text) are embedded in one call first; a text the index
+    embeds too is found in the embedder's cache there, so one forward pass serves both."""
+    inferred = [m for m in memories if m.state_key is None and m.infer_key and m.kind == "observation"]
+    subjects = {m.id: key_subjects(m.npc_id, m.about, m.content, registry.profiles()) for m in inferred}
+    if isinstance(embed, ModelEmbed):
+        embed = _served(embed, [key_text(m.content, type=m.type, subjects=subjects[m.id]) for m in inferred])
+    out = {m.id: KeyOf(m.state_key, 1.0, GAME, m.state_value) for m in memories
+           if m.state_key is not None or not m.infer_key}
+    for m in inferred:
+        guess, embed = _guess(m, subjects[m.id], embed)
+        if registry.refiner is not None:
+            guess = _refined(registry.refiner, m, guess, subjects[m.id])
+        if guess.key is not None:
+            out[m.id] = KeyOf(guess.key, guess.confidence, INFERRED, m.state_value)
     return out
+
+
+def _served(embed: ModelEmbed, texts: Sequence[str | None]) -> ModelEmbed | None:
+    """The embedder with the batch's texts embedded; None (the cue words decide) once it fails."""
+    try:
+        return embed.serving([text for text in texts if text is not None])
+    except AiError as exc:
+        log.warning("key inference goes on without the embedder: %s", exc)
+        return None
 
 
 def _guess(m: ShortTermMemory, subjects: tuple[str, ...], embed: Embed | None) -> tuple[KeyGuess, Embed | None]:
