@@ -204,6 +204,8 @@ def test_the_bundled_model_reads_meaning(tmp_path: Path) -> None:
 
 
 class Registry:
+    refiner = None  # no chat model configured
+
     def profiles(self) -> list[dict[str, Any]]:
         return [{"npc_id": "mira", "name": "Mira"}, {"npc_id": "tom", "name": "Tom"}]
 
