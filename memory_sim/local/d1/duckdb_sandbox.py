@@ -121,11 +121,12 @@ _PLAIN_HEAD = re.compile(r"[ \t\n\r]*(?:select|insert|delete|update)(?![\w$])", 
 
 
 def _nothing_to_refuse(sql: str) -> bool:
-    """True when no reading of `sql` can break a rule below, so DuckDB need not parse and tokenise it (a third of
-    a new statement's cost). Each rule needs one of: a `;` (a second statement); a head other than SELECT, INSERT,
-    DELETE or UPDATE (another kind of statement); or, as a substring of the lowercased text, a string literal
-    starting `'__sq_`, or one of the names the rules look for (a token can only name one, quoted or not, if the
-    text holds it). Checking substrings, not words, keeps this a superset of what the rules refuse."""
+    """True when no reading of `sql` can break a rule below, so DuckDB need not parse and tokenise it (it was a
+    third of translating and checking a new statement). Each rule needs one of: a `;` (a second statement); a head
+    other than SELECT, INSERT, DELETE or UPDATE (another kind of statement); or, as a substring of the lowercased
+    text, a string literal starting `'__sq_`, or one of the names the rules look for (a token can only name one,
+    quoted or not, if the text holds it). Checking substrings, not words, keeps this a superset of what the rules
+    refuse."""
     if ";" in sql or not _PLAIN_HEAD.match(sql):
         return False
     lowered = sql.lower()
