@@ -24,6 +24,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "d1"))
 from sqllogictest import OUTCOMES, SETUPS, Tally, run_file  # noqa: E402
 
+import memory_sim  # noqa: E402
+
 OUT = Path(__file__).resolve().parent.parent / "benchmarks"
 
 
@@ -39,6 +41,7 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, required=True)
     parser.add_argument("--files-per-dir", type=int, default=2)
     parser.add_argument("--max-records", type=int, default=1500)
+    parser.add_argument("--out", type=Path, default=OUT, help="folder for sqllogictest.json and .md")
     args = parser.parse_args()
     files = sample(args.corpus, args.files_per_dir)
     if not files:
@@ -50,17 +53,19 @@ def main() -> None:
         print(f"[{n}/{len(files)}] {path.relative_to(args.corpus)}", file=sys.stderr)
     report = {
         "machine": f"{platform.machine()}, {platform.system()}, Python {platform.python_version()}",
+        "code": str(Path(memory_sim.__file__).resolve().parent.parent),  # the checkout that ran
         "files": len(files),
         "directories": len({p.parent for p in files}),
         "max_records_per_file": args.max_records,
         "seconds": round(time.perf_counter() - started, 1),
         "setups": {name: {"outcomes": {o: t.outcomes[o] for o in OUTCOMES}, "records": t.total,
                           "pass_rate": round(t.rate(), 4), "seconds": round(t.seconds, 1),
+                          "cpu_seconds": round(t.cpu_seconds, 1),
                           "refused_by_rule": dict(t.rules.most_common()),
                           "examples": t.examples} for name, t in tallies.items()},
     }
-    OUT.joinpath("sqllogictest.json").write_text(json.dumps(report, indent=2) + "\n")
-    OUT.joinpath("sqllogictest.md").write_text(markdown(report))
+    args.out.joinpath("sqllogictest.json").write_text(json.dumps(report, indent=2) + "\n")
+    args.out.joinpath("sqllogictest.md").write_text(markdown(report))
     print(markdown(report))
 
 
@@ -73,14 +78,14 @@ def markdown(report: dict[str, Any]) -> str:
         "Written by scripts/bench_sqllogictest.py.",
         "",
         "| setup | records | passed | answered differently | refused (one line, by rule) | failed | pass rate | "
-        "seconds |",
-        "|---|---|---|---|---|---|---|---|",
+        "seconds | CPU seconds |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     for name in SETUPS:
         s = report["setups"][name]
         o = s["outcomes"]
         lines.append(f"| {name} | {s['records']} | {o['passed']} | {o['differs']} | {o['refused']} | {o['failed']} | "
-                     f"{100 * s['pass_rate']:.2f} % | {s['seconds']} |")
+                     f"{100 * s['pass_rate']:.2f} % | {s['seconds']} | {s.get('cpu_seconds', '')} |")
     for name in SETUPS:
         rules = report["setups"][name]["refused_by_rule"]
         if rules:

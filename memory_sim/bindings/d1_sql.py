@@ -2,13 +2,17 @@
 parentheses and statement boundaries without being fooled by strings, quoted names or comments. Joining the
 tokens' text gives the input back. The local engines, `memory-sim d1 execute` and the server split and count
 with it; the DuckDB engine's SQLite dialect (local/d1/dialect/) builds on its tokens. `sql_literal` writes a
-value back as SQLite literal text (exports, dumps). A leaf: it imports only the limits and the error tree.
+value back as SQLite literal text (exports, dumps); `literal_rows` and `sqlite_numbers` read such literals back,
+for the import's fast path (the server's and the DuckDB engine's). A leaf: it imports only the limits and the
+error tree (and sqlite3, which reads numbers as SQLite does).
 """
 
 from __future__ import annotations
 
 import math
 import re
+import sqlite3
+import threading
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -186,3 +190,81 @@ def sql_literal(value: Any) -> str:
     if isinstance(value, (list, bytes, bytearray)):
         return "X'" + bytes(value).hex().upper() + "'"
     return "'" + str(value).replace("'", "''") + "'"
+
+
+# --- rows of literals: what an INSERT of a dump or a hand-written file holds ------------------------------------
+_NAME = r'(?:"(?:[^"]|"")+"|`(?:[^`]|``)+`|\[[^\]]+\]|[A-Za-z_][A-Za-z0-9_$]*)'
+# `INSERT INTO name [(columns)] VALUES`, from INSERT on (the caller allows the blanks before it).
+INSERT_VALUES_HEAD = rf"INSERT\s+INTO\s+{_NAME}\s*(?:\([^()';]*\))?\s*VALUES"
+# One literal of a row (each kind in its own group, quotes kept), then a comma, the end of the row and the start
+# of the next, or the end of the last row. Possessive: a text that is not rows of literals fails in linear time.
+_ITEM = (r"""\s*+(?:('(?:[^']|'')*+')|([-+]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?)|(NULL)"""
+         r"""|([xX]'[0-9A-Fa-f]*+'))\s*+(,|\)\s*+,\s*+\(|\)\s*+\Z)""")
+# (Without capturing groups: Python 3.11's re fails on a possessive repeat of a group that captures.)
+_ROWS = re.compile(r"\s*+\((?:" + re.sub(r"(?<!\\)\((?!\?)", "(?:", _ITEM) + ")++", re.I)
+_ITEMS = re.compile(_ITEM, re.I)
+_INT64 = 2**63 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class LiteralRows:
+    """The values of `(a, b), (c, d), ...`, row after row. Plain integers are read here; every other number
+    (REALs, integers past 18 digits) is left None at its place in `numbers` for SQLite to read (`sqlite_numbers`),
+    so that a REAL is the same to the last bit."""
+
+    values: list[Any]
+    width: int  # values per row
+    numbers: list[tuple[int, str]]  # (index in values, the literal's text)
+
+
+def literal_rows(rows: str) -> LiteralRows | None:
+    """`rows`: what follows VALUES, `(1, 'a', NULL, X'00'), (2.5, ...)`, with nothing after the last row. None
+    unless every item is a literal (text, a number with its sign, NULL, a blob of whole bytes) and every row
+    holds as many."""
+    if _ROWS.fullmatch(rows) is None:
+        return None
+    values: list[Any] = []
+    numbers: list[tuple[int, str]] = []
+    width = start = 0
+    for quoted, number, null, blob, separator in _ITEMS.findall(rows):
+        if quoted:
+            values.append(quoted[1:-1].replace("''", "'"))
+        elif number:
+            digits = number[1:] if number[0] in "+-" else number
+            if digits.isdigit() and len(digits) <= 18:  # read exactly as SQLite reads it
+                values.append(int(number))
+            else:
+                numbers.append((len(values), number))
+                values.append(None)
+        elif null:
+            values.append(None)
+        else:
+            if len(blob) % 2 == 0:  # X'...' with an odd count of hex digits
+                return None
+            values.append(bytes.fromhex(blob[2:-1]))
+        if separator != ",":  # the end of a row
+            if width == 0:
+                width = len(values)
+            elif len(values) - start != width:
+                return None
+            start = len(values)
+    return LiteralRows(values, width, numbers) if values else None
+
+
+_NUMBERS_PER_QUERY = 500  # numbers SQLite reads in one SELECT (it takes up to 2,000 result columns)
+_number_reader = threading.local()
+
+
+def sqlite_numbers(texts: list[str]) -> list[int | float | None]:
+    """Number literals as SQLite reads them (a REAL the same to the last bit); None where one would not keep its
+    type when bound: an integer literal past 64 bits, which SQLite makes REAL (and -2**63 is one of them)."""
+    if not hasattr(_number_reader, "conn"):
+        _number_reader.conn = sqlite3.connect(":memory:")
+    read: list[int | float | None] = []
+    for at in range(0, len(texts), _NUMBERS_PER_QUERY):
+        part = texts[at:at + _NUMBERS_PER_QUERY]
+        for text, value in zip(part, _number_reader.conn.execute("SELECT " + ", ".join(part)).fetchone(),
+                               strict=True):
+            past_64_bits = isinstance(value, float) and text.lstrip("+-").isdigit()
+            read.append(None if past_64_bits or (isinstance(value, int) and abs(value) > _INT64) else value)
+    return read

@@ -20,11 +20,11 @@ from __future__ import annotations
 
 import re
 import sqlite3
-import threading
 from collections.abc import Generator, Iterable, Iterator
 
 from memory_sim.bindings import limits
 from memory_sim.bindings.d1 import D1Value
+from memory_sim.bindings.d1_sql import INSERT_VALUES_HEAD, literal_rows, sqlite_numbers
 from memory_sim.errors import D1Error
 
 _NORMAL = re.compile(r"""['"`\[;]|--|/\*""")
@@ -170,20 +170,8 @@ def file_statements(path: str, chunk_chars: int = 1 << 20) -> Iterator[str]:
         yield from statements(iter(lambda: source.read(chunk_chars), ""))
 
 
-_NAME = r'(?:"(?:[^"]|"")+"|`(?:[^`]|``)+`|\[[^\]]+\]|[A-Za-z_][A-Za-z0-9_$]*)'
-_INSERT = re.compile(rf"\s*(INSERT\s+INTO\s+{_NAME}\s*(?:\([^()';]*\))?\s*VALUES\s*)\((.*)\)\s*", re.I | re.S)
-# A literal (each kind in its own group, quotes included: a group that did not match reads ""), then what follows
-# it: a comma, the end of its row and the start of the next, or the end.
-_LITERAL = re.compile(
-    r"""\s*(?:('(?:[^']|'')*')|([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)|(NULL)|([xX]'[0-9A-Fa-f]*'))"""
-    r"""\s*(,|\)\s*,\s*\(|$)""",
-    re.I | re.S)
-_INT64 = 2**63 - 1
-_parser = threading.local()
-
-
-_LITERALS = re.compile(f"(?:{_LITERAL.pattern})+", re.I | re.S)  # a body that is rows of literals and nothing else
-_NUMBERS_PER_QUERY = 500  # numbers SQLite reads in one SELECT (it takes up to 2,000 result columns)
+_INSERT = re.compile(rf"\s*({INSERT_VALUES_HEAD}\s*)(\(.*)", re.I | re.S)
+_CHUNK_NUMBERS = 500  # numbers SQLite reads in one query, over the statements of a chunk
 
 
 def with_parameters(statement: str) -> tuple[str, tuple[D1Value, ...]]:
@@ -209,44 +197,21 @@ _Literals = tuple[str, list[D1Value], list[tuple[int, str]]]  # the SQL with ?s,
 
 def _literals(statement: str) -> _Literals | None:
     found = _INSERT.fullmatch(statement)
-    if found is None or _LITERALS.fullmatch(found.group(2)) is None:
+    if found is None:
         return None
-    values: list[D1Value] = []
-    numbers: list[tuple[int, str]] = []
-    widths: list[int] = []  # values per row
-    width = 0
-    for quoted, number, null, blob, separator in _LITERAL.findall(found.group(2)):
-        if quoted:
-            values.append(quoted[1:-1].replace("''", "'"))
-        elif number:
-            digits = number[1:] if number[0] in "+-" else number
-            if digits.isdigit() and len(digits) <= 18:  # read exactly as SQLite reads it
-                values.append(int(number))
-            else:
-                numbers.append((len(values), number))
-                values.append(None)
-        elif null:
-            values.append(None)
-        else:
-            if len(blob) % 2 == 0:  # X'...' with an odd count of hex digits
-                return None
-            values.append(bytes.fromhex(blob[2:-1]))
-        width += 1
-        if separator != ",":  # the end of a row
-            widths.append(width)
-            width = 0
-    if not values or len(set(widths)) != 1 or len(values) > limits.D1_MAX_BOUND_PARAMETERS:
+    rows = literal_rows(found.group(2))
+    if rows is None or len(rows.values) > limits.D1_MAX_BOUND_PARAMETERS:
         return None
-    row = f"({', '.join('?' * widths[0])})"
-    return f"{found.group(1)}{', '.join([row] * len(widths))}", values, numbers
+    row = f"({', '.join('?' * rows.width)})"
+    return f"{found.group(1)}{', '.join([row] * (len(rows.values) // rows.width))}", rows.values, rows.numbers
 
 
 def _finished(pending: list[tuple[str, _Literals | None]]) -> Iterator[tuple[str, tuple[D1Value, ...]]]:
     numbers = [(k, position, text) for k, (_, bound) in enumerate(pending) if bound for position, text in bound[2]]
     refused: set[int] = set()
-    for at in range(0, len(numbers), _NUMBERS_PER_QUERY):
-        part = numbers[at:at + _NUMBERS_PER_QUERY]
-        for (k, position, _), value in zip(part, _read_numbers([text for _, _, text in part]), strict=True):
+    for at in range(0, len(numbers), _CHUNK_NUMBERS):
+        part = numbers[at:at + _CHUNK_NUMBERS]
+        for (k, position, _), value in zip(part, sqlite_numbers([text for _, _, text in part]), strict=True):
             bound = pending[k][1]
             assert bound is not None
             if value is None:
@@ -255,19 +220,3 @@ def _finished(pending: list[tuple[str, _Literals | None]]) -> Iterator[tuple[str
                 bound[1][position] = value
     for k, (statement, bound) in enumerate(pending):
         yield (statement, ()) if bound is None or k in refused else (bound[0], tuple(bound[1]))
-
-
-def _read_numbers(texts: list[str]) -> list[int | float | None]:
-    """The numbers as SQLite reads the literals (a REAL the same to the last bit); None where one would not keep
-    its type when bound: an integer literal past 64 bits, which SQLite makes REAL (and -2**63 is one of them)."""
-    if not hasattr(_parser, "conn"):
-        _parser.conn = sqlite3.connect(":memory:")
-    parsed = _parser.conn.execute("SELECT " + ", ".join(texts)).fetchone()
-    read: list[int | float | None] = []
-    for text, value in zip(texts, parsed, strict=True):
-        past_64_bits = isinstance(value, float) and text.lstrip("+-").isdigit()
-        if past_64_bits or (isinstance(value, int) and abs(value) > _INT64):
-            read.append(None)
-        else:
-            read.append(value)
-    return read

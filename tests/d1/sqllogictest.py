@@ -199,6 +199,7 @@ class Tally:
     examples: dict[str, list[str]] = field(default_factory=dict)  # outcome -> a few "file:line: why" lines
     rules: Counter[str] = field(default_factory=Counter)  # refusals by rule: the message up to its first ":" or ";"
     seconds: float = 0.0  # time spent running records on this setup
+    cpu_seconds: float = 0.0  # the process's CPU time in it (all threads: DuckDB's too)
 
     def add(self, outcome: str, where: str, why: str, keep: int = 12) -> None:
         self.outcomes[outcome] += 1
@@ -240,7 +241,7 @@ def run_file(text: str, name: str, tallies: dict[str, Tally], max_records: int |
     for setup, make in SETUPS.items():
         records = list(parse(text, ENGINES[setup]))[:max_records]
         tally = tallies.setdefault(setup, Tally())
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), time.process_time()
         run, close = make()
         try:
             for record in records:
@@ -249,3 +250,4 @@ def run_file(text: str, name: str, tallies: dict[str, Tally], max_records: int |
         finally:
             close()
             tally.seconds += time.perf_counter() - started
+            tally.cpu_seconds += time.process_time() - cpu

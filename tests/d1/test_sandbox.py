@@ -20,7 +20,7 @@ from sandbox_attacks import make_bystanders, quote, replayed_ddl, snapshot, stat
 from memory_sim.errors import D1Error
 from memory_sim.local.d1.account import D1Account
 from memory_sim.local.d1.duckdb_engine import DuckDBDatabase
-from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text
+from memory_sim.local.d1.duckdb_sandbox import _check_as_duckdb_reads_it, _nothing_to_refuse, check_duckdb_text
 from memory_sim.local.d1.sqlite_engine import SqliteDatabase
 
 ENGINES = ["duckdb", "sqlite"]
@@ -278,3 +278,48 @@ def test_generated_attacks_reach_no_file_and_no_other_database(attacked: Attacke
     with sqlite3.connect(attacked.by.victim) as victim:
         assert victim.execute("SELECT value FROM secret").fetchall() == [("another account's data",)]
     victim.close()
+
+
+# --- the shortcut: texts no rule can refuse are not parsed -----------------------------------------------------
+REFUSED_DUCKDB_TEXTS = [
+    "SELECT * FROM duckdb_tables()", 'SELECT * FROM "duckdb_tables"', "SELECT * FROM \"DUCKDB_TABLES\"",
+    "SELECT * FROM duc\u212adb_tables", "SELECT 1e5duckdb_tables", "SELECT * FROM t, '__sq_sequence'",
+    "SELECT * FROM '__SQ_DDL'", "UPDATE EXTENSIONS", "update extensions (x)", "SELECT 1; SELECT 2",
+    "SELECT current_setting('x')", "SELECT * FROM (SHOW TABLES)", "PRAGMA version", "SET x = 1",
+    "/* */ SELECT * FROM __sq_ddl", " CALL pragma_show('t')", "SELECT * FROM information_schema.tables",
+    "INSERT INTO t SELECT * FROM query('SELECT 1')", "DELETE FROM t WHERE x IN (SELECT 1 FROM pg_class)",
+    "UPDATE t SET v = (SELECT count(*) FROM __sq_ddl)", "SELECT * FROM read_csv('x.csv')",
+    "SELECT E'\\'' , (SELECT count(*) FROM __sq_ddl) , ''", "SELECT 1 --\r; SELECT * FROM t",
+]
+
+
+@pytest.mark.parametrize("sql", REFUSED_DUCKDB_TEXTS)
+def test_duckdb_texts_a_rule_refuses_are_never_taken_for_plain(sql: str) -> None:
+    with pytest.raises(D1Error):
+        _check_as_duckdb_reads_it(sql)
+    assert not _nothing_to_refuse(sql)
+    with pytest.raises(D1Error):
+        check_duckdb_text(sql)
+
+
+@pytest.mark.parametrize("sql", [
+    "SELECT a, CAST(b AS VARCHAR) FROM t1 WHERE c > $1 ORDER BY 1", "INSERT INTO t (a) VALUES ('x''y')",
+    "UPDATE t SET a = __sq_int(b) WHERE c IS NULL", "DELETE FROM t WHERE a = 'pg class'",
+])
+def test_plain_duckdb_texts_skip_the_parse_and_pass(sql: str) -> None:
+    assert _nothing_to_refuse(sql)
+    _check_as_duckdb_reads_it(sql)  # the full check agrees
+
+
+@settings(max_examples=300, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.sampled_from([
+    "SELECT", "INSERT", "UPDATE", "DELETE", "CREATE", "WITH", "*", "FROM", "t", ",", "(", ")", ";", "'", '"', "$$",
+    "E'", "--", "\r", "\n", "/*", "*/", " ", "__sq_ddl", "duckdb_tables", "query", "read_csv", "show", "pivot",
+    "extensions", "current_setting", "x", "1", "1e5", "Ü", "\u212a",
+]), max_size=14))
+def test_the_shortcut_never_passes_what_duckdbs_reading_refuses(pieces: list[str]) -> None:
+    sql = "".join(pieces)
+    try:
+        _check_as_duckdb_reads_it(sql)
+    except D1Error:
+        assert not _nothing_to_refuse(sql), sql

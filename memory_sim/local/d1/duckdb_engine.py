@@ -40,6 +40,7 @@ from memory_sim.local.d1.dialect.replace import STAGE
 from memory_sim.local.d1.dialect.schema import TableInfo, quote_name
 from memory_sim.local.d1.dialect.statements import translate
 from memory_sim.local.d1.dialect.values import param_class, param_view
+from memory_sim.local.d1.duckdb_connection import MacroConnection
 from memory_sim.local.d1.duckdb_errors import d1_error
 from memory_sim.local.d1.duckdb_mirror import Mirror
 from memory_sim.local.d1.duckdb_pragmas import Pragmas
@@ -88,12 +89,13 @@ class DuckDBEngine:
 
         self.max_bytes = max_bytes  # D1's size cap: a write to a database already past it fails (SQLITE_FULL)
         self._path = str(path)
-        self._conn = connect(path)
+        self._conn = MacroConnection(connect(path))
         self._file = None if self._path == ":memory:" else Path(self._path)
         try:
             sqlite_functions.register(self._conn)
             self._conn.execute(_LEDGER)
             self._conn.execute(_SEQUENCE)
+            self._conn.make_stored_needs()
         except duckdb.Error as exc:  # the first reads are where a torn file shows
             self._conn.close()
             raise self._failure(exc) from exc

@@ -53,8 +53,8 @@ class Mirror:
             return
         self._sandbox.use(CHECK)
         self.conn.text_factory = bytes  # the program listing holds literals as they are, UTF-8 or not
-        try:
-            self.conn.execute("EXPLAIN " + _EXPLAINED.sub("", sql, count=1), dummy_values(sql)).fetchall()
+        try:  # compiling is preparing: the program's listing is not read (40 % of a compile's time)
+            self.conn.execute("EXPLAIN " + _EXPLAINED.sub("", sql, count=1), dummy_values(sql)).close()
         except sqlite3.Error as exc:
             raise sqlite_error(exc) from exc
         finally:

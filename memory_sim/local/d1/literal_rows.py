@@ -11,66 +11,34 @@ from __future__ import annotations
 
 import bisect
 import re
-import sqlite3
-import threading
 from typing import Any
 
-from memory_sim.bindings.d1_sql import Token
+from memory_sim.bindings.d1_sql import INSERT_VALUES_HEAD, LiteralRows, Token, literal_rows, sqlite_numbers
 from memory_sim.local.d1.dialect.expressions import match_paren, split_args, strip_end
 
-_NUMBERS_PER_QUERY = 500
-_INT64 = 2**63 - 1
-_parser = threading.local()
-
-
-_NAME = r'(?:"(?:[^"]|"")+"|`(?:[^`]|``)+`|\[[^\]]+\]|[A-Za-z_][A-Za-z0-9_$]*)'
-_HEAD = re.compile(rf"\s*INSERT\s+INTO\s+{_NAME}\s*(?:\([^()';]*\))?\s*VALUES\b", re.I)
-# One literal of a row (each kind in its own group, quotes kept), then a comma, the end of the row and the start
-# of the next, or the end of the last row. Possessive: a text that is not rows of literals fails in linear time.
-_ITEM = (r"""\s*+(?:('(?:[^']|'')*+')|([-+]?(?:\d++(?:\.\d*+)?|\.\d++)(?:[eE][-+]?\d++)?)|(NULL)"""
-         r"""|([xX]'[0-9A-Fa-f]*+'))\s*+(,|\)\s*+,\s*+\(|\)\s*+\Z)""")
-# (Without capturing groups: Python 3.11's re fails on a possessive repeat of a group that captures.)
-_ROWS = re.compile(r"\s*+\((?:" + re.sub(r"(?<!\\)\((?!\?)", "(?:", _ITEM) + ")++", re.I)
-_ITEMS = re.compile(_ITEM, re.I)
+_HEAD = re.compile(rf"\s*{INSERT_VALUES_HEAD}\b", re.I)
 
 
 def literal_insert(sql: str) -> tuple[str, list[tuple[Any, ...]]] | None:
     """(the INSERT with one row of `?`, the rows' values), or None when a row holds anything but literals."""
     head = _HEAD.match(sql)
-    if head is not None and _ROWS.fullmatch(sql, head.end()):
-        return _scanned(head.group(), sql[head.end():])
+    if head is not None:
+        found = literal_rows(sql[head.end():])  # one regular expression, no tokenising (500 rows: 2,500 values)
+        if found is not None:
+            return _scanned(head.group(), found)
     return _tokenised(sql)  # comments, hex numbers, signs apart from their number...
 
 
-def _scanned(head: str, body: str) -> tuple[str, list[tuple[Any, ...]]] | None:
-    """Rows of literals read by one regular expression (no tokenising: a statement of 500 rows is 2,500 values)."""
-    rows: list[tuple[Any, ...]] = []
-    numbers: list[tuple[int, int, str]] = []
-    row: list[Any] = []
-    for quoted, number, null, blob, separator in _ITEMS.findall(body):
-        if quoted:
-            row.append(quoted[1:-1].replace("''", "'"))
-        elif number:
-            digits = number.lstrip("+-")
-            if digits.isdigit() and len(digits) <= 18:
-                row.append(int(number))
-            else:
-                numbers.append((len(rows), len(row), number))
-                row.append(None)
-        elif null:
-            row.append(None)
-        else:
-            if len(blob) % 2 == 0:  # X'...' with an odd count of hex digits
-                return None
-            row.append(bytes.fromhex(blob[2:-1]))
-        if separator != ",":
-            if rows and len(row) != len(rows[0]):
-                return None
-            rows.append(tuple(row))
-            row = []
-    if not rows or not _read_numbers(rows, numbers):
-        return None
-    return f"{head} ({', '.join('?' * len(rows[0]))})", rows
+def _scanned(head: str, found: LiteralRows) -> tuple[str, list[tuple[Any, ...]]] | None:
+    values, width = found.values, found.width
+    if found.numbers:
+        read = sqlite_numbers([text for _, text in found.numbers])
+        if None in read:
+            return None
+        for (at, _), value in zip(found.numbers, read, strict=True):
+            values[at] = value
+    rows = [tuple(values[at:at + width]) for at in range(0, len(values), width)]
+    return f"{head} ({', '.join('?' * width)})", rows
 
 
 def _tokenised(sql: str) -> tuple[str, list[tuple[Any, ...]]] | None:
@@ -137,16 +105,11 @@ def _literal(item: list[Token], row: int, column: int, numbers: list[tuple[int, 
 def _read_numbers(rows: list[tuple[Any, ...]], numbers: list[tuple[int, int, str]]) -> bool:
     """Fills in the numbers SQLite reads; False where one would not keep its type when bound (an integer literal
     past 64 bits, which SQLite makes REAL)."""
-    if not hasattr(_parser, "conn"):
-        _parser.conn = sqlite3.connect(":memory:")
-    for start in range(0, len(numbers), _NUMBERS_PER_QUERY):
-        part = numbers[start : start + _NUMBERS_PER_QUERY]
-        read = _parser.conn.execute("SELECT " + ", ".join(text for _, _, text in part)).fetchone()
-        for (row, column, text), value in zip(part, read, strict=True):
-            if (isinstance(value, float) and text.lstrip("+-").isdigit()) or (
-                    isinstance(value, int) and abs(value) > _INT64):
-                return False
-            values = list(rows[row])
-            values[column] = value
-            rows[row] = tuple(values)
+    read = sqlite_numbers([text for _, _, text in numbers])
+    if None in read:
+        return False
+    for (row, column, _), value in zip(numbers, read, strict=True):
+        values = list(rows[row])
+        values[column] = value
+        rows[row] = tuple(values)
     return True

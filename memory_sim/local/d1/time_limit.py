@@ -19,13 +19,16 @@ D1_QUERY_TIME_LIMIT_S = 30.0
 
 class Watchdog:
     """Calls `interrupt` once `time.monotonic()` passes the armed deadline, from one daemon thread started on
-    first use (one thread per engine, not one per statement: arming costs a lock and, at most, a notify)."""
+    first use (one thread per engine, not one per statement). Arming costs a lock; it wakes the thread only when
+    the thread would otherwise sleep past the new deadline: with statements seconds apart and a 30 s limit, the
+    thread sleeps until the first deadline, finds a later one armed, and sleeps on (no wake-up per statement)."""
 
     def __init__(self, interrupt: Callable[[], None]) -> None:
         self._interrupt = interrupt
         self._deadline: float | None = None
         self._wake = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._waking_at: float | None = None  # when the thread's wait ends; None: not until notified
         self._closed = False
 
     def arm(self, deadline: float) -> None:
@@ -34,7 +37,8 @@ class Watchdog:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._watch, name="d1-time-limit", daemon=True)
                 self._thread.start()
-            self._wake.notify()
+            elif self._waking_at is None or self._waking_at > deadline:
+                self._wake.notify()
 
     def disarm(self) -> None:
         with self._wake:  # once this returns no interrupt is on its way: the thread interrupts under this lock
@@ -50,10 +54,12 @@ class Watchdog:
         with self._wake:
             while not self._closed:
                 if self._deadline is None:
+                    self._waking_at = None
                     self._wake.wait()
                     continue
                 left = self._deadline - time.monotonic()
                 if left > 0:
+                    self._waking_at = self._deadline
                     self._wake.wait(left)
                     continue
                 self._deadline = None

@@ -5,9 +5,11 @@ sqlite3 for the answer, so the results are SQLite's own. Registered on every Duc
 
 from __future__ import annotations
 
+import re
 import sqlite3
 import threading
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from memory_sim.local.d1.dialect import json_table, udfs
@@ -142,7 +144,10 @@ def delegated_name(name: str, arity: int) -> str:
 
 
 def register(conn: Any) -> None:
-    """Install the macros and delegated functions on a DuckDB connection."""
+    """Install the Python functions (SQLite's, asked of sqlite3) on a DuckDB connection, when it opens. Not left
+    for later: a function created inside a transaction that rolls back can never be created again on that
+    connection (DuckDB's Python module keeps its name). The macros are created as statements name them
+    (`macros_named`)."""
     udfs.register(conn)
     json_table.register(conn)
     for name in DELEGATED:
@@ -156,5 +161,40 @@ def register(conn: Any) -> None:
                 null_handling="special",
                 side_effects=False,  # constant-folded: one 'now' per statement, as SQLite has it
             )
-    for macro in MACROS:
-        conn.execute(macro)
+
+
+_MACRO_NAME = re.compile(r"CREATE OR REPLACE TEMP MACRO (__sq_\w+)\(")
+_ENGINE_NAME = re.compile(r"__sq_\w+")
+# name -> its CREATE statement: the dialect's macros (these modules' and udfs') that translated SQL may call
+MACRO_TEXTS: dict[str, str] = {_MACRO_NAME.match(text).group(1): text  # type: ignore[union-attr]
+                               for text in (*udfs.MACROS, *MACROS)}
+_KEPT_TEXT_CHARS = 8192
+
+
+def macros_named(sql: str) -> tuple[str, ...]:
+    """The macros `sql` needs, each after the macros its own body calls (DuckDB binds a macro's body when it is
+    created): those it names and theirs."""
+    if "__sq_" not in sql:
+        return ()
+    return _macros_named(sql) if len(sql) <= _KEPT_TEXT_CHARS else _ordered(frozenset(_ENGINE_NAME.findall(sql)))
+
+
+@lru_cache(maxsize=4096)
+def _macros_named(sql: str) -> tuple[str, ...]:
+    return _ordered(frozenset(_ENGINE_NAME.findall(sql)))
+
+
+@lru_cache(maxsize=512)
+def _ordered(names: frozenset[str]) -> tuple[str, ...]:
+    out: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in out or name not in MACRO_TEXTS:
+            return
+        for used in sorted(set(_ENGINE_NAME.findall(MACRO_TEXTS[name])) - {name}):
+            visit(used)
+        out.append(name)
+
+    for name in sorted(names):
+        visit(name)
+    return tuple(out)

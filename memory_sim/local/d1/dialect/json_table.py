@@ -196,7 +196,9 @@ def alias(toks: list[Token], after: int, hi: int) -> str | None:
 def calls(toks: list[Token]) -> list[tuple[str, str | None]]:
     """Each json_each / json_tree call of the statement, with its alias (None where it has none)."""
     found = []
-    for i in range(len(toks)):
+    for i, tok in enumerate(toks):
+        if tok.kind != "word" or tok.text.lower() not in FUNCTIONS:
+            continue  # is_call's first test, before looking for the next token (most statements name neither)
         after = _next(toks, i + 1, len(toks))
         if is_call(toks, i, after):
             found.append((toks[i].text.lower(), alias(toks, closing(toks, after) + 1, len(toks))))  # type: ignore[arg-type]

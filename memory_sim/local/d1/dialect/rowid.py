@@ -70,8 +70,10 @@ def referenced(toks: list[Token], schema: Schema) -> tuple[list[TableInfo], dict
         if tok.kind not in ("word", "qident"):
             continue
         table = schema.table(tok.name)
+        if table is None:
+            continue
         after = next_significant(toks, i + 1)
-        if table is None or (after is not None and toks[after].text == "."):
+        if after is not None and toks[after].text == ".":
             continue
         before = _previous_significant(toks, i)
         if before is not None and toks[before].text == ".":

@@ -262,7 +262,8 @@ def decode(value: Any) -> Any:
 
 
 def register(conn: Any) -> None:
-    """Install the functions and macros on a DuckDB connection."""
+    """Install the Python functions on a DuckDB connection (the MACROS are created as statements name them:
+    functions.macros_named)."""
     for arity in range(MAX_EVAL_ARGS + 1):
         conn.create_function(
             f"__sq_eval_{arity}", _eval_function(arity), ["VARCHAR"] + ["VARIANT"] * arity, "VARIANT",
@@ -276,5 +277,3 @@ def register(conn: Any) -> None:
         "__sq_store", store, ["VARIANT", "VARCHAR", "VARCHAR", "VARCHAR"], "VARIANT",
         null_handling="special", side_effects=False,
     )
-    for macro in MACROS:
-        conn.execute(macro)
