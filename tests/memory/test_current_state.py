@@ -175,7 +175,7 @@ def test_an_old_folder_gets_its_keys_when_it_migrates(tmp_path: Path) -> None:
         db.batch([insert.bind("a1", DISTRUST, 1, "opinion", "cole", 1), insert.bind("a2", FRIEND, 4, "opinion", "", 2),
                   insert.bind("a3", "It rained.", 2, "event", "", 3)])
         system = MemorySystem(env, clock=clock)
-        assert schema.current_version(db) == 8
+        assert schema.current_version(db) == schema.SCHEMA_VERSION
         assert [m.id for m in system.history("ada", "opinion:cole")] == ["a2", "a1"]
         assert system.memory("a3").state_key is None and system.memory("a1").key_source == "inferred"
 

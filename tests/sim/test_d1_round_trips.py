@@ -55,7 +55,7 @@ def test_remember_many_is_one_batch_and_one_batch_of_outcomes() -> None:
         before, statements = db.round_trips, db.statements
         assert system.remember_many(memories) == {m.id for m in memories}
         assert db.round_trips - before == 2  # the rows, pending; then indexed
-        assert db.statements - statements == 3  # rows and counter; then their state: no outbox row
+        assert db.statements - statements == 2  # the rows (their seq from the counter they move); then their state
         quiet = [ShortTermMemory("tom", "Rain again.", 0.2, WorldTime(1, 10))]
         before = db.round_trips
         assert system.remember_many(quiet) == set()

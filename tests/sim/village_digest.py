@@ -22,7 +22,9 @@ recall from the index) and the counters changed; every answer stayed the same); 
 to move opinions through events with inertia (sim/opinions.py): a new village, every table and answer changed);
 and again when the state branch's keys (schema 8), inferred keys and time reading met on one main: the same 211
 memories, short_term_memories' key columns, the diaries' "brought back" lines and some answers' order (a key's
-current memory first) changed."""
+current memory first) changed; and again when the remember counter became the highest `seq` (schema 9): only
+schema_version and sequences changed (its `memories` row no longer moves), every memory and answer stayed the
+same."""
 
 from __future__ import annotations
 

@@ -110,8 +110,13 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
             " ON short_term_memories (npc_id, state_key, day, hour, seq)",
         ),
     ),
+    (
+        9,
+        "remember order without a second statement: the highest seq is the counter (an index finds it)",
+        ("CREATE INDEX IF NOT EXISTS short_term_memories_seq ON short_term_memories (seq)",),
+    ),
 )
-MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
+MEMORY_SEQUENCE = "memories"  # the sequences row seq was numbered from before migration 9 (now a floor)
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 TABLES = (

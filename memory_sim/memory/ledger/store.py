@@ -11,7 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement, D1Result
-from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
+from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS, D1_MAX_STRING_OR_BLOB_BYTES
 from memory_sim.errors import D1Error
 from memory_sim.memory.ledger.schema import MEMORY_SEQUENCE
 from memory_sim.memory.models import KeyOf, ShortTermMemory, StoredMemory
@@ -72,16 +72,15 @@ _INSERT_COLUMNS = (
     "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state,"
     " state_key, key_confidence, key_source, seq"
 )
-_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 14  # bound values a row (7 rows a statement, as before keys)
 NO_KEY = KeyOf(None, None, None)
-
-
-def _row(decay: float, position: int) -> str:
-    """One row's VALUES: the batch's decay factor and the row's position are numbers this module makes, written
-    as literals (fewer bound values a row: more rows a statement). seq = the counter before this batch + the
-    position; the counter moves in the same batch."""
-    return (f"(?, ?, ?, ?, ?, ?, ?, ?, ?, {float(decay)!r}, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name"
-            f" = '{MEMORY_SEQUENCE}') + {int(position)})")
+# The remember counter: the highest `seq` given (schema migration 9 indexes it), or the `sequences` row where
+# that is higher (the counter rows numbered before migration 9 moved; it moves no more). Read once a statement.
+LAST_SEQ = (
+    f"MAX(COALESCE((SELECT value FROM sequences WHERE name = '{MEMORY_SEQUENCE}'), 0),"
+    " COALESCE((SELECT MAX(seq) FROM short_term_memories), 0))"
+)
+_JSON_BYTES = D1_MAX_STRING_OR_BLOB_BYTES // 2  # the rows of one statement, as one JSON parameter
+_JSON_ROWS = 1000
 
 
 def _memory_values(memory: ShortTermMemory, state: str, key: KeyOf) -> list[Any]:
@@ -90,31 +89,43 @@ def _memory_values(memory: ShortTermMemory, state: str, key: KeyOf) -> list[Any]
             ",".join(memory.about), memory.kind, when.day, state, key.key, key.confidence, key.source]
 
 
+def _json_chunks(rows: Sequence[list[Any]]) -> Iterator[list[str]]:
+    """The rows as JSON arrays, grouped under D1's string limit (a row alone over it is a group of its own)."""
+    group: list[str] = []
+    size = 0
+    for row in rows:
+        text = json.dumps(row, ensure_ascii=False, allow_nan=False)
+        if group and (size + len(text.encode()) > _JSON_BYTES or len(group) >= _JSON_ROWS):
+            yield group
+            group, size = [], 0
+        group.append(text)
+        size += len(text.encode()) + 1
+    if group:
+        yield group
+
+
 def insert_memories(
     db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str], *, again: bool = False,
     keys: Mapping[str, KeyOf] | None = None,
 ) -> list[D1PreparedStatement]:
-    """Multi-row inserts for a batch. Each row's `seq` (remember order, monotonic per database) comes from the
-    `sequences` counter, moved past the batch by its last statement: all in the caller's one transaction, plain
-    SQLite as D1 runs it. The inserts return the `id` and `seq` of each row they wrote, the last statement the
-    counter's new value (`inserted_rows`).
+    """One INSERT for a batch (up to 1,000 rows or 1 MB of them): the rows, keys included, travel as one JSON
+    parameter that `json_each` unpacks (D1's 100-parameter limit would otherwise allow 7 rows a statement; JSON
+    carries each float's shortest repr, which parses back to the same value). Each row's `seq` (remember order,
+    monotonic per database) is the counter (`LAST_SEQ`) before the statement + the row's position: no second
+    statement moves a counter. The inserts return the `id` and `seq` of each row they wrote (`inserted_rows`).
 
     A memory remembered twice is kept once (first write wins): the first try is a plain INSERT, which fails
     the whole batch on an id already stored (`is_memory_already_stored`); the caller then runs the statements
     made with `again=True`, which skip such rows. (ON CONFLICT costs DuckDB about 3 ms a statement, and a
     memory is seldom remembered twice.)"""
-    statements = []
     conflict = " ON CONFLICT (id) DO NOTHING" if again else ""
-    for start in range(0, len(memories), _ROWS_PER_INSERT):
-        chunk = memories[start : start + _ROWS_PER_INSERT]
-        rows = ", ".join(_row(decay, i) for i in range(start + 1, start + 1 + len(chunk)))
-        values = [v for m in chunk for v in _memory_values(m, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY))]
-        sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows}{conflict} RETURNING id, seq"
-        statements.append(db.prepare(sql).bind(*values))
-    if memories:
-        bump = "UPDATE sequences SET value = value + ? WHERE name = ? RETURNING value"
-        statements.append(db.prepare(bump).bind(len(memories), MEMORY_SEQUENCE))
-    return statements
+    picks = ", ".join(f"json_extract(j.value, '$[{i}]')" for i in range(9))
+    rest = ", ".join(f"json_extract(j.value, '$[{i}]')" for i in range(9, 14))
+    sql = (f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) SELECT {picks}, {float(decay)!r}, {rest},"
+           f" b.n + j.key + 1 FROM json_each(?) AS j, (SELECT {LAST_SEQ} AS n) AS b WHERE 1 = 1 ORDER BY j.key"
+           f"{conflict} RETURNING id, seq")
+    rows = [_memory_values(m, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY)) for m in memories]
+    return [db.prepare(sql).bind("[" + ",".join(group) + "]") for group in _json_chunks(rows)]
 
 
 def is_memory_already_stored(error: D1Error) -> bool:
@@ -126,15 +137,14 @@ def inserted_rows(
     results: Sequence[D1Result], memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str],
     keys: Mapping[str, KeyOf] | None = None,
 ) -> tuple[dict[str, StoredMemory], int | None]:
-    """From the results of `insert_memories`' statements (first in a batch): the rows written, as D1 now holds
-    them (a memory already there is left out: its row is D1's first write), and the counter after the batch,
-    an upper bound on the rows in the table (None when it cannot be read)."""
-    chunks = -(-len(memories) // _ROWS_PER_INSERT)
-    written = {str(r["id"]) for result in results[:chunks] for r in result.results}
+    """From the results of `insert_memories`' statements (a batch of them alone): the rows written, as D1 now
+    holds them (a memory already there is left out: its row is D1's first write), and the counter after the
+    batch, the highest `seq` written: an upper bound on the rows in the table (None when no row was written)."""
+    returned = [r for result in results for r in result.results]
+    written = {str(r["id"]) for r in returned}
     rows = {m.id: _stored_new(m, decay, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY))
             for m in memories if m.id in written}
-    counter = results[chunks].results if len(results) > chunks and memories else []
-    return rows, (int(counter[0]["value"]) if counter else None)
+    return rows, max((int(r["seq"]) for r in returned), default=None)
 
 
 def _stored_new(memory: ShortTermMemory, decay: float, state: str, key: KeyOf) -> StoredMemory:
@@ -390,13 +400,13 @@ def revisions(db: D1Database) -> tuple[int, int] | None:
 
 def read_proof(db: D1Database) -> Proof | None:
     """The memory revision, remember counter and NPC revision in one read (one D1 statement per recall)."""
-    rows = db.prepare("SELECT name, value FROM sequences WHERE name IN (?, ?, ?)").bind(
-        REVISION, MEMORY_SEQUENCE, NPC_REVISION
+    rows = db.prepare(f"SELECT name, value, {LAST_SEQ} AS counter FROM sequences WHERE name IN (?, ?)").bind(
+        REVISION, NPC_REVISION
     ).all()
     found = {r["name"]: int(r["value"]) for r in rows.results}
     if REVISION not in found:
         return None
-    return Proof(found[REVISION], found.get(MEMORY_SEQUENCE, 0), found.get(NPC_REVISION))
+    return Proof(found[REVISION], int(rows.results[0]["counter"]), found.get(NPC_REVISION))
 
 
 def remembered_after(db: D1Database, npc_id: str, seq: int) -> list[StoredMemory]:
