@@ -50,7 +50,7 @@ def memory_jobs(system: MemorySystem, *, behind: bool = False) -> list[JobSpec]:
     return [
         JobSpec("retry_pending", HOUR_S, system.retry_pending, system.nothing_to_retry),
         JobSpec("decay_and_prune", 24 * HOUR_S, system.decay_and_prune),
-        JobSpec("consolidate", 6 * HOUR_S, consolidate),
+        JobSpec("consolidate", 6 * HOUR_S, consolidate, system.nothing_to_consolidate),
         JobSpec("compact", HOUR_S, system.compact, system.erasure_done),  # erased text leaves the files
     ]
 
@@ -88,14 +88,19 @@ class SimScheduler:
     def tick(self, now: float) -> list[JobReport]:
         if self._last is None:
             self._last = store.last_periods(self.system.env.DB)
-        reports = []
-        for job in self.jobs:
-            period = period_of(now, job.every_s)
-            if self._last.get(job.name, period - 1) >= period or (job.idle is not None and job.idle()):
-                continue
-            reports.append(job.run(now))
-            store.record_run(self.system.env.DB, job.name, period, now)
-            self._last[job.name] = period
+        reports: list[JobReport] = []
+        ran: list[tuple[str, int]] = []
+        try:
+            for job in self.jobs:
+                period = period_of(now, job.every_s)
+                if self._last.get(job.name, period - 1) >= period or (job.idle is not None and job.idle()):
+                    continue
+                reports.append(job.run(now))
+                ran.append((job.name, period))
+                self._last[job.name] = period
+        finally:  # the tick's runs in one statement, those before a failing job too
+            if ran:
+                store.record_runs(self.system.env.DB, list(dict(ran).items()), now)
         return reports
 
 

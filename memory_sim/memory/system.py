@@ -78,6 +78,9 @@ class MemorySystem:
         self._nothing_to_retry = False
         self._background = Background()  # remember_many(wait=False)'s indexing, one thread, in order
         self._left_behind = False  # the background left rows to retry (set there, lowered by retry_pending)
+        # The last diary day every diary is consolidated up to, as this system last saw; None when unknown (at
+        # first, and after any write that may add or unlink a diary): the `consolidate` job is idle meanwhile.
+        self._consolidated_through: int | None = None
 
     # --- writing --------------------------------------------------------------------------------------------
 
@@ -422,6 +425,7 @@ class MemorySystem:
     def update_importance(self, id: str, value: float) -> StoredMemory:
         """Sets a memory's importance (0..1); one in the index is re-indexed. Returns the memory as stored now."""
         self._nothing_to_retry = False
+        self._consolidated_through = None
         updated = forgetting.update_importance(self.env, id, value, self.clock(), self.config.index_threshold)
         if updated.index_state == "pending":
             self.index_memories([id])
@@ -444,6 +448,7 @@ class MemorySystem:
         Raises:
             NotFound: an id names no memory (nothing is forgotten)."""
         self._nothing_to_retry = False
+        self._consolidated_through = None
         erasure.note(self.env)  # the text leaves the files at the next `compact` (a scheduled job)
         done = forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
         self._remake_summaries()
@@ -462,6 +467,7 @@ class MemorySystem:
         Returns:
             The memory as stored now."""
         self._nothing_to_retry = False
+        self._consolidated_through = None
         erasure.note(self.env)
         forgetting.finish(self.env, correcting.correct(self.env, id, content, self.clock()))
         self._remake_summaries()
@@ -486,6 +492,7 @@ class MemorySystem:
         Returns:
             The ids newly forgotten."""
         self._nothing_to_retry = False
+        self._consolidated_through = None
         self._keys.drop()
         erasure.note(self.env)
         done = forgetting.forget_npc(self.env, npc_id, self.clock())
@@ -511,6 +518,7 @@ class MemorySystem:
     @_settled
     def write_diaries(self, npc_ids: Sequence[str], day: int, max_entries: int = 6) -> dict[str, str]:
         """`write_diary` for several NPCs in a few D1 statements; NPCs with no diary that day are left out."""
+        self._consolidated_through = None
         return diary.write_diaries(self, npc_ids, day, max_entries)
 
     # --- jobs (memory/jobs/scheduled.py) --------------------------------------------------------------------
@@ -530,10 +538,14 @@ class MemorySystem:
         if wait:
             self.settle()
         clear, self._nothing_to_retry = self._nothing_to_retry, False
-        report = scheduled.consolidate(self, self.clock() if now is None else now, wait=wait)
+        now = self.clock() if now is None else now
+        self._consolidated_through = None
+        report, complete = scheduled.consolidate_all(self, now, wait=wait)
         if wait:
             self.settle()  # the summaries were embedded behind the job's D1 work; in the index when it returns
         self._nothing_to_retry = clear and not report.failed and not report.errors
+        if complete and not report.failed and not report.errors:
+            self._consolidated_through = scheduled.consolidate_up_to(now, self.config)
         return report
 
     @_settled
@@ -593,6 +605,14 @@ class MemorySystem:
     def erasure_done(self) -> bool:
         """Whether nothing erased since the last compaction waits to leave the files (the `compact` job is idle)."""
         return not erasure.pending(self.env)
+
+    def nothing_to_consolidate(self) -> bool:
+        """Whether `consolidate` would do nothing now, as far as this system knows without reading D1: it found
+        every diary old enough consolidated, and no diary was written or unlinked since (the `consolidate` job is
+        idle until the next day, or the next such write). Another process writing diaries of past days is seen
+        by the next day's run."""
+        done = self._consolidated_through
+        return done is not None and done >= scheduled.consolidate_up_to(self.clock(), self.config)
 
     def nothing_to_retry(self) -> bool:
         """Whether `retry_pending` would do nothing, as far as this system knows without reading D1."""

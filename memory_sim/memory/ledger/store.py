@@ -267,16 +267,23 @@ class DecayRow(NamedTuple):
     index_state: str
 
 
-def decaying(db: D1Database, today: int) -> list[DecayRow]:
+def decaying(db: D1Database, today: int) -> tuple[list[DecayRow], int]:
     """The memories a decay pass on `today` changes: not yet decayed today, and below the cap or still indexed.
     A row at the cap (1.0) that is out of the index has nothing left to grow: it keeps the day it got there, so
     a pass reads the memories of the last weeks, not every memory ever kept. Only the columns the pass needs are
-    read (the texts would be most of the bytes)."""
+    read (the texts would be most of the bytes). With them, in the same statement, how many memories are
+    indexed (the pass's cap check starts from it)."""
     sql = (
-        "SELECT id, importance, decay_factor, decayed_day, index_state FROM short_term_memories"
-        f" WHERE decayed_day < ? AND (decay_factor < 1.0 OR index_state = 'indexed') AND {_VISIBLE} ORDER BY id"
+        "SELECT c.n AS indexed, m.id AS id, m.importance AS importance, m.decay_factor AS decay_factor,"
+        " m.decayed_day AS decayed_day, m.index_state AS index_state"
+        " FROM (SELECT COUNT(*) AS n FROM short_term_memories WHERE index_state = 'indexed') AS c"
+        " LEFT JOIN short_term_memories AS m ON m.decayed_day < ? AND (m.decay_factor < 1.0 OR"
+        f" m.index_state = 'indexed') AND m.{_VISIBLE} ORDER BY m.id"
     )
-    return [DecayRow(**row) for row in db.prepare(sql).bind(today).all().results]  # numbers as D1 types them
+    found = db.prepare(sql).bind(today).all().results
+    rows = [DecayRow(r["id"], r["importance"], r["decay_factor"], r["decayed_day"], r["index_state"])
+            for r in found if r["id"] is not None]  # numbers as D1 types them
+    return rows, int(found[0]["indexed"]) if found else 0
 
 
 def all_memories(db: D1Database) -> list[StoredMemory]:
@@ -718,7 +725,13 @@ def last_periods(db: D1Database) -> dict[str, int]:
 
 
 def record_run(db: D1Database, job: str, period: int, ran_at: float) -> None:
+    record_runs(db, [(job, period)], ran_at)
+
+
+def record_runs(db: D1Database, runs: Sequence[tuple[str, int]], ran_at: float) -> None:
+    """The (job, period) pairs done at `ran_at`, in one statement (a scheduler's tick runs several jobs)."""
+    rows = ", ".join("(?, ?, ?)" for _ in runs)
     db.prepare(
-        "INSERT INTO job_runs (job, period, ran_at) VALUES (?, ?, ?)"
+        f"INSERT INTO job_runs (job, period, ran_at) VALUES {rows}"
         " ON CONFLICT (job) DO UPDATE SET period = excluded.period, ran_at = excluded.ran_at"
-    ).bind(job, period, ran_at).run()
+    ).bind(*[v for job, period in runs for v in (job, period, ran_at)]).run()

@@ -1,0 +1,180 @@
+"""The memory system asks D1 for little: a remember batch is one INSERT whatever its size (the rows as one JSON
+parameter, each `seq` from the counter it moves), a scheduler's tick records its jobs in one statement, an idle
+consolidation reads nothing, and a decay pass counts the index only when it may be over its cap. Run on both
+local D1 engines: the SQL must mean the same on DuckDB as on sqlite (D1's own engine)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_sim.bench.d1_count import CountingD1
+from memory_sim.builder import local_d1_account
+from memory_sim.env import Env
+from memory_sim.memory.config import MemoryConfig
+from memory_sim.memory.ledger import store
+from memory_sim.memory.models import ShortTermMemory, WorldTime
+from memory_sim.memory.system import MemorySystem
+from memory_sim.scheduling import SimScheduler
+from memory_sim.sim.clock import SimClock
+
+HOUR = 3600.0
+
+
+class Logged(CountingD1):
+    """CountingD1 that also writes down the SQL of every statement that reaches the database."""
+
+    def __init__(self, inner: Any) -> None:
+        super().__init__(inner)
+        self.sql: list[str] = []
+
+    def prepare(self, sql: str) -> Any:
+        return _Logged(self, super().prepare(sql), sql)
+
+    def batch(self, statements: Any) -> Any:
+        self.sql += [s.text for s in statements]
+        return super().batch([s.counted for s in statements])
+
+
+class _Logged:
+    def __init__(self, owner: Logged, counted: Any, text: str) -> None:
+        self.owner, self.counted, self.text = owner, counted, text
+
+    def bind(self, *values: Any) -> _Logged:
+        return _Logged(self.owner, self.counted.bind(*values), self.text)
+
+    def __getattr__(self, name: str) -> Any:  # first, all, run, raw: one statement on its own
+        self.owner.sql.append(self.text)
+        return getattr(self.counted, name)
+
+
+@pytest.fixture(params=["sqlite", "duckdb"])
+def engine(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def logged_env(clock: SimClock, engine: str, folder: Path) -> Env:
+    db = local_d1_account(folder, engine).create("memory")
+    return Env.in_memory(clock, db=Logged(db))
+
+
+def logged(env: Env) -> Logged:
+    assert isinstance(env.DB, Logged)
+    return env.DB
+
+
+def mem(text: str, importance: float, day: int, npc: str = "ada", hour: int = 10) -> ShortTermMemory:
+    return ShortTermMemory(npc, text, importance, WorldTime(day, hour))
+
+
+def test_a_remember_batch_is_one_insert_for_up_to_a_thousand_rows(engine: str, tmp_path: Path) -> None:
+    clock = SimClock()
+    with logged_env(clock, engine, tmp_path) as env:
+        system = MemorySystem(env, clock=clock)
+        system.remember(mem("Dawn over the mill.", 0.2, 0, hour=1))
+        db = logged(env)
+        many = [mem(f"Chore {k}: the {k}th sack of flour, {0.1 + k / 7:.17f} full.", 0.1 + (k % 5) / 10, 1)
+                for k in range(1200)]
+        before = len(db.sql)
+        system.remember_many(many)
+        inserts = [s for s in db.sql[before:] if s.startswith("INSERT INTO short_term_memories")]
+        assert len(inserts) == 2 and not any("UPDATE sequences" in s for s in db.sql[before:])
+        rows = {m.id: (m, seq) for m, seq in store.select_page(db, "npc_id = ?", ["ada"], 2000, forgotten=False)}
+        assert [rows[m.id][1] for m in many] == list(range(2, 1202))  # remember order, after the first memory
+        assert all(rows[m.id][0].content == m.content and rows[m.id][0].importance == m.importance for m in many)
+        assert store.revisions(db) is not None and store.revisions(db)[1] == 1201  # type: ignore[index]
+
+
+def test_rows_past_ds_string_limit_go_in_more_statements_unchanged(engine: str, tmp_path: Path) -> None:
+    clock = SimClock()
+    with logged_env(clock, engine, tmp_path) as env:
+        system = MemorySystem(env, clock=clock)
+        db = logged(env)
+        long = [mem(f"{k} " + "é\u2028\"quoted\" \\ " * 20_000, 0.3, 2, hour=k) for k in range(4)]  # ~340 KB each
+        before = len(db.sql)
+        system.remember_many(long)
+        assert sum(s.startswith("INSERT INTO short_term_memories") for s in db.sql[before:]) == 2  # under 1 MB each
+        stored = store.memories_by_ids(db, [m.id for m in long])
+        assert [stored[m.id].content for m in long] == [m.content for m in long]
+
+
+def test_a_memory_remembered_twice_is_kept_once_and_the_counter_honours_its_old_floor(
+    engine: str, tmp_path: Path
+) -> None:
+    clock = SimClock()
+    with logged_env(clock, engine, tmp_path) as env:
+        system = MemorySystem(env, clock=clock)
+        db = logged(env)
+        db.prepare("UPDATE sequences SET value = 40 WHERE name = 'memories'").run()  # numbered before migration 9
+        first = mem("The well ran dry.", 0.3, 1)
+        system.remember(first)
+        again = ShortTermMemory("ada", "Another text, the same id.", 0.3, WorldTime(1, 11), id=first.id)
+        system.remember_many([again, mem("Rain at last.", 0.3, 1, hour=12)])
+        seqs = {m.content: seq for m, seq in store.select_page(db, "npc_id = ?", ["ada"], 10, forgotten=False)}
+        assert seqs == {"The well ran dry.": 41, "Rain at last.": 43}  # the skipped row's number is not reused
+
+
+def test_a_tick_records_its_jobs_in_one_statement_and_an_idle_consolidation_reads_nothing(
+    engine: str, tmp_path: Path
+) -> None:
+    clock = SimClock()
+    with logged_env(clock, engine, tmp_path) as env:
+        system = MemorySystem(env, clock=clock)
+        scheduler = SimScheduler(system)
+        db = logged(env)
+        for day in range(3):
+            system.remember_many([mem(f"Day {day}: the oven cracked.", 0.9, day), mem(f"Day {day}: rain.", 0.3, day)])
+            clock.seconds = day * 86400 + 23 * HOUR
+            system.write_diaries(["ada"], day)
+            clock.seconds = (day + 1) * 86400.0
+            before = len(db.sql)
+            scheduler.tick(clock())
+            assert sum(s.startswith("INSERT INTO job_runs") for s in db.sql[before:]) == 1
+        assert store.diaries_to_consolidate(db, 2) == []  # days 0 and 1 condensed
+        for hour in (6, 12, 18):  # the same day: nothing new to consolidate, nothing read or written
+            clock.seconds = 3 * 86400 + hour * HOUR
+            before = len(db.sql)
+            scheduler.tick(clock())
+            assert db.sql[before:] == []
+        system.write_diary("ada", 1)  # a past day's diary written again: the next run looks
+        assert not system.nothing_to_consolidate()
+        clock.seconds = 3 * 86400 + 20 * HOUR
+        scheduler.tick(clock() + 4 * HOUR)
+        assert system.nothing_to_consolidate()
+
+
+def test_a_failed_consolidation_keeps_the_job_awake(engine: str, tmp_path: Path) -> None:
+    from memory_sim.errors import AiError
+
+    class Failing:
+        def summarise(self, sentences: Any, n: int) -> str:
+            raise AiError("the summariser is down")
+
+    clock = SimClock()
+    with logged_env(clock, engine, tmp_path) as env:
+        system = MemorySystem(env, clock=clock, summariser=Failing())  # type: ignore[arg-type]
+        system.remember_many([mem("The oven cracked.", 0.9, 0), mem("The oven was mended.", 0.8, 0, hour=11),
+                              mem("Rain.", 0.3, 0, hour=12)])
+        system.write_diaries(["ada"], 0)
+        clock.seconds = 2 * 86400.0
+        system.consolidate()
+        assert store.diaries_to_consolidate(logged(env), 1) != [] and not system.nothing_to_consolidate()
+
+
+def test_a_decay_pass_counts_the_index_only_when_it_may_be_over_its_cap(engine: str, tmp_path: Path) -> None:
+    clock = SimClock()
+    with logged_env(clock, engine, tmp_path) as env:
+        roomy = MemorySystem(env, clock=clock)
+        for day, importance in enumerate((0.71, 0.95, 0.72, 0.9, 0.93)):
+            roomy.remember(mem(f"memory of day {day} worth {importance}", importance, day))
+        db = logged(env)
+        clock.seconds = 5 * 86400.0
+        before = len(db.sql)
+        roomy.decay_and_prune()
+        assert not any(s.startswith("SELECT COUNT(*)") for s in db.sql[before:])  # 5 indexed, cap 5,000
+        capped = MemorySystem(env, clock=clock, config=MemoryConfig(index_cap=3, cap_headroom=1.0))
+        clock.seconds = 6 * 86400.0
+        report = capped.decay_and_prune()
+        assert report.unindexed == 2 and env.VECTORIZE.describe().vector_count == 3
