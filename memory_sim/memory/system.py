@@ -15,6 +15,7 @@ time in seconds (the sim clock in simulations and tests).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import VectorizeError
@@ -47,6 +48,7 @@ from memory_sim.memory.recalling.recall_cache import RecallCache
 from memory_sim.memory.writing import correcting, erasure, forgetting, indexer, rederive, remembering
 from memory_sim.memory.writing.background import Background, settled
 from memory_sim.memory.writing.forgetting import MemoryPage
+from memory_sim.memory.writing.held import HeldOutcomes
 from memory_sim.memory.writing.keying import KeyRegistry
 
 __all__ = ["MemorySystem", "RelationshipContext"]
@@ -78,6 +80,7 @@ class MemorySystem:
         self._nothing_to_retry = False
         self._background = Background()  # remember_many(wait=False)'s indexing, one thread, in order
         self._left_behind = False  # the background left rows to retry (set there, lowered by retry_pending)
+        self._held = HeldOutcomes()  # the background's plain index outcomes, written when the system settles
         # The last diary day every diary is consolidated up to, as this system last saw; None when unknown (at
         # first, and after any write that may add or unlink a diary): the `consolidate` job is idle meanwhile.
         self._consolidated_through: int | None = None
@@ -129,8 +132,22 @@ class MemorySystem:
         return set(indexable)
 
     def settle(self) -> None:
-        """Waits for the background's indexing; raises the first exception it met (its memories stay pending)."""
-        self._background.settle()
+        """Waits for the background's indexing and writes its held outcomes to D1 (writing/held.py); raises the
+        first exception it met (its memories stay pending)."""
+        try:
+            self._background.settle()
+        except BaseException:
+            with suppress(Exception):  # the background's failure is the one to report
+                self._write_held()
+            raise
+        self._write_held()
+
+    def _write_held(self) -> None:
+        try:
+            self._held.write(self.env.DB)
+        except BaseException:
+            self._left_behind = True  # their rows stay pending: retry_pending indexes them again
+            raise
 
     @_settled
     def index_memory(self, memory: ShortTermMemory) -> bool:
@@ -168,7 +185,10 @@ class MemorySystem:
                       bound: int | None = None) -> None:
         """`_index` on the background thread; what it leaves to retry raises a flag only `retry_pending` lowers."""
         try:
-            report = indexer.index(self.env, self.config, ids, now, known=known, rows_at_most=bound)
+            if self._held.holds_any(ids):  # written before this task's outcome for the same rows
+                self._write_held()
+            report = indexer.index(self.env, self.config, ids, now, known=known, rows_at_most=bound,
+                                   hold=self._held.hold)
         except BaseException:
             self._left_behind = True
             raise

@@ -178,3 +178,39 @@ def test_a_decay_pass_counts_the_index_only_when_it_may_be_over_its_cap(engine: 
         clock.seconds = 6 * 86400.0
         report = capped.decay_and_prune()
         assert report.unindexed == 2 and env.VECTORIZE.describe().vector_count == 3
+
+
+def test_the_backgrounds_index_outcomes_reach_d1_in_one_statement_when_the_system_settles(
+    engine: str, tmp_path: Path
+) -> None:
+    clock = SimClock()
+    with logged_env(clock, engine, tmp_path) as env:
+        system = MemorySystem(env, clock=clock)
+        db = logged(env)
+        ids = []
+        for hour in range(1, 5):
+            clock.seconds = hour * HOUR
+            memory = mem(f"Hour {hour}: the bell rang for the harvest.", 0.9, 0, hour=hour)
+            system.remember_many([memory], wait=False)
+            ids.append(memory.id)
+        system._background.settle()  # the vectors are in the index; D1 still says pending
+        assert {store.memories_by_ids(db, ids)[i].index_state for i in ids} == {"pending"}
+        before = len(db.sql)
+        system.settle()
+        assert [s.split(" SET ")[0] for s in db.sql[before:]] == ["UPDATE short_term_memories"]
+        rows = store.memories_by_ids(db, ids)
+        assert [(rows[i].index_state, rows[i].indexed_at) for i in ids] == [
+            ("indexed", hour * HOUR) for hour in range(1, 5)]  # each at the hour it was indexed
+
+
+def test_outcomes_a_dead_process_held_are_indexed_again_by_the_next_one(engine: str, tmp_path: Path) -> None:
+    clock = SimClock()
+    with logged_env(clock, engine, tmp_path) as env:
+        dying = MemorySystem(env, clock=clock)
+        memory = mem("The granary roof fell in.", 0.9, 0, hour=3)
+        dying.remember_many([memory], wait=False)
+        dying._background.settle()  # indexed, its outcome held: then the process dies
+        clock.seconds = 5 * HOUR
+        after = MemorySystem(env, clock=clock)
+        assert after.retry_pending().embedded == 1
+        assert after.memory(memory.id).index_state == "indexed" and after.stats()["pending"] == 0

@@ -349,6 +349,22 @@ def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1Pre
     return statements
 
 
+def set_indexed(db: D1Database, at: dict[str, float]) -> list[D1PreparedStatement]:
+    """Rows `indexed`, each at its own time, one statement per 20,000 rows (`set_decay`'s JSON form): what
+    `set_state(ids, "indexed", now, set_unchanged=True)` writes, for rows indexed at different times. Only for
+    rows that were `pending` (a move that changes no set recall caches)."""
+    statements = []
+    items = sorted(at.items())
+    for start in range(0, len(items), _DECAY_ROWS):
+        pairs = json.dumps(dict(items[start : start + _DECAY_ROWS]))
+        sql = (
+            "UPDATE short_term_memories SET index_state = 'indexed', indexed_at = j.value FROM json_each(?) AS j"
+            " WHERE short_term_memories.id = j.key"
+        )
+        statements.append(db.prepare(sql).bind(pairs))
+    return statements
+
+
 # --- revisions: what proves a recall cache current --------------------------------------------------------
 
 SEMANTIC_STATES = ("indexed", "pending")  # the memories hybrid recall ranks (semantic_in_order)
