@@ -123,4 +123,4 @@ def test_a_decay_pass_reads_only_the_columns_its_plan_needs_and_plans_alike(env:
     assert [r.id for r in narrow] == [m.id for m in full] and len(full) > 40
     assert plan_decay(narrow, today, system.config) == plan_decay(full, today, system.config)
     assert indexed == store.count_memories(env.DB, "index_state = 'indexed'") > 0
-    assert store.decaying(env.DB, 0) == ([], indexed)  # nothing to decay: the count still comes back
+    assert store.decaying(env.DB, 0) == ([], None)  # nothing to decay: no row carries the count

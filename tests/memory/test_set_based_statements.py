@@ -1,7 +1,8 @@
-"""The memory system asks D1 for little: a remember batch is one INSERT whatever its size (the rows as one JSON
-parameter, each `seq` from the counter it moves), a scheduler's tick records its jobs in one statement, an idle
-consolidation reads nothing, and a decay pass counts the index only when it may be over its cap. Run on both
-local D1 engines: the SQL must mean the same on DuckDB as on sqlite (D1's own engine)."""
+"""The memory system asks D1 for little: a remember batch is its INSERTs alone (each `seq` from the highest
+one, no counter statement), the background's index outcomes wait for one statement, a scheduler's tick records
+its jobs in one statement, an idle consolidation reads nothing, and a decay pass counts the index only when it
+may be over its cap. Run on both local D1 engines: the SQL must mean the same on DuckDB as on sqlite (D1's own
+engine)."""
 
 from __future__ import annotations
 
@@ -69,51 +70,39 @@ def mem(text: str, importance: float, day: int, npc: str = "ada", hour: int = 10
     return ShortTermMemory(npc, text, importance, WorldTime(day, hour))
 
 
-def test_a_remember_batch_is_one_insert_for_up_to_a_thousand_rows(engine: str, tmp_path: Path) -> None:
+def test_a_remember_batch_numbers_its_rows_from_the_highest_seq_with_no_counter_statement(
+    engine: str, tmp_path: Path
+) -> None:
     clock = SimClock()
     with logged_env(clock, engine, tmp_path) as env:
         system = MemorySystem(env, clock=clock)
         system.remember(mem("Dawn over the mill.", 0.2, 0, hour=1))
         db = logged(env)
         many = [mem(f"Chore {k}: the {k}th sack of flour, {0.1 + k / 7:.17f} full.", 0.1 + (k % 5) / 10, 1)
-                for k in range(1200)]
+                for k in range(200)]
         before = len(db.sql)
         system.remember_many(many)
-        inserts = [s for s in db.sql[before:] if s.startswith("INSERT INTO short_term_memories")]
-        assert len(inserts) == 2 and not any("UPDATE sequences" in s for s in db.sql[before:])
+        written = db.sql[before:]
+        assert sum(s.startswith("INSERT INTO short_term_memories") for s in written) == 29  # 7 rows a statement
+        assert not any("sequences" in s and not s.startswith("INSERT INTO short_term") for s in written)
         rows = {m.id: (m, seq) for m, seq in store.select_page(db, "npc_id = ?", ["ada"], 2000, forgotten=False)}
-        assert [rows[m.id][1] for m in many] == list(range(2, 1202))  # remember order, after the first memory
+        assert [rows[m.id][1] for m in many] == list(range(2, 202))  # remember order, after the first memory
         assert all(rows[m.id][0].content == m.content and rows[m.id][0].importance == m.importance for m in many)
-        assert store.revisions(db) is not None and store.revisions(db)[1] == 1201  # type: ignore[index]
+        assert store.revisions(db) is not None and store.revisions(db)[1] == 201  # type: ignore[index]
 
 
-def test_rows_past_ds_string_limit_go_in_more_statements_unchanged(engine: str, tmp_path: Path) -> None:
+def test_a_memory_remembered_twice_is_kept_once_and_no_number_is_given_twice(engine: str, tmp_path: Path) -> None:
     clock = SimClock()
     with logged_env(clock, engine, tmp_path) as env:
         system = MemorySystem(env, clock=clock)
         db = logged(env)
-        long = [mem(f"{k} " + "é\u2028\"quoted\" \\ " * 20_000, 0.3, 2, hour=k) for k in range(4)]  # ~340 KB each
-        before = len(db.sql)
-        system.remember_many(long)
-        assert sum(s.startswith("INSERT INTO short_term_memories") for s in db.sql[before:]) == 2  # under 1 MB each
-        stored = store.memories_by_ids(db, [m.id for m in long])
-        assert [stored[m.id].content for m in long] == [m.content for m in long]
-
-
-def test_a_memory_remembered_twice_is_kept_once_and_the_counter_honours_its_old_floor(
-    engine: str, tmp_path: Path
-) -> None:
-    clock = SimClock()
-    with logged_env(clock, engine, tmp_path) as env:
-        system = MemorySystem(env, clock=clock)
-        db = logged(env)
-        db.prepare("UPDATE sequences SET value = 40 WHERE name = 'memories'").run()  # numbered before migration 9
         first = mem("The well ran dry.", 0.3, 1)
         system.remember(first)
         again = ShortTermMemory("ada", "Another text, the same id.", 0.3, WorldTime(1, 11), id=first.id)
         system.remember_many([again, mem("Rain at last.", 0.3, 1, hour=12)])
+        system.remember(mem("Frost.", 0.3, 1, hour=13))
         seqs = {m.content: seq for m, seq in store.select_page(db, "npc_id = ?", ["ada"], 10, forgotten=False)}
-        assert seqs == {"The well ran dry.": 41, "Rain at last.": 43}  # the skipped row's number is not reused
+        assert seqs == {"The well ran dry.": 1, "Rain at last.": 3, "Frost.": 4}
 
 
 def test_a_tick_records_its_jobs_in_one_statement_and_an_idle_consolidation_reads_nothing(

@@ -167,7 +167,8 @@ def decay_and_prune(system: MemoryHost, now: float) -> JobReport:
     dropped = system.unindex(plan.unindex, counter="prunes")
     over_cap: list[str] = []  # counted, then read, only when the count before the pass allows it to be over
     # re-embedding writes rows already indexed (and may drop some for room): the count can only have fallen
-    if indexed - dropped > config.index_cap and store.count_memories(db, "index_state = 'indexed'") > config.index_cap:
+    may_be_over = indexed is None or indexed - dropped > config.index_cap
+    if may_be_over and store.count_memories(db, "index_state = 'indexed'") > config.index_cap:
         over_cap = plan_cap_prune(store.memories_in_state(db, ["indexed"]), today, 0, config)
     system.unindex(over_cap, counter="cap_prunes")
     return JobReport(

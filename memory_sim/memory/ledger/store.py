@@ -11,9 +11,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement, D1Result
-from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS, D1_MAX_STRING_OR_BLOB_BYTES
+from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
 from memory_sim.errors import D1Error
-from memory_sim.memory.ledger.schema import MEMORY_SEQUENCE
 from memory_sim.memory.models import KeyOf, ShortTermMemory, StoredMemory
 
 _COLUMNS = (
@@ -73,14 +72,18 @@ _INSERT_COLUMNS = (
     " state_key, key_confidence, key_source, seq"
 )
 NO_KEY = KeyOf(None, None, None)
-# The remember counter: the highest `seq` given (schema migration 9 indexes it), or the `sequences` row where
-# that is higher (the counter rows numbered before migration 9 moved; it moves no more). Read once a statement.
-LAST_SEQ = (
-    f"MAX(COALESCE((SELECT value FROM sequences WHERE name = '{MEMORY_SEQUENCE}'), 0),"
-    " COALESCE((SELECT MAX(seq) FROM short_term_memories), 0))"
-)
-_JSON_BYTES = D1_MAX_STRING_OR_BLOB_BYTES // 2  # the rows of one statement, as one JSON parameter
-_JSON_ROWS = 1000
+# The remember counter: the highest `seq` given (schema migration 9 indexes it). Rows are never deleted, so it
+# only grows, and a new row's seq is above every row's before it.
+LAST_SEQ = "COALESCE((SELECT MAX(seq) FROM short_term_memories), 0)"
+_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 14  # bound values a row (7 rows a statement, as before keys)
+
+
+def _row(decay: float, position: int) -> str:
+    """One row's VALUES: the batch's decay factor and the row's position are numbers this module makes, written
+    as literals (fewer bound values a row: more rows a statement). seq = the counter before the statement + the
+    row's position in it (SQLite computes every row of a VALUES list that reads the table before inserting
+    any)."""
+    return f"(?, ?, ?, ?, ?, ?, ?, ?, ?, {float(decay)!r}, ?, ?, ?, ?, ?, {LAST_SEQ} + {int(position)})"
 
 
 def _memory_values(memory: ShortTermMemory, state: str, key: KeyOf) -> list[Any]:
@@ -89,43 +92,30 @@ def _memory_values(memory: ShortTermMemory, state: str, key: KeyOf) -> list[Any]
             ",".join(memory.about), memory.kind, when.day, state, key.key, key.confidence, key.source]
 
 
-def _json_chunks(rows: Sequence[list[Any]]) -> Iterator[list[str]]:
-    """The rows as JSON arrays, grouped under D1's string limit (a row alone over it is a group of its own)."""
-    group: list[str] = []
-    size = 0
-    for row in rows:
-        text = json.dumps(row, ensure_ascii=False, allow_nan=False)
-        if group and (size + len(text.encode()) > _JSON_BYTES or len(group) >= _JSON_ROWS):
-            yield group
-            group, size = [], 0
-        group.append(text)
-        size += len(text.encode()) + 1
-    if group:
-        yield group
-
-
 def insert_memories(
     db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str], *, again: bool = False,
     keys: Mapping[str, KeyOf] | None = None,
 ) -> list[D1PreparedStatement]:
-    """One INSERT for a batch (up to 1,000 rows or 1 MB of them): the rows, keys included, travel as one JSON
-    parameter that `json_each` unpacks (D1's 100-parameter limit would otherwise allow 7 rows a statement; JSON
-    carries each float's shortest repr, which parses back to the same value). Each row's `seq` (remember order,
-    monotonic per database) is the counter (`LAST_SEQ`) before the statement + the row's position: no second
-    statement moves a counter. The inserts return the `id` and `seq` of each row they wrote (`inserted_rows`).
+    """Multi-row inserts for a batch, keys included, 7 rows a statement (D1's 100 bound parameters). Each row's
+    `seq` (remember order, monotonic per database) is the counter (`LAST_SEQ`, the highest seq) before its
+    statement + its position there: no second statement moves a counter. All in the caller's one transaction,
+    plain SQLite as D1 runs it. The inserts return the `id` and `seq` of each row they wrote (`inserted_rows`).
+    (Rows as one JSON parameter through `json_each` would make one statement of a batch, but cost the DuckDB
+    engine 5-10 ms a statement against 1-2.)
 
     A memory remembered twice is kept once (first write wins): the first try is a plain INSERT, which fails
     the whole batch on an id already stored (`is_memory_already_stored`); the caller then runs the statements
     made with `again=True`, which skip such rows. (ON CONFLICT costs DuckDB about 3 ms a statement, and a
     memory is seldom remembered twice.)"""
+    statements = []
     conflict = " ON CONFLICT (id) DO NOTHING" if again else ""
-    picks = ", ".join(f"json_extract(j.value, '$[{i}]')" for i in range(9))
-    rest = ", ".join(f"json_extract(j.value, '$[{i}]')" for i in range(9, 14))
-    sql = (f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) SELECT {picks}, {float(decay)!r}, {rest},"
-           f" b.n + j.key + 1 FROM json_each(?) AS j, (SELECT {LAST_SEQ} AS n) AS b WHERE 1 = 1 ORDER BY j.key"
-           f"{conflict} RETURNING id, seq")
-    rows = [_memory_values(m, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY)) for m in memories]
-    return [db.prepare(sql).bind("[" + ",".join(group) + "]") for group in _json_chunks(rows)]
+    for start in range(0, len(memories), _ROWS_PER_INSERT):
+        chunk = memories[start : start + _ROWS_PER_INSERT]
+        rows = ", ".join(_row(decay, i) for i in range(1, 1 + len(chunk)))
+        values = [v for m in chunk for v in _memory_values(m, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY))]
+        sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows}{conflict} RETURNING id, seq"
+        statements.append(db.prepare(sql).bind(*values))
+    return statements
 
 
 def is_memory_already_stored(error: D1Error) -> bool:
@@ -267,23 +257,21 @@ class DecayRow(NamedTuple):
     index_state: str
 
 
-def decaying(db: D1Database, today: int) -> tuple[list[DecayRow], int]:
+def decaying(db: D1Database, today: int) -> tuple[list[DecayRow], int | None]:
     """The memories a decay pass on `today` changes: not yet decayed today, and below the cap or still indexed.
     A row at the cap (1.0) that is out of the index has nothing left to grow: it keeps the day it got there, so
     a pass reads the memories of the last weeks, not every memory ever kept. Only the columns the pass needs are
     read (the texts would be most of the bytes). With them, in the same statement, how many memories are
-    indexed (the pass's cap check starts from it)."""
+    indexed (the pass's cap check starts from it); None when no row came back to carry it."""
     sql = (
-        "SELECT c.n AS indexed, m.id AS id, m.importance AS importance, m.decay_factor AS decay_factor,"
-        " m.decayed_day AS decayed_day, m.index_state AS index_state"
-        " FROM (SELECT COUNT(*) AS n FROM short_term_memories WHERE index_state = 'indexed') AS c"
-        " LEFT JOIN short_term_memories AS m ON m.decayed_day < ? AND (m.decay_factor < 1.0 OR"
-        f" m.index_state = 'indexed') AND m.{_VISIBLE} ORDER BY m.id"
+        "SELECT id, importance, decay_factor, decayed_day, index_state, (SELECT COUNT(*) FROM short_term_memories"
+        " WHERE index_state = 'indexed') AS indexed FROM short_term_memories"
+        f" WHERE decayed_day < ? AND (decay_factor < 1.0 OR index_state = 'indexed') AND {_VISIBLE} ORDER BY id"
     )
     found = db.prepare(sql).bind(today).all().results
     rows = [DecayRow(r["id"], r["importance"], r["decay_factor"], r["decayed_day"], r["index_state"])
-            for r in found if r["id"] is not None]  # numbers as D1 types them
-    return rows, int(found[0]["indexed"]) if found else 0
+            for r in found]  # numbers as D1 types them
+    return rows, int(found[0]["indexed"]) if found else None
 
 
 def all_memories(db: D1Database) -> list[StoredMemory]:
