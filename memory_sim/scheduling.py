@@ -3,8 +3,9 @@ in a long-running service (`memory-sim run`). Both call the same job functions t
 records the last period each job ran for in D1 and skips a period already done: a restarted service (or a
 second scheduler) never runs a job twice for the same period.
 
-Schedule (world time): consolidate every 6 hours, decay and prune daily, retry pending embeddings hourly
-(each retry itself waits for its backoff), and compact hourly once something was forgotten or corrected.
+Schedule (world time): consolidate every 6 hours (idle while every diary old enough is condensed), decay and
+prune daily, retry pending embeddings hourly (each retry itself waits for its backoff), and compact hourly once
+something was forgotten or corrected. A tick's runs are recorded in one statement.
 """
 
 from __future__ import annotations

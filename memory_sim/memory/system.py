@@ -627,10 +627,14 @@ class MemorySystem:
         return not erasure.pending(self.env)
 
     def nothing_to_consolidate(self) -> bool:
-        """Whether `consolidate` would do nothing now, as far as this system knows without reading D1: it found
-        every diary old enough consolidated, and no diary was written or unlinked since (the `consolidate` job is
-        idle until the next day, or the next such write). Another process writing diaries of past days is seen
-        by the next day's run."""
+        """Whether `consolidate` would do nothing now, as far as this system knows without reading D1.
+
+        True when its last run found every diary old enough consolidated and no diary was written or unlinked
+        since: the `consolidate` job is idle until the next day, or the next such write. Another process writing
+        diaries of past days is seen by the next day's run.
+
+        Returns:
+            True when a consolidation now would find nothing to condense."""
         done = self._consolidated_through
         return done is not None and done >= scheduled.consolidate_up_to(self.clock(), self.config)
 
