@@ -3,8 +3,9 @@ in a long-running service (`memory-sim run`). Both call the same job functions t
 records the last period each job ran for in D1 and skips a period already done: a restarted service (or a
 second scheduler) never runs a job twice for the same period.
 
-Schedule (world time): consolidate every 6 hours, decay and prune daily, retry pending embeddings hourly
-(each retry itself waits for its backoff), and compact hourly once something was forgotten or corrected.
+Schedule (world time): consolidate every 6 hours (idle while every diary old enough is condensed), decay and
+prune daily, retry pending embeddings hourly (each retry itself waits for its backoff), and compact hourly once
+something was forgotten or corrected. A tick's runs are recorded in one statement.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def memory_jobs(system: MemorySystem, *, behind: bool = False) -> list[JobSpec]:
     return [
         JobSpec("retry_pending", HOUR_S, system.retry_pending, system.nothing_to_retry),
         JobSpec("decay_and_prune", 24 * HOUR_S, system.decay_and_prune),
-        JobSpec("consolidate", 6 * HOUR_S, consolidate),
+        JobSpec("consolidate", 6 * HOUR_S, consolidate, system.nothing_to_consolidate),
         JobSpec("compact", HOUR_S, system.compact, system.erasure_done),  # erased text leaves the files
     ]
 
@@ -88,14 +89,19 @@ class SimScheduler:
     def tick(self, now: float) -> list[JobReport]:
         if self._last is None:
             self._last = store.last_periods(self.system.env.DB)
-        reports = []
-        for job in self.jobs:
-            period = period_of(now, job.every_s)
-            if self._last.get(job.name, period - 1) >= period or (job.idle is not None and job.idle()):
-                continue
-            reports.append(job.run(now))
-            store.record_run(self.system.env.DB, job.name, period, now)
-            self._last[job.name] = period
+        reports: list[JobReport] = []
+        ran: list[tuple[str, int]] = []
+        try:
+            for job in self.jobs:
+                period = period_of(now, job.every_s)
+                if self._last.get(job.name, period - 1) >= period or (job.idle is not None and job.idle()):
+                    continue
+                reports.append(job.run(now))
+                ran.append((job.name, period))
+                self._last[job.name] = period
+        finally:  # the tick's runs in one statement, those before a failing job too
+            if ran:
+                store.record_runs(self.system.env.DB, list(dict(ran).items()), now)
         return reports
 
 

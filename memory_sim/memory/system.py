@@ -15,6 +15,7 @@ time in seconds (the sim clock in simulations and tests).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 
 from memory_sim.bindings.worker_env import WorkerEnv
 from memory_sim.errors import VectorizeError
@@ -47,6 +48,7 @@ from memory_sim.memory.recalling.recall_cache import RecallCache
 from memory_sim.memory.writing import correcting, erasure, forgetting, indexer, rederive, remembering
 from memory_sim.memory.writing.background import Background, settled
 from memory_sim.memory.writing.forgetting import MemoryPage
+from memory_sim.memory.writing.held import HeldOutcomes
 from memory_sim.memory.writing.keying import KeyRegistry, configured_refiner
 
 __all__ = ["MemorySystem", "RelationshipContext"]
@@ -79,6 +81,10 @@ class MemorySystem:
         self._nothing_to_retry = False
         self._background = Background()  # remember_many(wait=False)'s indexing, one thread, in order
         self._left_behind = False  # the background left rows to retry (set there, lowered by retry_pending)
+        self._held = HeldOutcomes()  # the background's plain index outcomes, written when the system settles
+        # The last diary day every diary is consolidated up to, as this system last saw; None when unknown (at
+        # first, and after any write that may add or unlink a diary): the `consolidate` job is idle meanwhile.
+        self._consolidated_through: int | None = None
 
     # --- writing --------------------------------------------------------------------------------------------
 
@@ -127,8 +133,22 @@ class MemorySystem:
         return set(indexable)
 
     def settle(self) -> None:
-        """Waits for the background's indexing; raises the first exception it met (its memories stay pending)."""
-        self._background.settle()
+        """Waits for the background's indexing and writes its held outcomes to D1 (writing/held.py); raises the
+        first exception it met (its memories stay pending)."""
+        try:
+            self._background.settle()
+        except BaseException:
+            with suppress(Exception):  # the background's failure is the one to report
+                self._write_held()
+            raise
+        self._write_held()
+
+    def _write_held(self) -> None:
+        try:
+            self._held.write(self.env.DB)
+        except BaseException:
+            self._left_behind = True  # their rows stay pending: retry_pending indexes them again
+            raise
 
     @_settled
     def index_memory(self, memory: ShortTermMemory) -> bool:
@@ -166,7 +186,10 @@ class MemorySystem:
                       bound: int | None = None) -> None:
         """`_index` on the background thread; what it leaves to retry raises a flag only `retry_pending` lowers."""
         try:
-            report = indexer.index(self.env, self.config, ids, now, known=known, rows_at_most=bound)
+            if self._held.holds_any(ids):  # written before this task's outcome for the same rows
+                self._write_held()
+            report = indexer.index(self.env, self.config, ids, now, known=known, rows_at_most=bound,
+                                   hold=self._held.hold)
         except BaseException:
             self._left_behind = True
             raise
@@ -428,6 +451,7 @@ class MemorySystem:
     def update_importance(self, id: str, value: float) -> StoredMemory:
         """Sets a memory's importance (0..1); one in the index is re-indexed. Returns the memory as stored now."""
         self._nothing_to_retry = False
+        self._consolidated_through = None
         updated = forgetting.update_importance(self.env, id, value, self.clock(), self.config.index_threshold)
         if updated.index_state == "pending":
             self.index_memories([id])
@@ -450,6 +474,7 @@ class MemorySystem:
         Raises:
             NotFound: an id names no memory (nothing is forgotten)."""
         self._nothing_to_retry = False
+        self._consolidated_through = None
         erasure.note(self.env)  # the text leaves the files at the next `compact` (a scheduled job)
         done = forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
         self._remake_summaries()
@@ -468,6 +493,7 @@ class MemorySystem:
         Returns:
             The memory as stored now."""
         self._nothing_to_retry = False
+        self._consolidated_through = None
         erasure.note(self.env)
         forgetting.finish(self.env, correcting.correct(self.env, id, content, self.clock()))
         self._remake_summaries()
@@ -492,6 +518,7 @@ class MemorySystem:
         Returns:
             The ids newly forgotten."""
         self._nothing_to_retry = False
+        self._consolidated_through = None
         self._keys.drop()
         erasure.note(self.env)
         done = forgetting.forget_npc(self.env, npc_id, self.clock())
@@ -517,6 +544,7 @@ class MemorySystem:
     @_settled
     def write_diaries(self, npc_ids: Sequence[str], day: int, max_entries: int = 6) -> dict[str, str]:
         """`write_diary` for several NPCs in a few D1 statements; NPCs with no diary that day are left out."""
+        self._consolidated_through = None
         return diary.write_diaries(self, npc_ids, day, max_entries)
 
     # --- jobs (memory/jobs/scheduled.py) --------------------------------------------------------------------
@@ -536,10 +564,14 @@ class MemorySystem:
         if wait:
             self.settle()
         clear, self._nothing_to_retry = self._nothing_to_retry, False
-        report = scheduled.consolidate(self, self.clock() if now is None else now, wait=wait)
+        now = self.clock() if now is None else now
+        self._consolidated_through = None
+        report, complete = scheduled.consolidate_all(self, now, wait=wait)
         if wait:
             self.settle()  # the summaries were embedded behind the job's D1 work; in the index when it returns
         self._nothing_to_retry = clear and not report.failed and not report.errors
+        if complete and not report.failed and not report.errors:
+            self._consolidated_through = scheduled.consolidate_up_to(now, self.config)
         return report
 
     @_settled
@@ -599,6 +631,18 @@ class MemorySystem:
     def erasure_done(self) -> bool:
         """Whether nothing erased since the last compaction waits to leave the files (the `compact` job is idle)."""
         return not erasure.pending(self.env)
+
+    def nothing_to_consolidate(self) -> bool:
+        """Whether `consolidate` would do nothing now, as far as this system knows without reading D1.
+
+        True when its last run found every diary old enough consolidated and no diary was written or unlinked
+        since: the `consolidate` job is idle until the next day, or the next such write. Another process writing
+        diaries of past days is seen by the next day's run.
+
+        Returns:
+            True when a consolidation now would find nothing to condense."""
+        done = self._consolidated_through
+        return done is not None and done >= scheduled.consolidate_up_to(self.clock(), self.config)
 
     def nothing_to_retry(self) -> bool:
         """Whether `retry_pending` would do nothing, as far as this system knows without reading D1."""

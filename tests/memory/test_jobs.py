@@ -117,8 +117,10 @@ def test_a_decay_pass_reads_only_the_columns_its_plan_needs_and_plans_alike(env:
         clock.advance_to(WorldTime(day, 23))
         system.decay_and_prune()
     today = 41
-    narrow = store.decaying(env.DB, today)
+    narrow, indexed = store.decaying(env.DB, today)
     full = [m for m in store.all_memories(env.DB)
             if m.decayed_day < today and (m.decay_factor < 1.0 or m.index_state == "indexed")]
     assert [r.id for r in narrow] == [m.id for m in full] and len(full) > 40
     assert plan_decay(narrow, today, system.config) == plan_decay(full, today, system.config)
+    assert indexed == store.count_memories(env.DB, "index_state = 'indexed'") > 0
+    assert store.decaying(env.DB, 0) == ([], None)  # nothing to decay: no row carries the count

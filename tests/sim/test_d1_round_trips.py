@@ -32,15 +32,16 @@ def test_a_seeded_village_leaves_the_rows_and_answers_it_left_before_batching() 
         assert digest(env, run(env)) == expected
 
 
-def test_the_demo_village_costs_at_most_one_and_a_half_statements_a_memory() -> None:
+def test_the_demo_village_costs_at_most_one_statement_a_memory() -> None:
     clock = SimClock()
     with counted_env(clock) as env:
         system = run(env, npcs=8, days=14)  # the demo's village: before batching, 5.8 statements a memory
         memories = store.count_memories(env.DB)
         db = env.DB
         assert isinstance(db, CountingD1)
-        assert db.statements / memories <= 1.5, (db.statements, memories)
-        assert db.round_trips / memories <= 1.0, (db.round_trips, memories)
+        # 1.45 and 0.96 before the memory system's statements became set-based; 0.85 and 0.66 after
+        assert db.statements / memories <= 1.0, (db.statements, memories)
+        assert db.round_trips / memories <= 0.75, (db.round_trips, memories)
         assert system.stats()["pending"] == 0
 
 
@@ -55,7 +56,7 @@ def test_remember_many_is_one_batch_and_one_batch_of_outcomes() -> None:
         before, statements = db.round_trips, db.statements
         assert system.remember_many(memories) == {m.id for m in memories}
         assert db.round_trips - before == 2  # the rows, pending; then indexed
-        assert db.statements - statements == 3  # rows and counter; then their state: no outbox row
+        assert db.statements - statements == 2  # the rows (their seq from the counter they move); then their state
         quiet = [ShortTermMemory("tom", "Rain again.", 0.2, WorldTime(1, 10))]
         before = db.round_trips
         assert system.remember_many(quiet) == set()

@@ -25,7 +25,9 @@ memories, short_term_memories' key columns, the diaries' "brought back" lines an
 current memory first) changed; and again when the village began to say what state its memories set (schema 9,
 `state_value`: its opinions set `opinion:<other>` warm or cold, its chats and events between two NPCs no state):
 schema_version, short_term_memories' key columns and the answers changed (a chat or an event is no longer a
-version of an opinion, so recall hands no opinion's place to it); every other table stayed the same."""
+version of an opinion, so recall hands no opinion's place to it); every other table stayed the same; and again
+when the remember counter became the highest `seq` (schema 10): only schema_version and sequences changed (its
+`memories` row no longer moves), every memory and answer stayed the same."""
 
 from __future__ import annotations
 

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from memory_sim.errors import AiError, VectorizeError
+from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.consolidation.condense import DayPlan, Topics, plan_day
 from memory_sim.memory.consolidation.summarise import Sentence
 from memory_sim.memory.consolidation.topics import Names, group_by_topic
@@ -113,12 +114,23 @@ def _read_days(system: MemoryHost, diaries: dict[str, list[dict[str, Any]]]) -> 
     return found
 
 
+def consolidate_up_to(now: float, config: MemoryConfig) -> int:
+    """The last diary day a consolidation at `now` condenses (days at least `consolidate_after_days` old)."""
+    return WorldTime.from_seconds(now).day - config.consolidate_after_days
+
+
 def consolidate(system: MemoryHost, now: float, wait: bool = True) -> JobReport:
+    """`consolidate_all`'s report."""
+    return consolidate_all(system, now, wait)[0]
+
+
+def consolidate_all(system: MemoryHost, now: float, wait: bool = True) -> tuple[JobReport, bool]:
     """Condenses each diary's day at least `consolidate_after_days` old into one summary a topic, each 1-2 of its
     memories' sentences, indexed once with its lineage; a day of one memory is linked to it
     (consolidation/condense.py, topics.py). An NPC whose
-    days cannot be condensed or saved is reported in `errors` and the others are consolidated."""
-    up_to = WorldTime.from_seconds(now).day - system.config.consolidate_after_days
+    days cannot be condensed or saved is reported in `errors` and the others are consolidated. Also says whether
+    every diary day up to `consolidate_up_to` is consolidated now (none held back by a failure)."""
+    up_to = consolidate_up_to(now, system.config)
     diaries = by_npc(store.diaries_to_consolidate(system.env.DB, up_to), lambda row: str(row["npc_id"]))
     failed: dict[str, str] = {}
     plans: list[DayPlan] = []
@@ -132,7 +144,7 @@ def consolidate(system: MemoryHost, now: float, wait: bool = True) -> JobReport:
     outcome = each_npc("consolidate", plans, lambda p: p.npc_id, lambda group: _save_plans(system, group, now, wait))
     failed.update(outcome.failed)
     made = [made.summary.id for p in outcome.done for made in p.made]
-    return JobReport(
+    report = JobReport(
         "consolidate",
         consolidated=len(made),
         linked=sum(1 for p in outcome.done if p.summary is None and p.link),
@@ -140,6 +152,7 @@ def consolidate(system: MemoryHost, now: float, wait: bool = True) -> JobReport:
         details=made,
         errors=failed,
     )
+    return report, len(outcome.done) == sum(len(rows) for rows in diaries.values())
 
 
 def decay_and_prune(system: MemoryHost, now: float) -> JobReport:
@@ -147,12 +160,15 @@ def decay_and_prune(system: MemoryHost, now: float) -> JobReport:
     the index (they stay in D1); then prunes harder if the index is over its cap."""
     db, config = system.env.DB, system.config
     today = WorldTime.from_seconds(now).day
-    plan = plan_decay(store.decaying(db, today), today, config)
+    rows, indexed = store.decaying(db, today)
+    plan = plan_decay(rows, today, config)
     db.batch(store.set_decay(db, plan.factors, today) + [store.bump(db, "decay_runs")])
     reembedded = indexer.index(system.env, config, plan.reembed, now, job="decay_and_prune", counter="reembeds")
-    system.unindex(plan.unindex, counter="prunes")
-    over_cap: list[str] = []  # the rows are read only when the count says the index is over its cap
-    if store.count_memories(db, "index_state = 'indexed'") > config.index_cap:
+    dropped = system.unindex(plan.unindex, counter="prunes")
+    over_cap: list[str] = []  # counted, then read, only when the count before the pass allows it to be over
+    # re-embedding writes rows already indexed (and may drop some for room): the count can only have fallen
+    may_be_over = indexed is None or indexed - dropped > config.index_cap
+    if may_be_over and store.count_memories(db, "index_state = 'indexed'") > config.index_cap:
         over_cap = plan_cap_prune(store.memories_in_state(db, ["indexed"]), today, 0, config)
     system.unindex(over_cap, counter="cap_prunes")
     return JobReport(

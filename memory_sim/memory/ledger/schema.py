@@ -115,8 +115,13 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
         "state values: the value the game gave a memory's state ('warm', 'cold'), so restatements tell as one",
         ("ALTER TABLE short_term_memories ADD COLUMN state_value TEXT",),  # NULL: not known
     ),
+    (
+        10,
+        "remember order without a second statement: the highest seq is the counter (an index finds it)",
+        ("CREATE INDEX IF NOT EXISTS short_term_memories_seq ON short_term_memories (seq)",),
+    ),
 )
-MEMORY_SEQUENCE = "memories"  # the sequences row remember() numbers short_term_memories.seq from
+MEMORY_SEQUENCE = "memories"  # the sequences row seq was numbered from before migration 10 (now a floor)
 
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 TABLES = (

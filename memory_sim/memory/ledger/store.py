@@ -13,7 +13,6 @@ from typing import Any, NamedTuple
 from memory_sim.bindings.d1 import D1Database, D1PreparedStatement, D1Result
 from memory_sim.bindings.limits import D1_MAX_BOUND_PARAMETERS
 from memory_sim.errors import D1Error
-from memory_sim.memory.ledger.schema import MEMORY_SEQUENCE
 from memory_sim.memory.models import KeyOf, ShortTermMemory, StoredMemory
 
 _COLUMNS = (
@@ -73,16 +72,19 @@ _INSERT_COLUMNS = (
     "id, npc_id, content, importance, day, hour, type, about, kind, decay_factor, decayed_day, index_state,"
     " state_key, key_confidence, key_source, state_value, seq"
 )
-_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 15  # bound values a row (6 rows a statement)
 NO_KEY = KeyOf(None, None, None)
+# The remember counter: the highest `seq` given (schema migration 10 indexes it). Rows are never deleted, so it
+# only grows, and a new row's seq is above every row's before it.
+LAST_SEQ = "COALESCE((SELECT MAX(seq) FROM short_term_memories), 0)"
+_ROWS_PER_INSERT = D1_MAX_BOUND_PARAMETERS // 15  # bound values a row (6 rows a statement)
 
 
 def _row(decay: float, position: int) -> str:
     """One row's VALUES: the batch's decay factor and the row's position are numbers this module makes, written
-    as literals (fewer bound values a row: more rows a statement). seq = the counter before this batch + the
-    position; the counter moves in the same batch."""
-    return (f"(?, ?, ?, ?, ?, ?, ?, ?, ?, {float(decay)!r}, ?, ?, ?, ?, ?, ?, (SELECT value FROM sequences WHERE name"
-            f" = '{MEMORY_SEQUENCE}') + {int(position)})")
+    as literals (fewer bound values a row: more rows a statement). seq = the counter before the statement + the
+    row's position in it (SQLite computes every row of a VALUES list that reads the table before inserting
+    any)."""
+    return f"(?, ?, ?, ?, ?, ?, ?, ?, ?, {float(decay)!r}, ?, ?, ?, ?, ?, ?, {LAST_SEQ} + {int(position)})"
 
 
 def _memory_values(memory: ShortTermMemory, state: str, key: KeyOf) -> list[Any]:
@@ -95,10 +97,12 @@ def insert_memories(
     db: D1Database, memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str], *, again: bool = False,
     keys: Mapping[str, KeyOf] | None = None,
 ) -> list[D1PreparedStatement]:
-    """Multi-row inserts for a batch. Each row's `seq` (remember order, monotonic per database) comes from the
-    `sequences` counter, moved past the batch by its last statement: all in the caller's one transaction, plain
-    SQLite as D1 runs it. The inserts return the `id` and `seq` of each row they wrote, the last statement the
-    counter's new value (`inserted_rows`).
+    """Multi-row inserts for a batch, keys and state values included, 6 rows a statement (D1's 100 bound
+    parameters). Each row's `seq` (remember order, monotonic per database) is the counter (`LAST_SEQ`, the
+    highest seq) before its statement + its position there: no second statement moves a counter. All in the
+    caller's one transaction, plain SQLite as D1 runs it. The inserts return the `id` and `seq` of each row they
+    wrote (`inserted_rows`). (Rows as one JSON parameter through `json_each` would make one statement of a
+    batch, but cost the DuckDB engine 5-10 ms a statement against 1-2.)
 
     A memory remembered twice is kept once (first write wins): the first try is a plain INSERT, which fails
     the whole batch on an id already stored (`is_memory_already_stored`); the caller then runs the statements
@@ -108,13 +112,10 @@ def insert_memories(
     conflict = " ON CONFLICT (id) DO NOTHING" if again else ""
     for start in range(0, len(memories), _ROWS_PER_INSERT):
         chunk = memories[start : start + _ROWS_PER_INSERT]
-        rows = ", ".join(_row(decay, i) for i in range(start + 1, start + 1 + len(chunk)))
+        rows = ", ".join(_row(decay, i) for i in range(1, 1 + len(chunk)))
         values = [v for m in chunk for v in _memory_values(m, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY))]
         sql = f"INSERT INTO short_term_memories ({_INSERT_COLUMNS}) VALUES {rows}{conflict} RETURNING id, seq"
         statements.append(db.prepare(sql).bind(*values))
-    if memories:
-        bump = "UPDATE sequences SET value = value + ? WHERE name = ? RETURNING value"
-        statements.append(db.prepare(bump).bind(len(memories), MEMORY_SEQUENCE))
     return statements
 
 
@@ -127,15 +128,14 @@ def inserted_rows(
     results: Sequence[D1Result], memories: Sequence[ShortTermMemory], decay: float, states: dict[str, str],
     keys: Mapping[str, KeyOf] | None = None,
 ) -> tuple[dict[str, StoredMemory], int | None]:
-    """From the results of `insert_memories`' statements (first in a batch): the rows written, as D1 now holds
-    them (a memory already there is left out: its row is D1's first write), and the counter after the batch,
-    an upper bound on the rows in the table (None when it cannot be read)."""
-    chunks = -(-len(memories) // _ROWS_PER_INSERT)
-    written = {str(r["id"]) for result in results[:chunks] for r in result.results}
+    """From the results of `insert_memories`' statements (a batch of them alone): the rows written, as D1 now
+    holds them (a memory already there is left out: its row is D1's first write), and the counter after the
+    batch, the highest `seq` written: an upper bound on the rows in the table (None when no row was written)."""
+    returned = [r for result in results for r in result.results]
+    written = {str(r["id"]) for r in returned}
     rows = {m.id: _stored_new(m, decay, states.get(m.id, "none"), (keys or {}).get(m.id, NO_KEY))
             for m in memories if m.id in written}
-    counter = results[chunks].results if len(results) > chunks and memories else []
-    return rows, (int(counter[0]["value"]) if counter else None)
+    return rows, max((int(r["seq"]) for r in returned), default=None)
 
 
 def _stored_new(memory: ShortTermMemory, decay: float, state: str, key: KeyOf) -> StoredMemory:
@@ -258,16 +258,21 @@ class DecayRow(NamedTuple):
     index_state: str
 
 
-def decaying(db: D1Database, today: int) -> list[DecayRow]:
+def decaying(db: D1Database, today: int) -> tuple[list[DecayRow], int | None]:
     """The memories a decay pass on `today` changes: not yet decayed today, and below the cap or still indexed.
     A row at the cap (1.0) that is out of the index has nothing left to grow: it keeps the day it got there, so
     a pass reads the memories of the last weeks, not every memory ever kept. Only the columns the pass needs are
-    read (the texts would be most of the bytes)."""
+    read (the texts would be most of the bytes). With them, in the same statement, how many memories are
+    indexed (the pass's cap check starts from it); None when no row came back to carry it."""
     sql = (
-        "SELECT id, importance, decay_factor, decayed_day, index_state FROM short_term_memories"
+        "SELECT id, importance, decay_factor, decayed_day, index_state, (SELECT COUNT(*) FROM short_term_memories"
+        " WHERE index_state = 'indexed') AS indexed FROM short_term_memories"
         f" WHERE decayed_day < ? AND (decay_factor < 1.0 OR index_state = 'indexed') AND {_VISIBLE} ORDER BY id"
     )
-    return [DecayRow(**row) for row in db.prepare(sql).bind(today).all().results]  # numbers as D1 types them
+    found = db.prepare(sql).bind(today).all().results
+    rows = [DecayRow(r["id"], r["importance"], r["decay_factor"], r["decayed_day"], r["index_state"])
+            for r in found]  # numbers as D1 types them
+    return rows, int(found[0]["indexed"]) if found else None
 
 
 def all_memories(db: D1Database) -> list[StoredMemory]:
@@ -333,6 +338,22 @@ def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1Pre
     return statements
 
 
+def set_indexed(db: D1Database, at: dict[str, float]) -> list[D1PreparedStatement]:
+    """Rows `indexed`, each at its own time, one statement per 20,000 rows (`set_decay`'s JSON form): what
+    `set_state(ids, "indexed", now, set_unchanged=True)` writes, for rows indexed at different times. Only for
+    rows that were `pending` (a move that changes no set recall caches)."""
+    statements = []
+    items = sorted(at.items())
+    for start in range(0, len(items), _DECAY_ROWS):
+        pairs = json.dumps(dict(items[start : start + _DECAY_ROWS]))
+        sql = (
+            "UPDATE short_term_memories SET index_state = 'indexed', indexed_at = j.value FROM json_each(?) AS j"
+            " WHERE short_term_memories.id = j.key"
+        )
+        statements.append(db.prepare(sql).bind(pairs))
+    return statements
+
+
 # --- revisions: what proves a recall cache current --------------------------------------------------------
 
 SEMANTIC_STATES = ("indexed", "pending")  # the memories hybrid recall ranks (semantic_in_order)
@@ -391,13 +412,13 @@ def revisions(db: D1Database) -> tuple[int, int] | None:
 
 def read_proof(db: D1Database) -> Proof | None:
     """The memory revision, remember counter and NPC revision in one read (one D1 statement per recall)."""
-    rows = db.prepare("SELECT name, value FROM sequences WHERE name IN (?, ?, ?)").bind(
-        REVISION, MEMORY_SEQUENCE, NPC_REVISION
+    rows = db.prepare(f"SELECT name, value, {LAST_SEQ} AS counter FROM sequences WHERE name IN (?, ?)").bind(
+        REVISION, NPC_REVISION
     ).all()
     found = {r["name"]: int(r["value"]) for r in rows.results}
     if REVISION not in found:
         return None
-    return Proof(found[REVISION], found.get(MEMORY_SEQUENCE, 0), found.get(NPC_REVISION))
+    return Proof(found[REVISION], int(rows.results[0]["counter"]), found.get(NPC_REVISION))
 
 
 def remembered_after(db: D1Database, npc_id: str, seq: int) -> list[StoredMemory]:
@@ -709,7 +730,13 @@ def last_periods(db: D1Database) -> dict[str, int]:
 
 
 def record_run(db: D1Database, job: str, period: int, ran_at: float) -> None:
+    record_runs(db, [(job, period)], ran_at)
+
+
+def record_runs(db: D1Database, runs: Sequence[tuple[str, int]], ran_at: float) -> None:
+    """The (job, period) pairs done at `ran_at`, in one statement (a scheduler's tick runs several jobs)."""
+    rows = ", ".join("(?, ?, ?)" for _ in runs)
     db.prepare(
-        "INSERT INTO job_runs (job, period, ran_at) VALUES (?, ?, ?)"
+        f"INSERT INTO job_runs (job, period, ran_at) VALUES {rows}"
         " ON CONFLICT (job) DO UPDATE SET period = excluded.period, ran_at = excluded.ran_at"
-    ).bind(job, period, ran_at).run()
+    ).bind(*[v for job, period in runs for v in (job, period, ran_at)]).run()

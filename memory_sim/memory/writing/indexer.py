@@ -68,12 +68,14 @@ def index(
     counter: str | None = None,
     known: dict[str, StoredMemory] | None = None,
     rows_at_most: int | None = None,
+    hold: Callable[[Sequence[str], float], None] | None = None,
 ) -> IndexReport:
     """Embeds and upserts the memories `ids` names that D1 says belong in the index (pending or indexed), then
     records the outcome in one D1 batch. `counter` (e.g. "retries") counts the rows written; `job` names the
     caller in logs. `known`: rows the caller has just written in D1 and need not be read again (their states
     are those written, with no outbox row); `rows_at_most`: an upper bound on D1's memories, which spares counting
-    them while the index cannot be near its cap."""
+    them while the index cannot be near its cap; `hold`: takes a plain outcome (known `pending` rows now
+    indexed, nothing else to write) instead of D1, for the caller to write later (writing/held.py)."""
     known = {i: known[i] for i in ids if i in known} if known else {}
     unknown = [i for i in ids if i not in known]
     found = {**store.memories_by_ids(env.DB, unknown), **known} if unknown else known
@@ -95,14 +97,20 @@ def index(
     held_back = writer.kept(outcome.held_back)
     # rows just written as pending are already among the memories hybrid recall ranks: no revision to check
     unchanged = bool(done) and all(i in known and known[i].index_state in store.SEMANTIC_STATES for i in done)
+    dequeued = [i for i in done + stale if i not in known]  # known: never queued
+    report = IndexReport(done, [r.id for r in held_back], dict(outcome.failed), outage, writer.full,
+                         len(writer.dropped))
+    if hold is not None and unchanged and not dequeued and not counter and not held_back:
+        hold(done, now)
+        return report
     statements = store.set_state(env.DB, done, "indexed", now, set_unchanged=unchanged)
-    statements += store.dequeue(env.DB, [i for i in done + stale if i not in known])  # known: never queued
+    statements += store.dequeue(env.DB, dequeued)
     if counter and done:
         statements.append(store.bump(env.DB, counter, len(done)))
     statements += postpone(env.DB, config, held_back, now, reason)
     if statements:
         env.DB.batch(statements)
-    return IndexReport(done, [r.id for r in held_back], dict(outcome.failed), outage, writer.full, len(writer.dropped))
+    return report
 
 
 def postpone(
