@@ -30,6 +30,11 @@ class FlakyEmbedder:
     def dimensions(self) -> int:
         return self.inner.dimensions
 
+    @property
+    def carries_meaning(self) -> bool | None:
+        """The wrapped embedder's word on whether its vectors carry meaning (keying.env_embed asks)."""
+        return getattr(self.inner, "carries_meaning", None)
+
     def fails(self) -> bool:
         return self.down
 
