@@ -40,7 +40,10 @@ def test_the_recall_page_marks_a_superseded_result(ui: Inspector) -> None:
         system = MemorySystem(env, clock=lambda: seconds)
         links = [system.belief_links(m.id) for npc in system.npcs()
                  for m in system.memories(npc.id, type="opinion").memories if m.kind == "observation"]
-        stale, later = next((system.memory(b.memory_id), b.superseded_by) for b in links if b.superseded_by)
+        # a change of view, not a restatement (recall collapses repeated words to one result), both in the index
+        stale, later = next((system.memory(b.memory_id), b.superseded_by) for b in links
+                            if b.superseded_by and b.superseded_by.content != system.memory(b.memory_id).content
+                            and min(b.superseded_by.importance, system.memory(b.memory_id).importance) > 0.7)
     asked = {"npc": stale.npc_id, "q": f"{stale.content} {later.content}", "weighted": "true", "top_k": 10}
     data = ui.json("/ui/api/recall", **asked)
     marked = [r for r in data["results"] if r["supersededBy"]]

@@ -83,7 +83,7 @@ def test_a_remember_batch_numbers_its_rows_from_the_highest_seq_with_no_counter_
         before = len(db.sql)
         system.remember_many(many)
         written = db.sql[before:]
-        assert sum(s.startswith("INSERT INTO short_term_memories") for s in written) == 29  # 7 rows a statement
+        assert sum(s.startswith("INSERT INTO short_term_memories") for s in written) == 34  # 6 rows a statement
         assert not any("sequences" in s and not s.startswith("INSERT INTO short_term") for s in written)
         rows = {m.id: (m, seq) for m, seq in store.select_page(db, "npc_id = ?", ["ada"], 2000, forgotten=False)}
         assert [rows[m.id][1] for m in many] == list(range(2, 202))  # remember order, after the first memory

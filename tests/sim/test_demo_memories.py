@@ -1,7 +1,8 @@
 """The demo's memories are those main left before its D1 statements became set-based (one INSERT a remember
 batch, held index outcomes, idle consolidations, a tick's job records in one statement): the digest of every
-memory column and the counters, written by main at 4d11a42 (tests/sim/demo_memories_digest.py), on both local
-D1 engines."""
+memory column and the counters, written by main just before that change (9264f2c, with the village that keys its
+opinions; tests/sim/demo_memories_digest.py), on both local D1 engines. (Written first by 4d11a42, before the
+village changed; on the same village code the digests of 9264f2c and of this code are byte for byte equal.)"""
 
 from __future__ import annotations
 

@@ -27,9 +27,9 @@ def with_current(
     db: D1Database, npc_id: str, found: Sequence[Recollection], view: NpcView | None = None
 ) -> tuple[list[Recollection], Chains, frozenset[str]]:
     """`found` with the current memory of each key among them added where missing (score 0: `current_first`
-    gives it its versions' best), the keys' chains (ids oldest first), and the ids among them whose key the game
-    gave. From the NPC's recall view where the candidates came from one proved current (hybrid recall), else one
-    D1 read; none when no candidate carries a key."""
+    gives it its versions' best), the keys' chains (ids oldest first), and the ids among them whose state the game
+    named (`_given`). From the NPC's recall view where the candidates came from one proved current (hybrid
+    recall), else one D1 read; none when no candidate carries a key."""
     keys = sorted({r.state_key for r in found if r.state_key is not None and r.npc_id == npc_id})
     if not keys:
         return list(found), {}, frozenset()
@@ -37,7 +37,7 @@ def with_current(
     present = {r.id for r in found}
     chains = {key: trusted for key, ms in histories.items() if (trusted := handover_chain(ms, present))}
     pulled = [_pulled(ms[-1]) for ms in chains.values() if ms[-1].id not in present]
-    given = frozenset(m.id for ms in chains.values() for m in ms if m.key_source == "game")
+    given = frozenset(m.id for ms in chains.values() for m in ms if _given(m))
     return [*found, *pulled], {key: [m.id for m in ms] for key, ms in chains.items()}, given
 
 
@@ -53,6 +53,13 @@ def handover_chain(versions: Sequence[StoredMemory], present: set[str]) -> list[
     if kept and kept[-1].id not in present and not any(sure(m) for m in kept if m.id in present):
         kept = [m for m in kept if m.id in present]
     return kept
+
+
+def _given(memory: StoredMemory) -> bool:
+    """Whether the game said which state the memory sets: it gave the key, or wrote an opinion memory about one
+    NPC (the structure's `opinion:<npc>`, whatever the words: "Tom saved my loom from the fire")."""
+    return memory.key_source == "game" or (memory.type == "opinion" and bool(memory.state_key)
+                                           and str(memory.state_key).startswith("opinion:"))
 
 
 def _pulled(memory: StoredMemory) -> Recollection:

@@ -9,8 +9,9 @@ rules keep the hand-over to where it answers the question:
   true then, so a key's versions keep the places they earned (the older ones still marked as history).
 - For a key the memory system inferred, the current memory must itself answer the question nearly as well as its
   best older version found (cosine similarity at least `ANSWER_SHARE` of it): a real update is about the same
-  thing as what it replaces ("I don't trust Cole" -> "Cole has become a friend I rely on"). A key the game gave is
-  trusted as it is.
+  thing as what it replaces ("I don't trust Cole" -> "Cole has become a friend I rely on"). A key the game gave, or
+  an opinion memory the game wrote about one NPC, is trusted as it is ("Tom saved my loom from the fire" is Wren's
+  view of Tom now, whatever it shares with the question).
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ def asks_what_was(query: str) -> bool:
 def doubtful(embedder: Embedder, query: str, found: Sequence[Recollection], chains: Chains,
              given: Collection[str] = ()) -> frozenset[str]:
     """The current memories of keys among `found` that keep out of the hand-over in this recall: every one where
-    the question asks about the past; else those of inferred keys (not in `given`, the ids whose key the game
-    gave) that do not answer `query` nearly as well as their best older version among `found`. Where the embedder
+    the question asks about the past; else those of inferred keys (not in `given`, the ids whose state the game
+    named) that do not answer `query` nearly as well as their best older version among `found`. Where the embedder
     fails, only the past-tense rule applies."""
     current = current_of(chains)
     groups: dict[str, list[str]] = {}
