@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_sim.bindings.ai import BGE_BASE, DEFAULT_MODEL, Ai, Embedder, Pooling
-from memory_sim.bindings.ai_models import CATALOGUE
+from memory_sim.bindings.ai_models import CATALOGUE, QWEN3_DEFAULT_INSTRUCTION, QWEN3_EMBEDDING
 from memory_sim.errors import ConfigError
 from memory_sim.local.ai.catalogue_models import catalogue_statuses, locate_catalogue_model
 from memory_sim.local.ai.models import (
@@ -28,6 +28,7 @@ from memory_sim.local.ai.models import (
     resolve_default,
 )
 from memory_sim.local.ai.models import model_statuses as _statuses
+from memory_sim.local.ai.sentence_models import qwen3_query_prompt
 
 __all__ = ["BGE_BASE", "MINILM", "default_model", "fallback_note", "find_local_model", "load_embedder", "local_ai",
            "model_statuses", "preload"]
@@ -66,7 +67,9 @@ def load_embedder(
         name, pooling = found.name, found.pooling
     elif name == DEFAULT_MODEL:
         name = BGE_BASE  # the production default on Workers AI
-    return AiEmbedder(ai, name, pooling=pooling, cache=cache)
+    # Qwen3-Embedding reads a query with its task's instruction in front, a document without (its model card)
+    instruction = qwen3_query_prompt(QWEN3_DEFAULT_INSTRUCTION) if name == QWEN3_EMBEDDING else None
+    return AiEmbedder(ai, name, pooling=pooling, cache=cache, query_instruction=instruction)
 
 
 def preload(ai: Ai, model: str) -> Callable[[], None]:

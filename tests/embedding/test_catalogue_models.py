@@ -316,6 +316,8 @@ def test_a_memory_folder_can_embed_with_them(no_weights: None, gemma_folder: Pat
             memory = MemorySystem(env, clock=SimClock())
             memory.remember(ShortTermMemory("tom", "the miller sold flour", 0.9, WorldTime(3, 15)))
             assert env.VECTORIZE.describe().dimensions == width
+            # Qwen3 reads a question with its task's instruction in front (its model card); the others take none
+            assert (env.embedder.query_instruction or "").startswith("Instruct: ") == (model == QWEN3_EMBEDDING)
             assert [r.text for r in memory.recall("tom", "who sold the flour")] == ["the miller sold flour"]
     with pytest.raises(ConfigError, match="unknown embedding model"):  # the reranker embeds nothing
         Env.local(str(tmp_path / "reranker"), embed_model=BGE_RERANKER)
