@@ -105,15 +105,21 @@ def parse_request(model: str, inputs: Any) -> ModelRequest:
 def _qwen3(spec: ModelSpec, inputs: dict[str, Any]) -> ModelRequest:
     if "documents" in inputs and "text" in inputs:
         raise bad_input("'/text' is an alias of '/documents': give one of them")  # UNCONFIRMED
-    queries = text_list(inputs["queries"], "/queries", spec.max_batch) if "queries" in inputs else []
-    key = "documents" if "documents" in inputs else "text"
-    documents = text_list(inputs[key], f"/{key}", spec.max_batch) if key in inputs else []
+    queries = _listed(inputs, "queries", spec.max_batch)
+    documents = _listed(inputs, "documents" if "documents" in inputs else "text", spec.max_batch)
     if not queries and not documents:
         raise bad_input("required properties at '/' are one of 'queries', 'documents', 'text'")  # UNCONFIRMED
     instruction = inputs.get("instruction", QWEN3_DEFAULT_INSTRUCTION)
     if not isinstance(instruction, str):
         raise bad_input("Type mismatch of '/instruction', expected 'string'")  # UNCONFIRMED
     return ModelRequest(spec.name, documents, queries, instruction=instruction)
+
+
+def _listed(inputs: dict[str, Any], key: str, max_items: int) -> list[str]:
+    """qwen3's `queries` or `documents` (`text`): absent or an empty list is none (its schema sets no minimum
+    count; one of the two must hold a text), else a list of texts as `text_list` checks it."""
+    value = inputs.get(key, [])
+    return [] if value == [] else text_list(value, f"/{key}", max_items)
 
 
 def _rerank(spec: ModelSpec, inputs: dict[str, Any]) -> ModelRequest:

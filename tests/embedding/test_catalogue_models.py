@@ -321,3 +321,15 @@ def test_a_memory_folder_can_embed_with_them(no_weights: None, gemma_folder: Pat
             assert [r.text for r in memory.recall("tom", "who sold the flour")] == ["the miller sold flour"]
     with pytest.raises(ConfigError, match="unknown embedding model"):  # the reranker embeds nothing
         Env.local(str(tmp_path / "reranker"), embed_model=BGE_RERANKER)
+
+
+def test_qwen3_takes_an_empty_list_beside_a_full_one() -> None:
+    """Its schema sets no minimum count for `queries` or `documents`; one of them must hold a text."""
+    from memory_sim.bindings.ai_models import parse_request
+    from memory_sim.errors import AiError
+
+    asked = parse_request(QWEN3_EMBEDDING, {"queries": [], "documents": ["the miller sold flour"]})
+    assert asked.queries == [] and asked.texts == ["the miller sold flour"]
+    assert parse_request(QWEN3_EMBEDDING, {"queries": ["who sold flour?"], "text": []}).queries == ["who sold flour?"]
+    with pytest.raises(AiError, match="one of 'queries', 'documents', 'text'"):
+        parse_request(QWEN3_EMBEDDING, {"queries": [], "documents": []})
