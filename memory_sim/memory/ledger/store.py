@@ -324,15 +324,9 @@ def set_decay(db: D1Database, factors: dict[str, float], day: int) -> list[D1Pre
     """Per-row factors in one statement per 20,000 rows: the (id, factor) pairs travel as one JSON object and
     `json_each` joins them to the rows (D1's 100-parameter limit would otherwise allow 30 rows a statement).
     JSON carries each float's shortest repr, which parses back to the same value."""
-    statements = []
-    items = sorted(factors.items())
-    for start in range(0, len(items), _DECAY_ROWS):
-        pairs = json.dumps(dict(items[start : start + _DECAY_ROWS]))
-        sql = (
-            "UPDATE short_term_memories SET decay_factor = j.value, decayed_day = ? FROM json_each(?) AS j"
-            " WHERE short_term_memories.id = j.key"
-        )
-        statements.append(db.prepare(sql).bind(day, pairs))
+    sql = ("UPDATE short_term_memories SET decay_factor = j.value, decayed_day = ? FROM json_each(?) AS j"
+           " WHERE short_term_memories.id = j.key")
+    statements = [db.prepare(sql).bind(day, pairs) for pairs in _json_pairs(factors)]
     if statements:  # recollections carry the decay factor: cached rows must be read again
         statements.append(db.prepare("UPDATE sequences SET value = value + 1 WHERE name = ?").bind(REVISION))
     return statements
@@ -342,16 +336,15 @@ def set_indexed(db: D1Database, at: dict[str, float]) -> list[D1PreparedStatemen
     """Rows `indexed`, each at its own time, one statement per 20,000 rows (`set_decay`'s JSON form): what
     `set_state(ids, "indexed", now, set_unchanged=True)` writes, for rows indexed at different times. Only for
     rows that were `pending` (a move that changes no set recall caches)."""
-    statements = []
-    items = sorted(at.items())
-    for start in range(0, len(items), _DECAY_ROWS):
-        pairs = json.dumps(dict(items[start : start + _DECAY_ROWS]))
-        sql = (
-            "UPDATE short_term_memories SET index_state = 'indexed', indexed_at = j.value FROM json_each(?) AS j"
-            " WHERE short_term_memories.id = j.key"
-        )
-        statements.append(db.prepare(sql).bind(pairs))
-    return statements
+    sql = ("UPDATE short_term_memories SET index_state = 'indexed', indexed_at = j.value FROM json_each(?) AS j"
+           " WHERE short_term_memories.id = j.key")
+    return [db.prepare(sql).bind(pairs) for pairs in _json_pairs(at)]
+
+
+def _json_pairs(values: dict[str, float]) -> list[str]:
+    """{id: value} as JSON objects of at most `_DECAY_ROWS` pairs each, ids in order (for `json_each`)."""
+    items = sorted(values.items())
+    return [json.dumps(dict(items[start : start + _DECAY_ROWS])) for start in range(0, len(items), _DECAY_ROWS)]
 
 
 # --- revisions: what proves a recall cache current --------------------------------------------------------
