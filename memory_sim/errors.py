@@ -51,7 +51,13 @@ class NotFound(InvalidInput, LookupError):
 
 
 class DataInUseError(MemorySimError):
-    """The data folder is owned by another process, or by another open Env of this one."""
+    """The data folder is owned by another process, or by another open Env of this one. `holder` is the owner
+    record the message names, as read when the lock was refused (memory_sim.folder_lock.Owner), if there was one:
+    a waiting opener judges by it, since the record itself is removed a moment before the lock is let go."""
+
+    def __init__(self, message: str, holder: object | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 class DamagedDataError(MemorySimError):

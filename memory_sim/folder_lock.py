@@ -115,6 +115,11 @@ def owner_from_json(text: str) -> Owner | None:
 _SERVED = ("address", "account_id", "database_id", "database_name", "index_name")
 
 
+def holder_of(refusal: DataInUseError) -> Owner | None:
+    """The owner record a refusal named (None for a holder that left none)."""
+    return refusal.holder if isinstance(refusal.holder, Owner) else None
+
+
 def in_use_message(data_dir: str | Path, owner: Owner | None) -> str:
     if owner is None:
         who = "another process (it left no owner record)"
@@ -147,7 +152,8 @@ class FolderLock:
             _own_folder(data)
             lock.acquire()
         except Timeout:
-            raise DataInUseError(in_use_message(data, _current_owner(data))) from None
+            holder = _current_owner(data)
+            raise DataInUseError(in_use_message(data, holder), holder) from None
         except OSError as exc:  # a read-only or missing mount, a file where the folder should be
             raise ConfigError(f"cannot lock the data folder {data}: {exc.strerror or exc}") from exc
         held = cls(data, lock, Owner(os.getpid(), verb or _verb, datetime.now().isoformat(" ", "seconds")))

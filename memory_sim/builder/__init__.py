@@ -219,16 +219,20 @@ def _lock_or_route(settings: Settings, rebuild_index: bool) -> Any:
     import time
 
     from memory_sim.errors import DataInUseError
-    from memory_sim.folder_lock import read_owner
+    from memory_sim.folder_lock import holder_of
 
     deadline = time.monotonic() + BRIEF_WAIT_S
+    waited_on = None
     while True:
         try:
             return _lock_or_route_once(settings, rebuild_index)
-        except DataInUseError:
-            holder = read_owner(settings.data_dir)
+        except DataInUseError as refused:
+            # a holder removes its record just before it lets go of the lock: no record after a brief holder
+            # is that holder letting go
+            holder = holder_of(refused) or waited_on
             if holder is None or holder.verb != BRIEF_HOLDER or time.monotonic() > deadline:
                 raise
+            waited_on = holder
             time.sleep(0.02)  # the inspector lets go as soon as its request is answered
 
 

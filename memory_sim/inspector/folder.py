@@ -23,6 +23,7 @@ from memory_sim.errors import ConfigError, DataInUseError
 
 if TYPE_CHECKING:
     from memory_sim.env import Env
+    from memory_sim.folder_lock import Owner
     from memory_sim.memory.system import MemorySystem
     from memory_sim.settings import Settings
 
@@ -110,20 +111,19 @@ class Folder:
     def _open(self) -> Env:
         """Opens the folder (itself, or through its owner), waiting up to WAIT_S for a holder that does not serve
         it (a CLI verb) to let go."""
+        from memory_sim.folder_lock import holder_of
+
         deadline = time.monotonic() + WAIT_S
+        waited_on = None
         while True:
             try:
                 return self._open_once()
-            except DataInUseError:
-                if not self._briefly_held() or time.monotonic() > deadline:
+            except DataInUseError as refused:
+                holder = holder_of(refused) or waited_on  # no record after a brief holder: it is letting go
+                if not _brief(holder) or time.monotonic() > deadline:
                     raise
+                waited_on = holder
                 time.sleep(_RETRY_S)  # another process's verb holds the folder for a moment
-
-    def _briefly_held(self) -> bool:
-        from memory_sim.folder_lock import read_owner
-
-        holder = read_owner(self.label)
-        return holder is not None and holder.verb.startswith("memory-sim ") and not holder.address
 
     def _open_once(self) -> Env:
         from memory_sim.builder import BRIEF_HOLDER
@@ -152,3 +152,8 @@ class Folder:
         with self._lock:
             if not self._given:
                 self._drop()
+
+
+def _brief(holder: Owner | None) -> bool:
+    """A holder that lets go on its own soon: another `memory-sim` verb that does not serve the folder."""
+    return holder is not None and holder.verb.startswith("memory-sim ") and not holder.address

@@ -9,6 +9,8 @@ import re
 import signal
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -173,3 +175,55 @@ def test_a_stale_owner_record_is_never_reported_as_the_owner(
     assert holder.stdout is not None and holder.stdout.readline().strip() == "ready"
     with pytest.raises(DataInUseError, match=r"in use by another process \(it left no owner record\)"):
         Env.local(tmp_path, embedder=HashingEmbedder(16))
+
+
+def _held_briefly_then_let_go(folder: Path, record_gone_for_s: float) -> tuple[threading.Thread, threading.Event]:
+    """The inspector's way of holding a folder, with the moment between removing its record and unlocking (which
+    release() makes microseconds long) stretched to `record_gone_for_s`, once an opener has been refused."""
+    from memory_sim.builder import BRIEF_HOLDER
+    from memory_sim.folder_lock import OWNER_FILE, FolderLock
+
+    held = FolderLock.acquire(folder, verb=BRIEF_HOLDER)
+    refused_once = threading.Event()
+
+    def let_go() -> None:
+        refused_once.wait(timeout=60)
+        (folder / OWNER_FILE).unlink()
+        time.sleep(record_gone_for_s)
+        held.release()
+
+    return threading.Thread(target=let_go), refused_once
+
+
+def test_an_opener_that_waited_on_a_brief_holder_still_waits_while_it_lets_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memory_sim.folder_lock as folder_lock
+
+    folder = tmp_path / "data"
+    letting_go, refused_once = _held_briefly_then_let_go(folder, record_gone_for_s=1.0)  # past the 0.5 s re-read
+    acquire = folder_lock.FolderLock.acquire.__func__  # type: ignore[attr-defined]
+
+    def acquire_and_note(cls: type, data_dir: str | Path, verb: str | None = None) -> object:
+        try:
+            return acquire(cls, data_dir, verb)
+        except DataInUseError:
+            refused_once.set()
+            raise
+
+    monkeypatch.setattr(folder_lock.FolderLock, "acquire", classmethod(acquire_and_note))
+    letting_go.start()
+    with Env.local(folder, embedder=HashingEmbedder(16), serve_owner=False) as env:
+        assert read_owner(folder) is not None and read_owner(folder).pid == os.getpid()  # type: ignore[union-attr]
+        env.DB.exec("CREATE TABLE opened(x INTEGER)")
+    letting_go.join(timeout=60)
+
+
+def test_the_refusal_carries_the_holder_it_names(tmp_path: Path) -> None:
+    from memory_sim.folder_lock import FolderLock, holder_of
+
+    with FolderLock.acquire(tmp_path, verb="memory-sim inspect"), \
+            pytest.raises(DataInUseError, match="memory-sim inspect") as refused:
+        FolderLock.acquire(tmp_path)
+    holder = holder_of(refused.value)
+    assert holder is not None and holder.verb == "memory-sim inspect" and holder.pid == os.getpid()
