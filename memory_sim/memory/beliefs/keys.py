@@ -69,6 +69,7 @@ from memory_sim.memory.beliefs.aspects import (
     PLACE_NOUNS,
     RELATIONAL,
 )
+from memory_sim.memory.beliefs.speech import Line, heard_key, only_questions, spoken
 from memory_sim.memory.beliefs.things import (
     ERRAND_WORDS,
     TIME_WORDS,
@@ -135,7 +136,40 @@ def infer_key(
     the meaning (without it, or while it fails, cue words and the type decide, less surely); pass the same
     function each time (a bound method such as `env.embedder.embed` is): the aspect model is fitted once per
     function, embedding its examples (a few seconds). `names` (id -> name) keeps NPC names out of the things
-    keys name (without it, the ids are taken for names)."""
+    keys name (without it, the ids are taken for names). A line of talk ("Kit: I've found work") is read as
+    its speaker's words (speech.py); a question sets no state."""
+    line, people = _line(text, subjects, names)
+    if only_questions(line.words):
+        return KeyGuess(None, 0.8, "a question sets no state")
+    guess = _infer(line.words, type=type, subjects=people, embed=embed, names=names)
+    if line.speaker is None:
+        return guess
+    key = heard_key(guess.key, line.speaker)
+    if key is not None and len(key.encode()) > 64:
+        key = None
+    return KeyGuess(key, guess.confidence, f"{line.speaker} said it: {guess.reason}")
+
+
+def _line(text: str, subjects: tuple[str, ...], names: Mapping[str, str] | None) -> tuple[Line, tuple[str, ...]]:
+    """The words of `text` without a speaker, and the NPCs to read them against: for a line another NPC said, the
+    other NPCs it names, or else the speaker ("you" is the memory's NPC: a debt or a view between the two)."""
+    people = tuple(dict.fromkeys(subjects))
+    line = spoken(text, people, {p: _name_words((p,), names) for p in people})
+    if line.speaker is None:
+        return line, people
+    others = tuple(p for p in people if p != line.speaker)
+    return line, others or (line.speaker,)
+
+
+def _infer(
+    text: str,
+    *,
+    type: str,
+    subjects: tuple[str, ...],
+    embed: Embed | None = None,
+    names: Mapping[str, str] | None = None,
+) -> KeyGuess:
+    """infer_key for words with no speaker before them."""
     people = tuple(dict.fromkeys(subjects))
     lowered = text.lower()
     decided = _decided(lowered, type, people)
@@ -149,7 +183,7 @@ def infer_key(
     try:
         scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
     except AiError as exc:  # the embedder is down: the cue words decide, and the guess says so
-        guess = infer_key(text, type=type, subjects=subjects, names=names)
+        guess = _infer(text, type=type, subjects=subjects, names=names)
         return KeyGuess(guess.key, guess.confidence, f"{guess.reason}; embedder unavailable ({_type_name(exc)})")
     actor = _actor(text, people)
     allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
@@ -159,7 +193,10 @@ def infer_key(
 def key_text(text: str, *, type: str, subjects: tuple[str, ...], names: Mapping[str, str] | None = None) -> str | None:
     """The text whose meaning `infer_key` reads for this memory (its NPC names read as NEUTRAL_NAME), or None where
     structure alone decides the key: callers embed the texts of many memories in one call, and only these."""
-    people = tuple(dict.fromkeys(subjects))
+    line, people = _line(text, subjects, names)
+    if only_questions(line.words):
+        return None
+    text = line.words
     if _decided(text.lower(), type, people) is not None:
         return None
     name_words = _name_words(people, names)

@@ -1,0 +1,73 @@
+"""State-key inference on conversation lines (memory_sim/eval/chatter_keys.py) with the bundled MiniLM, as the
+memory system runs it: writes benchmarks/chatter_keys.{md,json}, every split's figures and the tuning split's
+misses (the held-out split's are never written out, so it stays blind).
+
+    .venv/bin/python scripts/measure_chatter_keys.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from memory_sim.env import Env  # noqa: E402
+from memory_sim.eval.chatter_keys import LineFigures, measure_lines  # noqa: E402
+from memory_sim.eval.state_keys import load_pairs  # noqa: E402
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+LINES = ROOT / "tests" / "memory" / "data" / "chatter_keys.json"
+MISSES_SHOWN = ("tuning",)
+
+
+def report(results: dict[str, LineFigures], about: str) -> str:
+    lines = [
+        "# State keys on conversation lines",
+        "",
+        f"Embedder: `{MINILM}`. Lines: tests/memory/data/chatter_keys.json. {about}",
+        "",
+        "A false key files a line that sets no state under a key; a sure one (inferred at the hand-over floor or "
+        "above) may be handed an older version's place in recall.",
+        "",
+        "| split | no-state lines | given a key | sure | lines with a key | key precision | key recall |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for split, figures in results.items():
+        s = figures.summary()
+        lines.append(f"| {split} | {figures.chatter} | {s['false_key_rate']:.3f} | {s['sure_false_key_rate']:.3f} "
+                     f"| {figures.keyed} | {s['key_precision']:.3f} | {s['key_recall']:.3f} |")
+    for split, figures in results.items():
+        lines += ["", f"## Misses on {split} ({len(figures.misses)})", ""]
+        if split not in MISSES_SHOWN:
+            lines += ["- not listed: this split is kept blind (only its figures are looked at)"]
+            continue
+        lines += [f"- {miss}" for miss in figures.misses] or ["- none"]
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks", help="folder for chatter_keys.{md,json}")
+    parser.add_argument("--split", action="append", help="tuning or held_out (default: both)")
+    args = parser.parse_args(argv)
+    data = load_pairs(LINES)
+    splits = args.split or list(dict.fromkeys(m["split"] for m in data["memories"]))
+    with tempfile.TemporaryDirectory() as folder, Env.local(folder, environ={}, embed_model=MINILM) as env:
+        results = {split: measure_lines(data, split, env.embedder.embed) for split in splits}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "chatter_keys.md").write_text(report(results, data["about"]), "utf-8")
+    payload = {"model": MINILM, "splits": {split: {**f.summary(), "misses": f.misses if split in MISSES_SHOWN
+                                                   else None} for split, f in results.items()}}
+    (args.out / "chatter_keys.json").write_text(json.dumps(payload, indent=1) + "\n", "utf-8")
+    for split, figures in results.items():
+        print(split, json.dumps(figures.summary()))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
