@@ -135,13 +135,16 @@ def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: 
     meaning is read (those structure leaves open: keys.key_text) are embedded in one call first; a text the index
     embeds too is found in the embedder's cache there, so one forward pass serves both."""
     inferred = [m for m in memories if m.state_key is None and m.infer_key and m.kind == "observation"]
-    subjects = {m.id: key_subjects(m.npc_id, m.about, m.content, registry.profiles()) for m in inferred}
+    profiles = registry.profiles()
+    subjects = {m.id: key_subjects(m.npc_id, m.about, m.content, profiles) for m in inferred}
+    names = {str(p["npc_id"]): str(p.get("name") or p["npc_id"]) for p in profiles}  # "npc_0042" is "Margaret"
     if isinstance(embed, ModelEmbed):
-        embed = _served(embed, [key_text(m.content, type=m.type, subjects=subjects[m.id]) for m in inferred])
+        embed = _served(embed, [key_text(m.content, type=m.type, subjects=subjects[m.id], names=names)
+                                for m in inferred])
     out = {m.id: KeyOf(m.state_key, 1.0, GAME, m.state_value) for m in memories
            if m.state_key is not None or not m.infer_key}
     for m in inferred:
-        guess, embed = _guess(m, subjects[m.id], embed)
+        guess, embed = _guess(m, subjects[m.id], embed, names)
         if registry.refiner is not None:
             guess = _refined(registry.refiner, m, guess, subjects[m.id])
         if guess.key is not None:
@@ -158,14 +161,15 @@ def _served(embed: ModelEmbed, texts: Sequence[str | None]) -> ModelEmbed | None
         return None
 
 
-def _guess(m: ShortTermMemory, subjects: tuple[str, ...], embed: Embed | None) -> tuple[KeyGuess, Embed | None]:
+def _guess(m: ShortTermMemory, subjects: tuple[str, ...], embed: Embed | None,
+           names: Mapping[str, str]) -> tuple[KeyGuess, Embed | None]:
     """infer_key with the embedder; without it (and for the rest of the batch) once it fails."""
     if embed is not None:
         try:
-            return infer_key(m.content, type=m.type, subjects=subjects, embed=embed), embed
+            return infer_key(m.content, type=m.type, subjects=subjects, embed=embed, names=names), embed
         except AiError as exc:
             log.warning("key inference goes on without the embedder: %s", exc)
-    return infer_key(m.content, type=m.type, subjects=subjects), None
+    return infer_key(m.content, type=m.type, subjects=subjects, names=names), None
 
 
 def _refined(refiner: KeyRefiner, m: ShortTermMemory, guess: KeyGuess, subjects: tuple[str, ...]) -> KeyGuess:
