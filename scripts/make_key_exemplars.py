@@ -1,8 +1,8 @@
 """Writes memory_sim/memory/beliefs/exemplars.py from the TUNING halves of tests/memory/data/state_key_pairs.json
 and tests/memory/data/chatter_keys.json: each tuning memory's text (NPC names replaced by one neutral name; a line
-of talk without its speaker, as key inference reads it), its type and the aspect of its gold key ("none" for
-null), on which infer_key's aspect model is fitted. Lines that only ask never reach the model and are left out.
-Never reads the held-out splits.
+of talk opened by "Sam: " in its speaker's place, as key inference reads it), its type and the aspect of its gold
+key ("none" for null), on which infer_key's aspect model is fitted. Lines that only ask never reach the model and
+are left out. Never reads the held-out splits.
 
     .venv/bin/python scripts/make_key_exemplars.py
 """
@@ -18,7 +18,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PAIRS = ROOT / "tests" / "memory" / "data" / "state_key_pairs.json"
 LINES = ROOT / "tests" / "memory" / "data" / "chatter_keys.json"
 OUT = ROOT / "memory_sim" / "memory" / "beliefs" / "exemplars.py"
-NEUTRAL_NAME = "Sam"
+sys.path.insert(0, str(ROOT))
+from memory_sim.memory.beliefs.aspects import NEUTRAL_NAME, SPOKEN  # noqa: E402
+from memory_sim.memory.beliefs.speech import only_questions, spoken  # noqa: E402
 
 HEADER = '''# ruff: noqa: E501
 """Labelled example memories that infer_key's aspect model is fitted on: the tuning halves of
@@ -50,9 +52,6 @@ def main() -> int:
 
 def _lines() -> dict[tuple[str, str], str]:
     """The chatter set's tuning lines, read as key inference reads them: the words without their speaker."""
-    sys.path.insert(0, str(ROOT))
-    from memory_sim.memory.beliefs.speech import only_questions, spoken
-
     data = json.loads(LINES.read_text("utf-8"))
     names = re.compile(r"\b(" + "|".join(map(re.escape, data["npcs"].values())) + r")\b")
     rows: dict[tuple[str, str], str] = {}
@@ -61,7 +60,8 @@ def _lines() -> dict[tuple[str, str], str]:
         if line["split"] != "tuning" or only_questions(words):
             continue
         aspect = line["key"].split(":")[0] if line["key"] else "none"
-        rows.setdefault((names.sub(NEUTRAL_NAME, words), line["type"]), aspect)
+        read = (SPOKEN if words != line["text"] else "") + names.sub(NEUTRAL_NAME, words)  # as keys._read reads it
+        rows.setdefault((read, line["type"]), aspect)
     return rows
 
 

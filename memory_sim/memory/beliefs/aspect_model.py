@@ -32,7 +32,7 @@ except ImportError:  # pragma: no cover - the fit is the same, only slower on a 
 
 from memory_sim.memory.beliefs import aspect_weights
 from memory_sim.memory.beliefs.aspect_weights import AspectWeights
-from memory_sim.memory.beliefs.aspects import ASPECTS, CUES
+from memory_sim.memory.beliefs.aspects import ASPECTS, CUES, SPOKEN
 from memory_sim.memory.beliefs.exemplars import EXAMPLES
 
 log = logging.getLogger(__name__)
@@ -55,8 +55,8 @@ MEANING_MARGIN = 0.15  # each paraphrase pair this much closer than any unrelate
 def _training_hash() -> str:
     """What the fit reads besides the model's vectors: examples, aspects, cue words, types, scales and steps."""
     inputs = {"examples": EXAMPLES, "aspects": ASPECTS, "cues": {a: p.pattern for a, p in CUES.items()},
-              "types": TYPES, "scales": [EMBEDDING_SCALE, CUE_SCALE], "fit": [STEPS, LEARNING_RATE, L2],
-              "probes": PROBES}
+              "types": TYPES, "spoken": SPOKEN, "scales": [EMBEDDING_SCALE, CUE_SCALE],
+              "fit": [STEPS, LEARNING_RATE, L2], "probes": PROBES}
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode("utf-8")).hexdigest()
 
 
@@ -64,10 +64,12 @@ TRAINING_HASH = _training_hash()
 
 
 def features(vector: np.ndarray, lowered: str, type: str) -> np.ndarray:
-    """A memory's features: its unit embedding, one flag per aspect whose cue words it has, its type one-hot."""
+    """A memory's features: its unit embedding, one flag per aspect whose cue words it has, its type one-hot, and
+    whether it is a line of talk (opened by SPOKEN: small talk leans to no state far more than a narrated memory)."""
     cues = [CUE_SCALE * bool(pattern.search(lowered)) for pattern in CUES.values()]
     kinds = [1.0 * (type == kind) for kind in TYPES]
-    return np.concatenate([EMBEDDING_SCALE * np.asarray(vector, dtype=np.float64), cues, kinds, [1.0]])
+    talk = [1.0 * lowered.startswith(SPOKEN.lower())]
+    return np.concatenate([EMBEDDING_SCALE * np.asarray(vector, dtype=np.float64), cues, kinds, talk, [1.0]])
 
 
 def fit(vectors: np.ndarray) -> np.ndarray:

@@ -15,6 +15,8 @@ RELATIONAL = ("opinion", "relationship", "debt", "trade")
 OWN = ("health", "home", "whereabouts", "work")
 THINGS = ("possession", "plan", "place")  # keyed by a thing: "possession:horse", "plan:fair", "place:bridge"
 NONE = "none"
+NEUTRAL_NAME = "Sam"  # the examples' one NPC name; a memory's NPC names read as it
+SPOKEN = f"{NEUTRAL_NAME}: "  # opens the text the aspect model reads for a line of talk (keys.py, speech.py)
 ASPECTS = (*RELATIONAL, *OWN, *THINGS, NONE)
 
 # Parts of the body: what happens to them is health, never a possession ("I have a broken finger").

@@ -64,10 +64,12 @@ from memory_sim.memory.beliefs.aspects import (
     BODY_PARTS,
     CUES,
     KINSHIP,
+    NEUTRAL_NAME,
     NONE,
     OWN,
     PLACE_NOUNS,
     RELATIONAL,
+    SPOKEN,
 )
 from memory_sim.memory.beliefs.speech import Line, heard_key, only_questions, spoken
 from memory_sim.memory.beliefs.things import (
@@ -85,7 +87,6 @@ Embed = Callable[[Sequence[str]], np.ndarray]
 CONFIDENCE_FLOOR = 0.3  # below it the guess is not a key
 CUE_WEIGHT = 0.25  # a cue word of an aspect adds this to its similarity
 SECOND_CUE_WEIGHT = 0.1  # and a second, different one this
-NEUTRAL_NAME = "Sam"  # the examples' one NPC name; a memory's NPC names read as it
 # The memory's type leans toward its aspects: an opinion memory about one NPC is most likely an opinion of them.
 _TYPE_LEANS: dict[str, dict[str, float]] = {
     "opinion": {"opinion": 0.3},
@@ -141,7 +142,7 @@ def infer_key(
     line, people = _line(text, subjects, names)
     if only_questions(line.words):
         return KeyGuess(None, 0.8, "a question sets no state")
-    guess = _infer(line.words, type=type, subjects=people, embed=embed, names=names)
+    guess = _infer(line.words, type=type, subjects=people, embed=embed, names=names, spoken=line.words != text)
     if line.speaker is None:
         return guess
     key = heard_key(guess.key, line.speaker)
@@ -168,8 +169,9 @@ def _infer(
     subjects: tuple[str, ...],
     embed: Embed | None = None,
     names: Mapping[str, str] | None = None,
+    spoken: bool = False,
 ) -> KeyGuess:
-    """infer_key for words with no speaker before them."""
+    """infer_key for words with no speaker before them (`spoken`: they were a line of talk)."""
     people = tuple(dict.fromkeys(subjects))
     lowered = text.lower()
     decided = _decided(lowered, type, people)
@@ -181,9 +183,9 @@ def _infer(
     if embed is not None and not _open(text, type, people, name_words):
         return KeyGuess(None, 0.9, "no state this memory could set has a name in it")
     try:
-        scores = aspect_scores(_neutral(text, name_words), type=type, embed=embed)
+        scores = aspect_scores(_read(text, name_words, spoken), type=type, embed=embed)
     except AiError as exc:  # the embedder is down: the cue words decide, and the guess says so
-        guess = _infer(text, type=type, subjects=subjects, names=names)
+        guess = _infer(text, type=type, subjects=subjects, names=names, spoken=spoken)
         return KeyGuess(guess.key, guess.confidence, f"{guess.reason}; embedder unavailable ({_type_name(exc)})")
     actor = _actor(text, people)
     allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
@@ -196,13 +198,13 @@ def key_text(text: str, *, type: str, subjects: tuple[str, ...], names: Mapping[
     line, people = _line(text, subjects, names)
     if only_questions(line.words):
         return None
-    text = line.words
+    spoken, text = line.words != text, line.words
     if _decided(text.lower(), type, people) is not None:
         return None
     name_words = _name_words(people, names)
     if _only_a_talk(text.lower(), name_words):
         return None
-    return _neutral(text, name_words) if _open(text, type, people, name_words) else None
+    return _read(text, name_words, spoken) if _open(text, type, people, name_words) else None
 
 
 def _decided(lowered: str, type: str, people: tuple[str, ...]) -> KeyGuess | None:
@@ -283,6 +285,11 @@ def aspect_scores(text: str, *, type: str, embed: Embed | None = None) -> dict[s
     for aspect, lean in _TYPE_LEANS.get(type, {}).items():
         scores[aspect] += lean
     return scores
+
+
+def _read(text: str, name_words: frozenset[str], spoken: bool) -> str:
+    """The text the aspect model reads: NPC names neutral, and a line of talk opened as one (SPOKEN)."""
+    return (SPOKEN if spoken else "") + _neutral(text, name_words)
 
 
 def _neutral(text: str, name_words: frozenset[str]) -> str:
