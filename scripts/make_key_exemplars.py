@@ -1,8 +1,8 @@
 """Writes memory_sim/memory/beliefs/exemplars.py from the TUNING halves of tests/memory/data/state_key_pairs.json
-and tests/memory/data/chatter_keys.json: each tuning memory's text (NPC names replaced by one neutral name; a line
-of talk opened by "Sam: " in its speaker's place, as key inference reads it), its type and the aspect of its gold
-key ("none" for null), on which infer_key's aspect model is fitted. Lines that only ask never reach the model and
-are left out. Never reads the held-out splits.
+and the lines of talk of tests/memory/data/chatter_keys.json: each tuning memory's text (NPC names replaced by one
+neutral name; a line of talk opened by "Sam: " in its speaker's place, as key inference reads it), its type and the
+aspect of its gold key ("none" for null), on which infer_key's aspect model is fitted. Lines that only ask never
+reach the model and are left out. Never reads the held-out splits.
 
     .venv/bin/python scripts/make_key_exemplars.py
 """
@@ -51,14 +51,14 @@ def main() -> int:
 
 
 def _lines() -> dict[tuple[str, str], str]:
-    """The chatter set's tuning lines, read as key inference reads them: the words without their speaker."""
+    """The chatter set's tuning lines of talk, read as key inference reads them: "Sam: " and the words."""
     data = json.loads(LINES.read_text("utf-8"))
     names = re.compile(r"\b(" + "|".join(map(re.escape, data["npcs"].values())) + r")\b")
     rows: dict[tuple[str, str], str] = {}
     for line in data["memories"]:
         words = spoken(line["text"], (), {}).words
-        if line["split"] != "tuning" or only_questions(words):
-            continue
+        if line["split"] != "tuning" or only_questions(words) or words == line["text"]:
+            continue  # a narrated line (no speaker) is left to the pairs: with them, it cost their updates' recall
         aspect = line["key"].split(":")[0] if line["key"] else "none"
         read = (SPOKEN if words != line["text"] else "") + names.sub(NEUTRAL_NAME, words)  # as keys._read reads it
         rows.setdefault((read, line["type"]), aspect)

@@ -65,7 +65,8 @@ def test_a_stale_version_without_its_current_one_stays_as_it_was() -> None:
 def test_key_inference_goes_on_without_the_embedder_when_it_fails(monkeypatch: pytest.MonkeyPatch) -> None:
     asked: list[bool] = []
 
-    def infer(text: str, *, type: str, subjects: tuple[str, ...], embed: object = None) -> KeyGuess:
+    def infer(text: str, *, type: str, subjects: tuple[str, ...], embed: object = None,
+              names: object = None) -> KeyGuess:
         asked.append(embed is not None)
         if embed is not None:
             embed(["x"])  # type: ignore[operator]

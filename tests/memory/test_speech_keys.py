@@ -4,9 +4,9 @@ one between the two; the NPC's own line loses its prefix; a question sets none. 
 
 The chatter set: conversation lines, each with its gold key (null for the small talk most of it is). Written by
 a helper who read only the key vocabulary, no code: the held_out half (c001-c134) first, committed before any code
-ran on it, then the tuning half (c135-c268) and a second tuning batch (c269 on). The tuning lines are among the
-aspect model's examples (scripts/make_key_exemplars.py); the held-out half's misses are never written out
-(scripts/measure_chatter_keys.py), so it stays blind."""
+ran on it, then the tuning half (c135-c268) and a second tuning batch (c269 on). The tuning lines of talk (those
+with a speaker) are among the aspect model's examples (scripts/make_key_exemplars.py); the held-out half's misses
+are never written out (scripts/measure_chatter_keys.py), so it stays blind."""
 
 from __future__ import annotations
 
@@ -105,8 +105,8 @@ def test_the_memory_system_reads_registered_names_behind_opaque_ids(minilm_env: 
 
 # What the bundled MiniLM measured (benchmarks/chatter_keys.md), rounded to the worse side: a change that makes
 # small talk get keys more often, or real state lose its key, fails here.
-CEILINGS = {"held_out": 0.25, "tuning": 0.05}  # share of no-state lines given a key
-FLOORS = {"held_out": 0.7, "tuning": 0.85}  # key recall on the lines that set state
+CEILINGS = {"held_out": 0.11, "tuning": 0.16}  # share of no-state lines given a key (0.641 and 0.707 before)
+FLOORS = {"held_out": 0.69, "tuning": 0.79}  # key recall on the lines that set state
 
 
 @pytest.mark.slow

@@ -55,7 +55,7 @@ MEANING_MARGIN = 0.15  # each paraphrase pair this much closer than any unrelate
 def _training_hash() -> str:
     """What the fit reads besides the model's vectors: examples, aspects, cue words, types, scales and steps."""
     inputs = {"examples": EXAMPLES, "aspects": ASPECTS, "cues": {a: p.pattern for a, p in CUES.items()},
-              "types": TYPES, "spoken": SPOKEN, "scales": [EMBEDDING_SCALE, CUE_SCALE],
+              "types": TYPES, "spoken": [SPOKEN, "own block"], "scales": [EMBEDDING_SCALE, CUE_SCALE],
               "fit": [STEPS, LEARNING_RATE, L2], "probes": PROBES}
     return hashlib.sha256(json.dumps(inputs, sort_keys=True).encode("utf-8")).hexdigest()
 
@@ -65,11 +65,14 @@ TRAINING_HASH = _training_hash()
 
 def features(vector: np.ndarray, lowered: str, type: str) -> np.ndarray:
     """A memory's features: its unit embedding, one flag per aspect whose cue words it has, its type one-hot, and
-    whether it is a line of talk (opened by SPOKEN: small talk leans to no state far more than a narrated memory)."""
+    whether it is a line of talk (opened by SPOKEN). A line of talk's embedding fills a block of its own, so what the
+    model learns from small talk (which leans to no state far more) leaves narrated memories as they were read."""
+    talk = lowered.startswith(SPOKEN.lower())
+    embedding = EMBEDDING_SCALE * np.asarray(vector, dtype=np.float64)
+    blocks = (np.zeros_like(embedding), embedding) if talk else (embedding, np.zeros_like(embedding))
     cues = [CUE_SCALE * bool(pattern.search(lowered)) for pattern in CUES.values()]
     kinds = [1.0 * (type == kind) for kind in TYPES]
-    talk = [1.0 * lowered.startswith(SPOKEN.lower())]
-    return np.concatenate([EMBEDDING_SCALE * np.asarray(vector, dtype=np.float64), cues, kinds, talk, [1.0]])
+    return np.concatenate([*blocks, cues, kinds, [1.0 * talk, 1.0]])
 
 
 def fit(vectors: np.ndarray) -> np.ndarray:
