@@ -13,9 +13,11 @@ import json
 import re
 import sys
 import tempfile
+import time
 import traceback
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +49,7 @@ class TallyingD1(d1_count.CountingD1):
         super().__init__(inner)
         self.by_source: Counter[tuple[str, str]] = Counter()
         self.trips_by_caller: Counter[str] = Counter()
+        self.seconds_by_caller: Counter[str] = Counter()  # wall seconds in the call, per caller (threads overlap)
         self._sql: dict[int, str] = {}
 
     def prepare(self, sql: str) -> D1PreparedStatement:
@@ -59,7 +62,11 @@ class TallyingD1(d1_count.CountingD1):
         for s in statements:
             self.by_source[(caller, _shape(s.sql) if isinstance(s, _Tallied) else "?")] += 1
         inner = [s.counted if isinstance(s, _Tallied) else s for s in statements]
-        return super().batch(inner)
+        started = time.perf_counter()
+        try:
+            return super().batch(inner)
+        finally:
+            self.seconds_by_caller[caller] += time.perf_counter() - started
 
 
 class _Tallied:
@@ -69,26 +76,32 @@ class _Tallied:
     def bind(self, *values: Any) -> _Tallied:
         return _Tallied(self.owner, self.counted.bind(*values), self.sql)
 
-    def _one(self) -> None:
+    @contextmanager
+    def _one(self) -> Iterator[None]:
         caller = _caller()
         self.owner.trips_by_caller[caller] += 1
         self.owner.by_source[(caller, _shape(self.sql))] += 1
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.owner.seconds_by_caller[caller] += time.perf_counter() - started
 
     def first(self, column: str | None = None) -> Any:
-        self._one()
-        return self.counted.first(column)
+        with self._one():
+            return self.counted.first(column)
 
     def all(self) -> D1Result:
-        self._one()
-        return self.counted.all()
+        with self._one():
+            return self.counted.all()
 
     def run(self) -> D1Result:
-        self._one()
-        return self.counted.run()
+        with self._one():
+            return self.counted.run()
 
     def raw(self, column_names: bool = False) -> list[list[Any]]:
-        self._one()
-        return self.counted.raw(column_names)
+        with self._one():
+            return self.counted.raw(column_names)
 
 
 def main() -> int:
@@ -117,15 +130,16 @@ def main() -> int:
     rows = sorted(db.by_source.items(), key=lambda kv: -kv[1])
     for (caller, shape), n in rows:
         print(f"{n:6d}  {caller:55s}  {shape}", file=sys.stderr)
-    print("round trips by caller:", file=sys.stderr)
+    print("round trips and seconds by caller:", file=sys.stderr)
     for caller, n in db.trips_by_caller.most_common():
-        print(f"{n:6d}  {caller}", file=sys.stderr)
+        print(f"{n:6d}  {db.seconds_by_caller[caller]:7.3f} s  {caller}", file=sys.stderr)
     print(f"total {db.statements} statements, {db.round_trips} round trips, D1 busy {db.busy_seconds:.2f} s",
           file=sys.stderr)
     if args.json:
         args.json.write_text(json.dumps({
             "statements": db.statements, "round_trips": db.round_trips, "d1_s": db.busy_seconds,
             "by_source": [[c, s, n] for (c, s), n in rows], "trips_by_caller": dict(db.trips_by_caller),
+            "seconds_by_caller": {c: round(v, 4) for c, v in db.seconds_by_caller.items()},
         }, indent=1) + "\n", "utf-8")
     return 0
 
