@@ -81,3 +81,18 @@ def test_ci_runs_the_readme_test_command_exactly() -> None:
     steps = command.group(1).split(" && ")
     checks = [".venv/bin/lint-imports", ".venv/bin/ruff check memory_sim", ".venv/bin/mypy memory_sim"]
     assert steps[2:5] == checks and steps[-1] == ".venv/bin/python -m pytest -q -n 2"  # the checks, then the tests
+
+
+def test_the_memory_system_is_a_thin_facade() -> None:
+    """memory/system.py delegates to the groups: about 400 lines at most, no import inside a method (a sign of a
+    circle dodged), and the jobs never import it (they name jobs/host.py's MemoryHost)."""
+    import ast
+
+    facade = ROOT / "memory_sim" / "memory"
+    text = (facade / "system.py").read_text("utf-8")
+    assert len(text.splitlines()) <= 400
+    inner = [node.lineno for node in ast.walk(ast.parse(text)) if isinstance(node, ast.FunctionDef)
+             for child in ast.walk(node) if isinstance(child, ast.Import | ast.ImportFrom)]
+    assert inner == []
+    for job in (facade / "jobs").glob("*.py"):
+        assert not re.search(r"memory_sim\.memory(\.system| import system)\b", job.read_text("utf-8")), job.name

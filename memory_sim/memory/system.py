@@ -18,20 +18,16 @@ from collections.abc import Callable, Sequence
 from contextlib import suppress
 
 from memory_sim.bindings.worker_env import WorkerEnv
-from memory_sim.errors import VectorizeError
 from memory_sim.memory import npcs as npc_registry
 from memory_sim.memory import rules
 from memory_sim.memory.config import MemoryConfig
 from memory_sim.memory.consolidation.summarise import ExtractiveSummariser, Summariser
 from memory_sim.memory.index_rule import reaches_index
-from memory_sim.memory.jobs import diary, scheduled
 from memory_sim.memory.ledger import store
-from memory_sim.memory.ledger.counts import memory_counts
 from memory_sim.memory.ledger.schema import migrate
 from memory_sim.memory.models import (
     DEFAULT_RECALL_MODE,
     BeliefLinks,
-    JobReport,
     Lineage,
     RecallMode,
     Recollection,
@@ -40,14 +36,14 @@ from memory_sim.memory.models import (
     StoredMemory,
     WorldTime,
 )
-from memory_sim.memory.npcs import Npc
 from memory_sim.memory.recalling import current
 from memory_sim.memory.recalling.presets import DEFAULT_SCORING, Scoring, check_scoring
 from memory_sim.memory.recalling.ranked import Recaller, check_recall
 from memory_sim.memory.recalling.recall_cache import RecallCache
-from memory_sim.memory.writing import correcting, erasure, forgetting, indexer, rederive, remembering
+from memory_sim.memory.records import Records
+from memory_sim.memory.upkeep import Upkeep
+from memory_sim.memory.writing import forgetting, indexer, remembering
 from memory_sim.memory.writing.background import Background, settled
-from memory_sim.memory.writing.forgetting import MemoryPage
 from memory_sim.memory.writing.held import HeldOutcomes
 from memory_sim.memory.writing.keying import KeyRegistry, configured_refiner
 
@@ -56,7 +52,7 @@ Clock = Callable[[], float]
 _settled = settled  # the method runs once background indexing (`remember_many(wait=False)`) is done
 
 
-class MemorySystem:
+class MemorySystem(Records, Upkeep):
     """One NPC memory system over one `Env` (`Env.local(folder)`, `Env.in_memory()`, `Env.cloudflare(...)`).
     `clock` gives the world's time in seconds (a `SimClock`; a sim day is 86,400 s), `config` the tunables,
     `summariser` what `consolidate` condenses a day with (the offline extractive one, or a `ChatSummariser`).
@@ -372,294 +368,3 @@ class MemorySystem:
         if profile is None:
             npc_registry.refuse_case_twin(self.env.DB, npc_id)
         return f"my history with {npc_id if profile is None else profile['name']}"
-
-    # --- NPCs (memory/npcs.py) ------------------------------------------------------------------------------
-
-    @_settled
-    def register_npc(
-        self, id: str, name: str, role: str | None = None, aliases: Sequence[str] = (), traits: Sequence[str] = ()
-    ) -> Npc:
-        """Registers (or re-registers) an NPC.
-
-        Recall expands its name, role, aliases and traits in queries that name it, and key inference finds it named in
-        memories.
-
-        Args:
-            id: the NPC's id; ids are case-sensitive, and a case twin of a registered id is refused.
-            name: the NPC's name.
-            role: the NPC's role, if any.
-            aliases: other names it goes by.
-            traits: its traits.
-
-        Returns:
-            The `Npc` as stored now."""
-        self._keys.drop()
-        return npc_registry.register(self.env.DB, npc_registry.make(id, name, role, aliases, traits))
-
-    @_settled
-    def npcs(self) -> list[Npc]:
-        """Every registered NPC, by id."""
-        return npc_registry.all_npcs(self.env.DB)
-
-    @_settled
-    def npc(self, id: str) -> Npc:
-        """The registered NPC with this id; NotFound (with a hint when only the case differs) when none."""
-        return npc_registry.get(self.env.DB, id)
-
-    @_settled
-    def update_npc(self, id: str, *, name: str | None = None, role: str | None = None,
-                   aliases: Sequence[str] | None = None, traits: Sequence[str] | None = None) -> Npc:
-        """Changes the fields given of a registered NPC; the others stay. Returns the `Npc` as stored now."""
-        old = self.npc(id)
-        self._keys.drop()
-        return npc_registry.register(self.env.DB, npc_registry.make(
-            id, old.name if name is None else name, old.role if role is None else role,
-            old.aliases if aliases is None else aliases, old.traits if traits is None else traits))
-
-    # --- listing, fixing and forgetting memories (memory/writing/) ------------------------------------------
-
-    @_settled
-    def memories(
-        self, npc_id: str, *, since_day: int | None = None, until_day: int | None = None, type: str | None = None,
-        kind: str | None = None, state: str | None = None, limit: int = 100, cursor: str | None = None,
-    ) -> MemoryPage:
-        """An NPC's memories in remember order, a page at a time.
-
-        Forgotten memories are listed only with `state="forgotten"`.
-
-        Args:
-            npc_id: the NPC whose memories are listed.
-            since_day: the first sim day to list (inclusive); None: from the first.
-            until_day: the last sim day to list (inclusive); None: to the last.
-            type: only memories of this type.
-            kind: only memories of this kind ("observation" or "summary").
-            state: only memories in this index state ("forgotten": the forgotten ones).
-            limit: the page size, 1-100.
-            cursor: the last page's `cursor`; None: the first page.
-
-        Returns:
-            A `MemoryPage`: the page's memories, and the cursor for the next page (None on the last one)."""
-        return forgetting.list_memories(self.env, npc_id, since_day=since_day, until_day=until_day, type=type,
-                                        kind=kind, state=state, limit=limit, cursor=cursor)
-
-    @_settled
-    def memory(self, id: str) -> StoredMemory:
-        """One memory by id, as D1 holds it, forgotten or not; NotFound when there is none."""
-        return forgetting.one(self.env, id)
-
-    @_settled
-    def update_importance(self, id: str, value: float) -> StoredMemory:
-        """Sets a memory's importance (0..1); one in the index is re-indexed. Returns the memory as stored now."""
-        self._nothing_to_retry = False
-        self._consolidated_through = None
-        updated = forgetting.update_importance(self.env, id, value, self.clock(), self.config.index_threshold)
-        if updated.index_state == "pending":
-            self.index_memories([id])
-        return self.memory(id)
-
-    @_settled
-    def forget(self, ids: str | Sequence[str], reason: str = forgetting.DEFAULT_REASON) -> list[str]:
-        """Forgets memories: out of the index and every recall and listing, text erased from D1.
-
-        A record with `reason` is kept; summaries made from the memories are made again (writing/rederive.py) and
-        diaries lose the quote.
-
-        Args:
-            ids: one memory id, or several.
-            reason: why they are forgotten, kept in the record.
-
-        Returns:
-            The ids newly forgotten, sorted.
-
-        Raises:
-            NotFound: an id names no memory (nothing is forgotten)."""
-        self._nothing_to_retry = False
-        self._consolidated_through = None
-        erasure.note(self.env)  # the text leaves the files at the next `compact` (a scheduled job)
-        done = forgetting.forget(self.env, [ids] if isinstance(ids, str) else list(ids), reason, self.clock())
-        self._remake_summaries()
-        return done
-
-    @_settled
-    def update_memory(self, id: str, *, content: str) -> StoredMemory:
-        """Corrects a memory's text.
-
-        D1, the index's copy, the summaries made from it and the diaries quoting it follow (as `forget` does).
-
-        Args:
-            id: the memory's id.
-            content: the corrected text.
-
-        Returns:
-            The memory as stored now."""
-        self._nothing_to_retry = False
-        self._consolidated_through = None
-        erasure.note(self.env)
-        forgetting.finish(self.env, correcting.correct(self.env, id, content, self.clock()))
-        self._remake_summaries()
-        if self.memory(id).index_state == "pending":
-            self.index_memories([id])
-        return self.memory(id)
-
-    def _remake_summaries(self) -> bool:
-        """Summaries a forget or correction hid, made again from their remaining sources (writing/rederive.py)."""
-        def summarise(sentences: list[tuple[str, float]]) -> str:
-            return self.summariser.summarise(sentences, self.config.summary_sentences)
-
-        return rederive.finish(self.env, summarise, self.config, self.clock())
-
-    @_settled
-    def forget_npc(self, npc_id: str) -> list[str]:
-        """Forgets all the NPC's memories, as `forget` does, and drops its registration, diaries and relationships.
-
-        Args:
-            npc_id: the NPC to forget.
-
-        Returns:
-            The ids newly forgotten."""
-        self._nothing_to_retry = False
-        self._consolidated_through = None
-        self._keys.drop()
-        erasure.note(self.env)
-        done = forgetting.forget_npc(self.env, npc_id, self.clock())
-        self._remake_summaries()
-        return done
-
-    @_settled
-    def write_diary(self, npc_id: str, day: int, max_entries: int = 6) -> str:
-        """Writes the NPC's diary for a sim day.
-
-        The diary holds up to `max_entries` of the day's most important memories in time order and one earlier memory
-        they brought back.
-
-        Args:
-            npc_id: the NPC whose diary is written.
-            day: the sim day.
-            max_entries: how many of the day's memories it holds at most.
-
-        Returns:
-            The diary's text; "" when nothing was remembered that day."""
-        return self.write_diaries([npc_id], day, max_entries).get(npc_id, "")
-
-    @_settled
-    def write_diaries(self, npc_ids: Sequence[str], day: int, max_entries: int = 6) -> dict[str, str]:
-        """`write_diary` for several NPCs in a few D1 statements; NPCs with no diary that day are left out."""
-        self._consolidated_through = None
-        return diary.write_diaries(self, npc_ids, day, max_entries)
-
-    # --- jobs (memory/jobs/scheduled.py) --------------------------------------------------------------------
-
-    def consolidate(self, now: float | None = None, *, wait: bool = True) -> JobReport:
-        """Condenses each diary day old enough into an indexed summary with its lineage, once a day.
-
-        A diary day is old enough when it is at least `config.consolidate_after_days` sim days before `now`'s; a day of
-        one memory is linked to it instead.
-
-        Args:
-            now: the time to run as of, in seconds of world time; None: `clock()`.
-            wait: wait for the summaries' embedding (True), or leave it to the background thread (False).
-
-        Returns:
-            A `JobReport` with `consolidated`, `linked`, `failed` and `errors` set."""
-        if wait:
-            self.settle()
-        clear, self._nothing_to_retry = self._nothing_to_retry, False
-        now = self.clock() if now is None else now
-        self._consolidated_through = None
-        report, complete = scheduled.consolidate_all(self, now, wait=wait)
-        if wait:
-            self.settle()  # the summaries were embedded behind the job's D1 work; in the index when it returns
-        self._nothing_to_retry = clear and not report.failed and not report.errors
-        if complete and not report.failed and not report.errors:
-            self._consolidated_through = scheduled.consolidate_up_to(now, self.config)
-        return report
-
-    @_settled
-    def decay_and_prune(self, now: float | None = None) -> JobReport:
-        """Grows decay factors to today and drops the memories past the threshold from the index.
-
-        Memories past `config.forget_threshold` are re-embedded if important, else dropped from the index (they stay in
-        D1); then the least valued are pruned past `config.index_cap`.
-
-        Args:
-            now: the time to run as of, in seconds of world time (today is its sim day); None: `clock()`.
-
-        Returns:
-            A `JobReport` with `decayed`, `reembedded`, `unindexed`, `failed` and `errors` set."""
-        clear, self._nothing_to_retry = self._nothing_to_retry, False
-        report = scheduled.decay_and_prune(self, self.clock() if now is None else now)
-        self._nothing_to_retry = clear and not report.failed and not report.errors
-        return report
-
-    @_settled
-    def retry_pending(self, now: float | None = None) -> JobReport:
-        """Indexes the memories whose embedding or upsert failed once their backoff has passed.
-
-        Also finishes any `forget` a crash cut short.
-
-        Args:
-            now: the time to run as of, in seconds of world time, that backoffs are compared with; None: `clock()`.
-
-        Returns:
-            A `JobReport` with `embedded`, `failed` and `errors` set."""
-        self._nothing_to_retry = self._left_behind = False
-        half_done = [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])]
-        finished = forgetting.finish(self.env, half_done) == len(half_done)  # forgets a crash cut short
-        finished = self._remake_summaries() and finished  # and the summaries they hid
-        report, empty = scheduled.retry_pending(self, self.clock() if now is None else now)
-        self._nothing_to_retry = finished and empty
-        return report
-
-    @_settled
-    def compact(self, now: float | None = None) -> JobReport:
-        """Makes erasure reach the disk.
-
-        Forgets a crash cut short are finished, then the text `forget`, `update_memory` and `forget_npc` removed leaves
-        every file of the data folder (`Env.compact`: Chroma's log and free pages, D1's free pages and write-ahead log).
-        The `compact` job runs it after an erasure; `memory-sim compact` on demand.
-
-        Args:
-            now: the time of the run, in seconds of world time; compaction does not depend on it.
-
-        Returns:
-            A `JobReport` of the job `compact`."""
-        forgetting.finish(self.env, [m.id for m in store.memories_in_state(self.env.DB, ["forgetting"])])
-        self._remake_summaries()
-        erasure.compact(self.env)
-        return JobReport(job="compact", details=["erased text removed from the data folder's files"])
-
-    def erasure_done(self) -> bool:
-        """Whether nothing erased since the last compaction waits to leave the files (the `compact` job is idle)."""
-        return not erasure.pending(self.env)
-
-    def nothing_to_consolidate(self) -> bool:
-        """Whether `consolidate` would do nothing now, as far as this system knows without reading D1.
-
-        True when its last run found every diary old enough consolidated and no diary was written or unlinked
-        since: the `consolidate` job is idle until the next day, or the next such write. Another process writing
-        diaries of past days is seen by the next day's run.
-
-        Returns:
-            True when a consolidation now would find nothing to condense."""
-        done = self._consolidated_through
-        return done is not None and done >= scheduled.consolidate_up_to(self.clock(), self.config)
-
-    def nothing_to_retry(self) -> bool:
-        """Whether `retry_pending` would do nothing, as far as this system knows without reading D1."""
-        return self._nothing_to_retry and not self._left_behind
-
-    @_settled
-    def stats(self) -> dict[str, int]:
-        """Counts of the memories, the index and the jobs' work.
-
-        Returns:
-            The counts by name: `memories`, `forgotten`, `indexed`, `pending`, `summaries`, `vectors` (the index's own;
-            -1 when it cannot be asked) and the jobs' running counters (`consolidations`, `prunes`, `retries`,
-            `fallbacks`)."""
-        out = memory_counts(self.env.DB)  # the one definition of each count (memory/ledger/counts.py)
-        try:
-            out["vectors"] = self.env.VECTORIZE.describe().vector_count
-        except VectorizeError:
-            out["vectors"] = -1
-        out.update(store.counters(self.env.DB))
-        return out
