@@ -105,8 +105,8 @@ def test_the_memory_system_reads_registered_names_behind_opaque_ids(minilm_env: 
 
 # What the bundled MiniLM measured (benchmarks/chatter_keys.md), rounded to the worse side: a change that makes
 # small talk get keys more often, or real state lose its key, fails here.
-CEILINGS = {"held_out": 0.11, "tuning": 0.16}  # share of no-state lines given a key (0.641 and 0.707 before)
-FLOORS = {"held_out": 0.69, "tuning": 0.79}  # key recall on the lines that set state
+CEILINGS = {"held_out": 0.13, "tuning": 0.18}  # share of no-state lines given a key (0.641 and 0.707 before)
+FLOORS = {"held_out": 0.71, "tuning": 0.79}  # key recall on the lines that set state
 
 
 @pytest.mark.slow
