@@ -126,3 +126,26 @@ def test_the_set_has_both_halves() -> None:
     for split in ("held_out", "tuning"):
         counts = _counts(split)
         assert counts["null"] >= 85 and counts["keyed"] >= 35, (split, counts)
+
+
+@pytest.mark.parametrize(("text", "subjects"), [
+    ("Kit: I've found work on the barges.", ("kit",)),
+    ("Jago: I owe Kit two silver for the seed.", ("kit",)),
+    ("I've found work on the barges.", ()),
+])
+def test_key_text_is_what_inference_embeds(text: str, subjects: tuple[str, ...]) -> None:
+    """The memory system embeds a batch's key_text once; inference must ask for exactly those texts."""
+    import numpy as np
+
+    from memory_sim.embedding.fake import HashingEmbedder
+    from memory_sim.memory.beliefs.keys import key_text
+
+    embedder, asked = HashingEmbedder(384), []
+
+    def spy(texts: list[str]) -> np.ndarray:
+        asked.extend(texts)
+        return embedder.embed(texts)
+
+    infer_key(text, type="event", subjects=subjects, embed=spy)
+    expected = key_text(text, type="event", subjects=subjects)
+    assert expected is not None and expected in asked
