@@ -44,14 +44,33 @@ def on_ray(spec: Path, out: Path, *extra: str) -> list[str]:
                      "--quiet", *extra])
 
 
-def ray_task_processes() -> list[psutil.Process]:
-    """Ray's worker processes while they run a run (Ray titles them `ray::<function>`)."""
-    found = []
-    for process in psutil.process_iter(["cmdline"]):
-        cmdline = process.info.get("cmdline") or []
-        if cmdline and cmdline[0].startswith("ray::run_task"):
-            found.append(process)
-    return found
+def _net_namespace(pid: int) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/net")
+    except OSError:
+        return None
+
+
+class RayTasks:
+    """Ray's worker processes while they run a run (Ray titles them `ray::<function>`) of one experiment: those in
+    its driver's network namespace (each test's own, `isolated`), so a Ray test running beside it on another
+    pytest worker is neither seen nor signalled."""
+
+    def __init__(self, driver: subprocess.Popen[str]) -> None:
+        self.driver, self.namespace = driver, None
+
+    def __call__(self) -> list[psutil.Process]:
+        if self.namespace is None:  # known once the driver has left this namespace (unshare), kept after it exits
+            seen = _net_namespace(self.driver.pid)
+            self.namespace = seen if seen not in (None, _net_namespace(os.getpid())) else None
+        if self.namespace is None:
+            return []
+        found = []
+        for process in psutil.process_iter(["cmdline"]):
+            cmdline = process.info.get("cmdline") or []
+            if cmdline and cmdline[0].startswith("ray::run_task") and _net_namespace(process.pid) == self.namespace:
+                found.append(process)
+        return found
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +107,7 @@ def test_a_worker_killed_mid_run_is_retried_and_recorded_once(
 ) -> None:
     out = fast_tmp / "killed"
     process = subprocess.Popen(on_ray(slower_spec, out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ray_task_processes = RayTasks(process)
     killed = None
     deadline = time.monotonic() + DEADLINE_S
     while killed is None and process.poll() is None and time.monotonic() < deadline:
@@ -130,6 +150,7 @@ def test_ctrl_c_cancels_what_is_pending_and_leaves_the_store_consistent(
     out = fast_tmp / "interrupted"
     process = subprocess.Popen(on_ray(slower_spec, out, "--ray-cpus", "1"), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
+    ray_task_processes = RayTasks(process)
     deadline = time.monotonic() + DEADLINE_S
     while not ray_task_processes() and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)
