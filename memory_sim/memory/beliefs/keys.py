@@ -80,6 +80,7 @@ from memory_sim.memory.beliefs.things import (
     phrase_heads,
     tokens,
 )
+from memory_sim.memory.rules import STATE_KEY_MAX_BYTES
 
 # Texts -> unit-length row vectors (the memory system's embedder); None where no model is at hand.
 Embed = Callable[[Sequence[str]], np.ndarray]
@@ -146,9 +147,7 @@ def infer_key(
     if line.speaker is None:
         return guess
     key = heard_key(guess.key, line.speaker)
-    if key is not None and len(key.encode()) > 64:
-        key = None
-    return KeyGuess(key, guess.confidence, f"{line.speaker} said it: {guess.reason}")
+    return KeyGuess(_fitting(key), guess.confidence, f"{line.speaker} said it: {guess.reason}")
 
 
 def _line(text: str, subjects: tuple[str, ...], names: Mapping[str, str] | None) -> tuple[Line, tuple[str, ...]]:
@@ -354,8 +353,12 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
     thing = _thing(aspect, text, names)
     if thing is None:
         return None
-    key = f"{aspect}:{thing}" if aspect == "place" or not actor else f"{aspect}:{actor}:{thing}"
-    return key if len(key.encode()) <= 64 else None
+    return _fitting(f"{aspect}:{thing}" if aspect == "place" or not actor else f"{aspect}:{actor}:{thing}")
+
+
+def _fitting(key: str | None) -> str | None:
+    """The key, where it fits a state key's length (rules.STATE_KEY_MAX_BYTES); None where it is longer."""
+    return key if key is None or len(key.encode()) <= STATE_KEY_MAX_BYTES else None
 
 
 def _own_thing(aspect: str, text: str) -> bool:
