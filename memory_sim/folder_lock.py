@@ -23,16 +23,17 @@ import os
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memory_sim.errors import ConfigError, DataInUseError
 from memory_sim.trust import is_partial, own_folder_problem, write_private
 
+T = TypeVar("T")
 LOCK_FILE = ".lock"
 OWNER_FILE = "owner.json"
 TOKEN_FILE = "owner.token"
@@ -118,6 +119,24 @@ _SERVED = ("address", "account_id", "database_id", "database_name", "index_name"
 def holder_of(refusal: DataInUseError) -> Owner | None:
     """The owner record a refusal named (None for a holder that left none)."""
     return refusal.holder if isinstance(refusal.holder, Owner) else None
+
+
+def wait_for_brief_holder(open_once: Callable[[], T], brief: Callable[[Owner], bool], wait_s: float,
+                          pause_s: float) -> T:
+    """`open_once()`, tried again every `pause_s` while the folder's holder is one `brief` says lets go on its own
+    soon, up to `wait_s`; any other refusal is raised at once. A holder removes its record just before it unlocks,
+    so a refusal with no record after a brief holder's is that holder letting go: waited for too."""
+    deadline = time.monotonic() + wait_s
+    waited_on: Owner | None = None
+    while True:
+        try:
+            return open_once()
+        except DataInUseError as refused:
+            holder = holder_of(refused) or waited_on
+            if holder is None or not brief(holder) or time.monotonic() > deadline:
+                raise
+            waited_on = holder
+            time.sleep(pause_s)
 
 
 def in_use_message(data_dir: str | Path, owner: Owner | None) -> str:

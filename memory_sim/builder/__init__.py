@@ -216,24 +216,11 @@ BRIEF_WAIT_S = 10.0  # how long an opener waits for such a holder to let go befo
 def _lock_or_route(settings: Settings, rebuild_index: bool) -> Any:
     """The folder's lock, or the route through the live owner that serves it (owner.Route). A folder held by a
     brief holder (the inspector, for the one request it answers) is waited for, up to BRIEF_WAIT_S."""
-    import time
+    from memory_sim.folder_lock import wait_for_brief_holder
 
-    from memory_sim.errors import DataInUseError
-    from memory_sim.folder_lock import holder_of
-
-    deadline = time.monotonic() + BRIEF_WAIT_S
-    waited_on = None
-    while True:
-        try:
-            return _lock_or_route_once(settings, rebuild_index)
-        except DataInUseError as refused:
-            # a holder removes its record just before it lets go of the lock: no record after a brief holder
-            # is that holder letting go
-            holder = holder_of(refused) or waited_on
-            if holder is None or holder.verb != BRIEF_HOLDER or time.monotonic() > deadline:
-                raise
-            waited_on = holder
-            time.sleep(0.02)  # the inspector lets go as soon as its request is answered
+    # the inspector lets go as soon as its request is answered
+    return wait_for_brief_holder(lambda: _lock_or_route_once(settings, rebuild_index),
+                                 lambda holder: holder.verb == BRIEF_HOLDER, BRIEF_WAIT_S, 0.02)
 
 
 def _lock_or_route_once(settings: Settings, rebuild_index: bool) -> Any:

@@ -13,13 +13,12 @@
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory_sim.errors import ConfigError, DataInUseError
+from memory_sim.errors import ConfigError
 
 if TYPE_CHECKING:
     from memory_sim.env import Env
@@ -111,19 +110,10 @@ class Folder:
     def _open(self) -> Env:
         """Opens the folder (itself, or through its owner), waiting up to WAIT_S for a holder that does not serve
         it (a CLI verb) to let go."""
-        from memory_sim.folder_lock import holder_of
+        from memory_sim.folder_lock import wait_for_brief_holder
 
-        deadline = time.monotonic() + WAIT_S
-        waited_on = None
-        while True:
-            try:
-                return self._open_once()
-            except DataInUseError as refused:
-                holder = holder_of(refused) or waited_on  # no record after a brief holder: it is letting go
-                if not _brief(holder) or time.monotonic() > deadline:
-                    raise
-                waited_on = holder
-                time.sleep(_RETRY_S)  # another process's verb holds the folder for a moment
+        # another process's verb holds the folder for a moment
+        return wait_for_brief_holder(self._open_once, _brief, WAIT_S, _RETRY_S)
 
     def _open_once(self) -> Env:
         from memory_sim.builder import BRIEF_HOLDER
@@ -154,6 +144,6 @@ class Folder:
                 self._drop()
 
 
-def _brief(holder: Owner | None) -> bool:
+def _brief(holder: Owner) -> bool:
     """A holder that lets go on its own soon: another `memory-sim` verb that does not serve the folder."""
-    return holder is not None and holder.verb.startswith("memory-sim ") and not holder.address
+    return holder.verb.startswith("memory-sim ") and not holder.address
