@@ -18,7 +18,7 @@ sys.path.insert(0, str(ROOT))
 
 from memory_sim.env import Env  # noqa: E402
 from memory_sim.eval.chatter_keys import LineFigures, measure_lines  # noqa: E402
-from memory_sim.eval.state_keys import load_pairs  # noqa: E402
+from memory_sim.eval.state_keys import load_pairs, misses_sections  # noqa: E402
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 LINES = ROOT / "tests" / "memory" / "data" / "chatter_keys.json"
@@ -53,12 +53,7 @@ def report(results: dict[str, LineFigures], about: str) -> str:
         s = figures.summary()
         lines.append(f"| {split} | {figures.chatter} | {s['false_key_rate']:.3f} | {s['sure_false_key_rate']:.3f} "
                      f"| {figures.keyed} | {s['key_precision']:.3f} | {s['key_recall']:.3f} |")
-    for split, figures in results.items():
-        lines += ["", f"## Misses on {split} ({len(figures.misses)})", ""]
-        if split not in MISSES_SHOWN:
-            lines += ["- not listed: this split is kept blind (only its figures are looked at)"]
-            continue
-        lines += [f"- {miss}" for miss in figures.misses] or ["- none"]
+    lines += misses_sections({split: f.misses for split, f in results.items()}, MISSES_SHOWN)
     return "\n".join(lines) + "\n" + HISTORY
 
 
