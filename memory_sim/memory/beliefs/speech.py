@@ -16,7 +16,8 @@ from memory_sim.memory.beliefs.aspects import OWN, RELATIONAL
 
 # "Name:" or "First Last:" opening a line, then the words
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'\u2019.-]*(?:\s+[A-Z][\w'\u2019.-]*){0,2})\s*:\s+(?=\S)")
-_SENTENCE = re.compile(r"[^.!?]*[A-Za-z][^.!?]*[.!?]*")
+_SENTENCE = re.compile(r"[^.!?]+[.!?]*")  # one sentence and its end marks (classes apart: linear time)
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +42,7 @@ def spoken(text: str, people: tuple[str, ...], name_words_of: dict[str, frozense
 
 def only_questions(words: str) -> bool:
     """Whether every sentence of `words` is a question."""
-    sentences = [s.strip() for s in _SENTENCE.findall(words) if s.strip()]
+    sentences = [s.strip() for s in _SENTENCE.findall(words) if _LETTER.search(s)]
     return bool(sentences) and all(s.endswith("?") for s in sentences)
 
 
