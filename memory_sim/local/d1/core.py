@@ -210,6 +210,8 @@ class D1CoreDatabase:
 
     def batch(self, statements: Sequence[D1PreparedStatement]) -> list[D1Result]:
         own = [self._own(s) for s in statements]
+        if len(own) == 1:  # a statement alone is atomic as it is, as a lone `run` is: no BEGIN and COMMIT to pay
+            return [self._run_one(own[0])]
         with self._lock:
             self._engine.begin()
             try:

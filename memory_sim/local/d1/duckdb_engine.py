@@ -149,8 +149,7 @@ class DuckDBEngine:
         full database."""
         if self._file is None:
             return
-        wal = self._file.with_name(self._file.name + ".wal")
-        used = self.size() + (wal.stat().st_size if wal.exists() else 0)
+        used = self.size() + _size_of(self._file.with_name(self._file.name + ".wal"))
         if used > self.max_bytes:
             raise D1Error(f"database or disk is full (the database is over its {self.max_bytes:,}-byte cap): "
                           "SQLITE_FULL")
@@ -368,7 +367,7 @@ class DuckDBEngine:
             self._watchdog.arm(deadline)
 
     def size(self) -> int:
-        return self._file.stat().st_size if self._file is not None and self._file.exists() else 0
+        return 0 if self._file is None else _size_of(self._file)
 
     def close(self) -> None:
         self._watchdog.close()
@@ -584,3 +583,11 @@ class DuckDBDatabase(D1CoreDatabase):
                  max_bytes: int = D1_MAX_DATABASE_BYTES) -> None:
         """`max_bytes`: the database's size cap (D1's 10 GB)."""
         super().__init__(DuckDBEngine(path, max_bytes=max_bytes), time_limit_s=time_limit_s)
+
+
+def _size_of(path: Path) -> int:
+    """A file's size, 0 where there is none (one system call: every write asks)."""
+    try:
+        return path.stat().st_size
+    except FileNotFoundError:
+        return 0
