@@ -3,6 +3,7 @@ stale, damaged or missing snapshot is detected and the arrays rebuilt from Chrom
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 from typing import Any
@@ -121,3 +122,33 @@ def test_deleting_the_index_deletes_its_snapshot(tmp_path: Path) -> None:
     assert not (tmp_path / "v" / SNAPSHOT).exists()
     account.create_index("memories", 8, "cosine")
     assert account.index("memories").describe().vector_count == 0
+
+
+def test_vectors_chroma_holds_in_the_older_two_key_form_read_the_same(tmp_path: Path) -> None:
+    """Chroma held a vector's metadata and indexed values under two keys ("md", "ix") before they became one:
+    a folder written so still opens, rebuilt from Chroma, with the same answers, and takes new writes."""
+    data, before = _build(tmp_path / "v")
+    account, index = _reopen(tmp_path / "v")
+    collection = index.store.collection
+    rows = collection.get(include=["embeddings", "metadatas"])
+    legacy = []
+    for meta in rows["metadatas"]:
+        metadata, indexed = json.loads(meta["v"])
+        namespace = {"ns": meta["ns"]} if "ns" in meta else {}
+        legacy.append({"md": json.dumps(metadata), "ix": json.dumps(indexed)} | namespace)
+    collection.delete(ids=rows["ids"])
+    collection.add(ids=rows["ids"], embeddings=rows["embeddings"], metadatas=legacy)
+    account.close()
+    (tmp_path / "v" / SNAPSHOT).unlink()
+
+    account, index = _reopen(tmp_path / "v")
+    assert not index.store.loaded_from_snapshot
+    assert _answers(index, data) == before
+    index.upsert([Vector("v3", data[3].values, {"npcId": "npc0", "day": 9})])  # a legacy row written anew
+    assert [m.id for m in index.query(data[3].values, top_k=1, filter={"npcId": "npc0", "day": 9}).matches] == ["v3"]
+    account.close()
+    (tmp_path / "v" / SNAPSHOT).unlink(missing_ok=True)  # read back from Chroma's row, not the snapshot
+    account, index = _reopen(tmp_path / "v")
+    assert not index.store.loaded_from_snapshot
+    assert index.get_by_ids(["v3"])[0].metadata == {"npcId": "npc0", "day": 9}
+    account.close()
