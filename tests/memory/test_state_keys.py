@@ -162,6 +162,42 @@ def test_a_verb_after_a_noun_or_money_put_by_is_not_the_thing() -> None:
     assert key("The wind carried off my good hat; it is lost.") == "possession:hat"
 
 
+def test_a_verb_of_position_a_participle_or_a_name_after_the_noun_ends_it() -> None:
+    # a verb of position agrees with the noun before it: the -s form after one, the base form after many
+    assert phrase_heads("My mother's clock stands in the parlour.")[0] == ("my", "clock")
+    assert phrase_heads("Our copper pans hang over the hearth.")[0] == ("our", "pans")
+    assert phrase_heads("The old ram lies under the hedge.")[0] == ("the", "ram")
+    assert phrase_heads("I keep a market stand in the square.")[0] == ("a", "stand")  # no agreement: a noun
+    assert phrase_heads("I plan to plant pear trees in the orchard.")[0] == ("plant", "trees")
+    # an irregular past participle is no noun: "have the X done"
+    assert phrase_heads("I'll have the roof thatched and the well dug.") == [("the", "roof"), ("the", "well")]
+    assert key("I mean to have the barn rebuilt.") == "plan:barn"
+    # a participle of a known verb with a phrase after it opens a clause about the noun
+    assert phrase_heads("I mean to keep a stall selling honey.")[0] == ("a", "stall")
+    assert phrase_heads("I sold my cart to a pedlar selling pans.")[1] == ("a", "pedlar")
+    assert phrase_heads("She sewed the church wedding dress.")[0] == ("the", "dress")  # "wed" is no known verb
+    # a name after the noun is the noun's, in apposition
+    assert phrase_heads("My old sheepdog Bess sleeps by the fire.")[0] == ("my", "sheepdog")
+    assert phrase_heads("My grey mare Nell is lame.")[0] == ("my", "mare")
+
+
+def test_an_adverb_before_a_noun_or_a_hyphenated_word_is_part_of_the_phrase() -> None:
+    assert phrase_heads("I plan to mend the back door.")[0] == ("the", "door")
+    assert phrase_heads("I found my missing ewe in the copse.")[0] == ("my", "ewe")
+    assert phrase_heads("My only cow is dry.")[0] == ("my", "cow")
+    assert phrase_heads("I bought a second-hand plough.")[0] == ("a", "plough")
+    assert phrase_heads("The harvest-home supper is put off.")[0] == ("the", "supper")
+
+
+def test_a_noun_with_is_or_has_cut_to_s_is_the_noun_itself() -> None:
+    assert phrase_heads("The market's off; the roads are flooded.")[0] == ("the", "market")
+    assert phrase_heads("The cart's broken again.")[0] == ("the", "cart")
+    assert phrase_heads("The wedding's been put off till spring.")[0] == ("the", "wedding")
+    assert phrase_heads("The cart's broken wheel is mended.")[0] == ("the", "wheel")  # a possessive
+    assert phrase_heads("My father's old saddle hangs in the barn.")[0] == ("my", "saddle")
+    assert phrase_heads("The fair's off for me; nobody can watch the stall.") == [("the", "fair"), ("the", "stall")]
+
+
 def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:
     assert key("I own a copper kettle that was my mother's.") == "possession:kettle"
     assert key("Petra's father was my father's best friend.", "relationship", ("petra",)) is None

@@ -68,8 +68,21 @@ _LY_NOUNS = frozenset("belly jelly lily holly folly bully ally family fly rally 
 _PAST_TENSE = frozenset(
     "threw went came ran fell broke took gave got sat stood wore tore drove rode swam sank grew knew flew "
     "bit hid shook woke wrote spoke stole froze chose blew drew sang rang began ate hung felt kept met paid "
-    "sent spent thought won".split()
+    "sent spent thought won "
+    # irregular past participles: "the chimney swept", "the roof rebuilt", "the hay mown"
+    "swept slept wept crept built rebuilt bent lent dealt burnt dug struck spun bought brought caught taught "
+    "fought sought led fed bred fled held lit laid thrown shown sewn sown mown worn torn sworn driven ridden "
+    "written hidden spoken frozen chosen woken eaten given taken forgotten beaten bitten shaken grown known "
+    "flown blown drawn begun sung sunk shrunk swum".split()
 )
+# Verbs of position, which follow their subject and take no object ("the clock stands in the hall"): the base
+# form after a plural noun, the -s form after a singular one ("a market stand" is a noun: the agreement fails).
+_POSITION_VERBS = frozenset("stand sit lie hang rest stay lean wait sleep live".split())
+# Adverbs and participles that describe a noun between a determiner and it ("the back gate", "my missing goat").
+_ATTRIBUTIVE = frozenset("back home left right missing only next".split())
+# Words that follow "is" or "has" but never a possessive: "the fair's off" is "the fair is off".
+_AFTER_IS = frozenset("off on over gone done up down out away back still not never been too very here there now just"
+                      .split())
 # Words that measure or frame the thing meant: the phrase after them names it.
 _FRAMES = frozenset(
     "flock herd pair sack sacks basket bag loaf loaves trip journey visit voyage idea thought plan plans dozen "
@@ -100,13 +113,17 @@ def _is_possessive(word: str) -> bool:
     return word.lower().endswith("'s") or word.lower().endswith("s'")
 
 
+def _verb_like(plain: str) -> bool:
+    """A past tense or participle ("wandered", "swept"), or an adverb in -ly ("my hand badly")."""
+    return (plain in _PAST_TENSE or (plain.endswith("ed") and plain not in _ED_NOUNS)
+            or (plain.endswith("ly") and plain not in _LY_NOUNS))
+
+
 def _noun(word: str) -> bool:
     plain = _plain(word)
-    verb_like = (plain in _PAST_TENSE or (plain.endswith("ed") and plain not in _ED_NOUNS)
-                 or (plain.endswith("ly") and plain not in _LY_NOUNS))  # "my hand badly": an adverb
-    return (
-        len(plain) > 1 and plain.isalpha() and plain not in _NOT_NOUNS and plain not in DETERMINERS
-        and plain not in ADJECTIVES and plain not in NUMBERS and not verb_like
+    return (  # a hyphenated word is one: "a second-hand cart", "the house-warming party"
+        len(plain) > 1 and plain.replace("-", "").isalpha() and plain not in _NOT_NOUNS and plain not in DETERMINERS
+        and plain not in ADJECTIVES and plain not in NUMBERS and not _verb_like(plain)
     )
 
 
@@ -132,10 +149,14 @@ def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, 
     """The head noun of the phrase starting at `start` (after a determiner) and where scanning goes on."""
     i = start
     while i < len(words) and (_plain(words[i]) in ADJECTIVES or _plain(words[i]) in NUMBERS
-                              or _is_possessive(words[i]) or _participle_before_noun(words, i)):
-        i += 1  # modifiers: "old", "twenty", "my mother's", "brindled"
+                              or (_is_possessive(words[i]) and not _contracted(words, i))
+                              or _participle_before_noun(words, i) or _attributive(words, i)):
+        i += 1  # modifiers: "old", "twenty", "my mother's", "brindled", "back"
     run: list[str] = []
-    while i < len(words) and _noun(words[i]) and not _is_possessive(words[i]) and not (run and _verb_s(words, i)):
+    while i < len(words) and _noun(words[i]) and not _is_possessive(words[i]) and not (run and _ends_run(words, i)):
+        run.append(_plain(words[i]))
+        i += 1
+    if i < len(words) and _contracted(words, i):  # "the fair's off": the noun, then "is"
         run.append(_plain(words[i]))
         i += 1
     run = [w for w in run if w not in skip]
@@ -149,11 +170,53 @@ def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, 
     return head, i
 
 
+def _contracted(words: Sequence[str], i: int) -> bool:
+    """Whether words[i] is a noun with "is" or "has" cut to 's ("the fair's off", "the cart's broken"), not a
+    possessive: no noun phrase follows it ("the cart's broken wheel" is the wheel of the cart)."""
+    if not words[i].lower().endswith("'s") or not _noun(words[i]) or i + 1 >= len(words):
+        return False
+    after = _plain(words[i + 1])
+    then = words[i + 2] if i + 2 < len(words) else "."
+    return after in _AFTER_IS or ((_verb_like(after) or after in ADJECTIVES) and not _noun(then))
+
+
+def _attributive(words: Sequence[str], i: int) -> bool:
+    return _plain(words[i]) in _ATTRIBUTIVE and i + 1 < len(words) and _noun(words[i + 1])
+
+
 def _participle_before_noun(words: Sequence[str], i: int) -> bool:
     """An -ed word right after a determiner and before a noun describes it ("a brindled cat", "the spotted pony")."""
     word = _plain(words[i])
     return (word.endswith("ed") and word not in _ED_NOUNS and i + 1 < len(words) and _noun(words[i + 1])
             and not _is_possessive(words[i + 1]))
+
+
+def _ends_run(words: Sequence[str], i: int) -> bool:
+    """Whether words[i], after a noun, starts what follows the noun phrase rather than going on with it: a verb
+    ("my sheepdog guards", "the clock stands in", "the candlesticks stand on"), a name in apposition ("my
+    sheepdog Gyp"), or a participle of a known verb opening a clause ("a shop selling ribbons")."""
+    word, before = _plain(words[i]), _plain(words[i - 1])
+    return (_verb_s(words, i) or _position_verb(word, before) or (words[i][:1].isupper() and words[i - 1].islower())
+            or _clause_participle(words, i))
+
+
+def _position_verb(word: str, before: str) -> bool:
+    """A verb of position agreeing with the noun before it: "stands" after "clock", "stand" after "candlesticks"."""
+    plural = before.endswith("s") and not before.endswith("ss")
+    return (word in _POSITION_VERBS and plural) or (word.removesuffix("s") in _POSITION_VERBS and word.endswith("s")
+                                                    and not plural)
+
+
+def _clause_participle(words: Sequence[str], i: int) -> bool:
+    """An -ing form of a known verb with a phrase after it ("a shop selling ribbons", "the cart taking the hay"): a
+    clause about the noun, not part of its name ("the church wedding dress": "wed" is no known verb)."""
+    word = _plain(words[i])
+    after = _plain(words[i + 1]) if i + 1 < len(words) else ""
+    if not word.endswith("ing") or not (after in DETERMINERS or after in NUMBERS or _noun(after)):
+        return False
+    stem = word[:-3]
+    known = _NOT_NOUNS | _BARE_OBJECT_VERBS
+    return stem in known or stem + "e" in known or (len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in known)
 
 
 def _verb_s(words: Sequence[str], i: int) -> bool:
