@@ -198,6 +198,22 @@ def test_a_noun_with_is_or_has_cut_to_s_is_the_noun_itself() -> None:
     assert phrase_heads("The fair's off for me; nobody can watch the stall.") == [("the", "fair"), ("the", "stall")]
 
 
+def test_a_mind_to_a_share_in_and_a_measure_of_hand_over_to_the_thing() -> None:
+    assert phrase_heads("I've a mind to buy the bay mare at the fair.")[0] == ("a", "mare")
+    assert phrase_heads("I have half a mind to sell the cow.") == [("a", "cow")]
+    assert phrase_heads("I've a notion to visit my aunt in the spring.")[0] == ("a", "aunt")  # "visit my": a verb
+    assert phrase_heads("I've a fancy to paint the shutters.") == [("a", "shutters")]
+    assert phrase_heads("It slipped my mind.") == [("my", "mind")]  # no "to": the word itself
+    assert phrase_heads("We hold a share in the fishing boat.")[0] == ("a", "boat")
+    assert phrase_heads("I own a stake in the mill.")[0] == ("a", "mill")
+    assert phrase_heads("I sold a bale of hay and a bolt of linen.") == [("a", "hay"), ("a", "linen")]
+    assert phrase_heads("The hay bale is wet through.") == [("the", "hay")]
+    # a journey's noun before it names where; without one, "to" and a verb say what it is for
+    assert phrase_heads("I'm saving for a river trip to see the falls.")[0] == ("a", "river")
+    assert phrase_heads("I'm planning a trip to buy a goat.") == [("a", "goat")]
+    assert phrase_heads("The trip to Harrow is off.") == [("the", "harrow")]
+
+
 def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:
     assert key("I own a copper kettle that was my mother's.") == "possession:kettle"
     assert key("Petra's father was my father's best friend.", "relationship", ("petra",)) is None

@@ -86,8 +86,13 @@ _AFTER_IS = frozenset("off on over gone done up down out away back still not nev
 # Words that measure or frame the thing meant: the phrase after them names it.
 _FRAMES = frozenset(
     "flock herd pair sack sacks basket bag loaf loaves trip journey visit voyage idea thought plan plans dozen "
-    "head piece pieces lot bit cup jug barrel crate load hive swarm".split()
+    "head piece pieces lot bit cup jug barrel crate load hive swarm bolt bale bundle sheaf skein "
+    "mind notion fancy share shares stake part".split()  # "a mind to", "a share in"
 )
+# Frames of a part held in something: "in" names the whole ("a share in the mill cart").
+_PART_FRAMES = frozenset("share shares stake part".split())
+# Frames of going: a noun before them names where ("a sea trip to see the coast" is a trip to the sea).
+_JOURNEYS = frozenset("trip journey voyage visit".split())
 # Nouns of money put by for something: "the loom money" is for a loom.
 _FOR_WORDS = frozenset("money savings fund purse".split())
 SYNONYMS = {
@@ -164,9 +169,13 @@ def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, 
         return "", i
     head = run[-2] if len(run) > 1 and run[-1] in _FOR_WORDS else run[-1]  # "the loom money": a loom
     if head in _FRAMES:
-        rest, after = _framed(words, i, skip)
+        if len(run) > 1 and head in _JOURNEYS:  # "a sea trip to see the coast": the sea
+            return run[-2], i
+        rest, after = _framed(words, i, skip, head)
         if rest:
             return rest, after
+        if len(run) > 1:  # "the hay bale": the noun before the frame names the thing
+            return run[-2], i
     return head, i
 
 
@@ -227,17 +236,28 @@ def _verb_s(words: Sequence[str], i: int) -> bool:
     return word.endswith("s") and not word.endswith("ss") and after in DETERMINERS
 
 
-def _framed(words: Sequence[str], i: int, skip: set[str]) -> tuple[str, int]:
-    """After a framing word ("a trip", "a flock"): the head of the phrase that follows "of"/"to"/"for"."""
-    if i < len(words) and _plain(words[i]) in ("of", "to", "for"):
+def _framed(words: Sequence[str], i: int, skip: set[str], frame: str) -> tuple[str, int]:
+    """After a framing word ("a trip", "a flock", "a mind"): the head of the phrase that follows "of"/"to"/"for"
+    (or "in" after a part: "a share in the cart"); after "to", a verb and its object ("a mind to visit my
+    sister")."""
+    links = ("of", "to", "for", "in") if frame in _PART_FRAMES else ("of", "to", "for")
+    if i < len(words) and _plain(words[i]) in links:
         j = i + 1
         while j < len(words) and j < i + 4:  # "of buying a goat": a verb or two before the phrase
             if _plain(words[j]) in DETERMINERS or _plain(words[j]) in NUMBERS:
                 return _head_after(words, j + 1, skip)
-            if _noun(words[j]) and not _plain(words[j]).endswith("ing"):  # "of buying a goat": not "buying"
+            infinitive = _plain(words[i]) == "to" and _verb_before_phrase(words, j)
+            if _noun(words[j]) and not infinitive and not _plain(words[j]).endswith("ing"):  # not "buying"
                 return _head_after(words, j, skip)
             j += 1
     return "", i
+
+
+def _verb_before_phrase(words: Sequence[str], j: int) -> bool:
+    """Whether words[j], after "to", is a verb: a known one, or a word with a determiner after it ("to visit my
+    sister"; "to Harrow" is a place)."""
+    after = _plain(words[j + 1]) if j + 1 < len(words) else ""
+    return _plain(words[j]) in _NOT_NOUNS or _plain(words[j]) in _BARE_OBJECT_VERBS or after in DETERMINERS
 
 
 def object_of(text: str, verbs: frozenset[str], *, names: Iterable[str] = ()) -> str:
