@@ -56,7 +56,7 @@ from memory_sim.eval.state_keys import (
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
-from memory_sim.memory.beliefs.things import phrase_heads
+from memory_sim.memory.beliefs.things import destination, phrase_heads, replaced
 
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -212,6 +212,28 @@ def test_a_mind_to_a_share_in_and_a_measure_of_hand_over_to_the_thing() -> None:
     assert phrase_heads("I'm saving for a river trip to see the falls.")[0] == ("a", "river")
     assert phrase_heads("I'm planning a trip to buy a goat.") == [("a", "goat")]
     assert phrase_heads("The trip to Harrow is off.") == [("the", "harrow")]
+
+
+def test_a_plan_of_going_is_keyed_by_where_it_goes() -> None:
+    assert destination("I'll drive the geese to the Harrow fair.") == "fair"
+    assert destination("I'm taking the pig to market on Saturday.") == "market"  # a bare place ending a phrase
+    assert destination("We'll ride to Kellow after the shearing.") == "kellow"  # a name
+    assert destination("I'm keeping the calves away from the Michaelmas fair.") == "fair"
+    assert destination("I'm going to plant beans by the wall.") == ""  # "to" and a verb: a purpose
+    assert destination("I'm going to milk the cows.") == ""
+    assert destination("I'll bring the ale; the cart goes nowhere.") == ""
+    assert destination("The cart is going, I hope, to the fair.") == ""  # not within the clause
+    assert key("I plan to take the ewes to the Dunmere fair.") == "plan:fair"
+    assert key("I plan to take the scythe to the smith for mending.") == "plan:scythe"  # a person: an errand
+
+
+def test_a_changed_plan_is_keyed_by_the_one_it_replaces() -> None:
+    assert replaced("We'll keep geese rather than hens this spring.") == "hens"
+    assert replaced("I'll plant beans instead of the turnips.") == "turnips"
+    assert replaced("I'll sow rye instead of wheat this year.") == "wheat"  # "this year": no object of a verb
+    assert replaced("I'll patch the old coat rather than buy a new one.") == ""  # another deed
+    assert replaced("I'll patch the old coat rather than pay the tailor.") == ""
+    assert key("I plan to sow rye instead of wheat this year.") == "plan:wheat"
 
 
 def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:

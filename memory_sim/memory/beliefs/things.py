@@ -254,10 +254,12 @@ def _framed(words: Sequence[str], i: int, skip: set[str], frame: str) -> tuple[s
 
 
 def _verb_before_phrase(words: Sequence[str], j: int) -> bool:
-    """Whether words[j], after "to", is a verb: a known one, or a word with a determiner after it ("to visit my
-    sister"; "to Harrow" is a place)."""
+    """Whether words[j] (after "to", "rather than") is a verb: a known one, or a word with an object after it ("to
+    visit my sister"; "to Harrow" is a place, "barley this year" a noun and a time)."""
     after = _plain(words[j + 1]) if j + 1 < len(words) else ""
-    return _plain(words[j]) in _NOT_NOUNS or _plain(words[j]) in _BARE_OBJECT_VERBS or after in DETERMINERS
+    known = _plain(words[j]) in _NOT_NOUNS or _plain(words[j]) in _BARE_OBJECT_VERBS
+    object_next = after in DETERMINERS and _head_after(words, j + 2, set())[0] not in TIME_WORDS  # not "this year"
+    return known or object_next
 
 
 def object_of(text: str, verbs: frozenset[str], *, names: Iterable[str] = ()) -> str:
@@ -271,6 +273,65 @@ def object_of(text: str, verbs: frozenset[str], *, names: Iterable[str] = ()) ->
             head, _ = _head_after(words, start, skip)
             if head:
                 return head
+    return ""
+
+
+# Verbs of going or of taking something along: a plan made with one is for where it goes.
+_GOING_VERBS = frozenset(
+    "go goes going went take takes taking took bring brings bringing carry carries carrying send sends sending "
+    "drive drives driving ride rides riding walk walks walking travel travels travelling".split()
+)
+# What may follow a bare place after "to" ("to market on Friday", "to church."): else the word is a verb ("to milk
+# the cows") or begins a longer phrase.
+_AFTER_BARE_PLACE = frozenset("on at in with for after before by this next tomorrow today tonight".split())
+
+
+def destination(text: str, *, names: Iterable[str] = ()) -> str:
+    """Where a plan of going goes: the phrase after "to" following a verb of going or taking, within its clause
+    ("I'll take the horses to the Ashford fair" -> "fair", "I won't go to Dunmere" -> "dunmere"), or after "home
+    from" / "away from" ("keeping the horses home from the fair" -> "fair"); "" if none (a verb after "to" is
+    an errand's purpose: "going to plant barley")."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    going = -1
+    for i, word in enumerate(words):
+        plain = _plain(word)
+        if plain in _GOING_VERBS:
+            going = i
+        elif plain in ".,;:!?":
+            going = -1
+        elif i + 1 < len(words) and ((plain == "to" and going >= 0 and i - going <= 6)
+                                     or (plain == "from" and _plain(words[i - 1]) in ("home", "away"))):
+            place = _place_after(words, i + 1, skip)
+            if place:
+                return place
+    return ""
+
+
+def _place_after(words: Sequence[str], j: int, skip: set[str]) -> str:
+    """The place a phrase from words[j] names: a determiner's phrase, a name ("Dunmere", "Dunmere market"), or a
+    bare noun ending a phrase ("to market on Friday")."""
+    first = _plain(words[j])
+    after = _plain(words[j + 1]) if j + 1 < len(words) else "."
+    if first in DETERMINERS:
+        return _head_after(words, j + 1, skip)[0]
+    if _noun(words[j]) and (words[j][:1].isupper() or after in _AFTER_BARE_PLACE or after in ".,;:!?"):
+        return _head_after(words, j, skip)[0]
+    return ""
+
+
+def replaced(text: str, *, names: Iterable[str] = ()) -> str:
+    """What a changed plan replaces, named after "instead of" or "rather than" ("I'll sow oats instead of barley"
+    -> "barley"): the plan it changes, the key the older memory has; "" before a verb."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    for i in range(len(words) - 2):
+        pair = (_plain(words[i]), _plain(words[i + 1]))
+        if pair in (("instead", "of"), ("rather", "than")):
+            if _verb_before_phrase(words, i + 2):  # "rather than pay the smith": another deed, not a thing
+                return ""
+            j = i + 3 if _plain(words[i + 2]) in DETERMINERS or _plain(words[i + 2]) in NUMBERS else i + 2
+            return _head_after(words, j, skip)[0]
     return ""
 
 
