@@ -56,7 +56,7 @@ from memory_sim.eval.state_keys import (
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
-from memory_sim.memory.beliefs.things import destination, phrase_heads, replaced
+from memory_sim.memory.beliefs.things import acted_on, destination, phrase_heads, replaced
 
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -234,6 +234,17 @@ def test_a_changed_plan_is_keyed_by_the_one_it_replaces() -> None:
     assert replaced("I'll patch the old coat rather than buy a new one.") == ""  # another deed
     assert replaced("I'll patch the old coat rather than pay the tailor.") == ""
     assert key("I plan to sow rye instead of wheat this year.") == "plan:wheat"
+
+
+def test_what_a_stranger_did_to_a_thing_is_about_the_thing() -> None:
+    assert acted_on("The tinker carried off the copper kettle.") == "kettle"
+    assert acted_on("A fox killed the speckled hens.") == "hens"
+    assert acted_on("The reeve took away the ladder for the tithe.") == "ladder"
+    assert acted_on("The smith mends the plough on Fridays.") == "plough"  # a verb in -s
+    assert acted_on("The goat wandered off.") == ""  # no object
+    assert acted_on("The shears were lost in the hay.") == ""  # the subject is the thing
+    assert acted_on("My old mare pulled the cart home.") == ""  # the NPC's own: about the mare
+    assert acted_on("The old ram died in the night.") == ""  # "in" opens a place
 
 
 def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:

@@ -75,6 +75,7 @@ from memory_sim.memory.beliefs.speech import Line, heard_key, only_questions, sp
 from memory_sim.memory.beliefs.things import (
     ERRAND_WORDS,
     TIME_WORDS,
+    acted_on,
     canonical,
     destination,
     object_of,
@@ -385,6 +386,7 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
         return _place(text)
     if aspect == "possession":
         held = object_of(text, POSSESSION_VERBS, names=names)  # "I found a lost lamb and keep it in my yard"
+        held = held or acted_on(text, names=names)  # "The bailiff carried off the clock": the clock, not him
         own = [head for opener, head in heads if opener in ("my", "our")]  # "A girl found my locket"
         opening = [head for opener, head in heads[:1] if opener in ("the", "my", "our") and _opens(text, opener)]
         heads_only = ([held] if held and held not in TIME_WORDS else []) or opening or own or [h for _, h in heads]
