@@ -56,7 +56,7 @@ from memory_sim.eval.state_keys import (
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
-from memory_sim.memory.beliefs.things import acted_on, destination, phrase_heads, replaced
+from memory_sim.memory.beliefs.things import acted_on, destination, phrase_heads, replaced, saved_for
 
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -245,6 +245,15 @@ def test_what_a_stranger_did_to_a_thing_is_about_the_thing() -> None:
     assert acted_on("The shears were lost in the hay.") == ""  # the subject is the thing
     assert acted_on("My old mare pulled the cart home.") == ""  # the NPC's own: about the mare
     assert acted_on("The old ram died in the night.") == ""  # "in" opens a place
+
+
+def test_a_plan_put_by_for_is_keyed_by_what_it_is_put_by_for() -> None:
+    assert saved_for("The silver I'd put by for the plough went on the doctor.") == "plough"
+    assert saved_for("The oak I set aside for a new door was sold.") == "door"
+    assert saved_for("I'm saving for a pony of my own.") == "pony"
+    assert saved_for("She puts an egg by for me on Sundays.") == ""  # for a person: no thing
+    assert saved_for("We have set a day for the wedding.") == ""  # "set a day for": no saving
+    assert key("I mean to spend the wool money I put by for the mare on the roof.") == "plan:horse"
 
 
 def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:

@@ -335,6 +335,23 @@ def replaced(text: str, *, names: Iterable[str] = ()) -> str:
     return ""
 
 
+# Words right before a "for" that names what savings are for ("put by for", "set aside for", "saving for").
+_PUT_BY = frozenset("aside by save saves saved saving".split())
+
+
+def saved_for(text: str, *, names: Iterable[str] = ()) -> str:
+    """What something is put by for ("The timber I'd set aside for the boat went on the byre" -> "boat"): a plan
+    is for what its savings are for, whatever they went on; "" if none ("puts a loaf by for me": no thing)."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    for i in range(1, len(words) - 1):
+        if _plain(words[i]) == "for" and _plain(words[i - 1]) in _PUT_BY:
+            first = _plain(words[i + 1])
+            start = i + 2 if first in DETERMINERS or first in NUMBERS else i + 1
+            return _head_after(words, start, skip)[0]
+    return ""
+
+
 # Particles between a verb and its object ("carried off the clock", "took away the ladder"); not "in", which
 # opens a place as often ("died in his sleep").
 _PARTICLES = frozenset("off away up out down back".split())
