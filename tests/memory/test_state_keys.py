@@ -56,7 +56,14 @@ from memory_sim.eval.state_keys import (
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
-from memory_sim.memory.beliefs.things import acted_on, destination, phrase_heads, replaced, saved_for
+from memory_sim.memory.beliefs.things import (
+    acted_on,
+    called_off,
+    destination,
+    phrase_heads,
+    replaced,
+    saved_for,
+)
 
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -254,6 +261,16 @@ def test_a_plan_put_by_for_is_keyed_by_what_it_is_put_by_for() -> None:
     assert saved_for("She puts an egg by for me on Sundays.") == ""  # for a person: no thing
     assert saved_for("We have set a day for the wedding.") == ""  # "set a day for": no saving
     assert key("I mean to spend the wool money I put by for the mare on the roof.") == "plan:horse"
+
+
+def test_a_plan_said_to_be_off_is_keyed_by_what_is_off() -> None:
+    assert called_off("The rain spoiled the hay, so the new barn is off.") == "barn"
+    assert called_off("The wool went to pay the rent; the pony will have to wait.") == "pony"
+    assert called_off("The wedding's postponed until the harvest is in.") == "wedding"
+    assert called_off("The river trip was cancelled.") == "river"  # a journey's noun names where
+    assert called_off("The cart is off to market.") == ""  # going, not called off
+    assert called_off("The goat is off her food.") == ""  # no plan said to be off
+    assert key("I mean to mend the roof first, so the new barn is off.") == "plan:barn"
 
 
 def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:

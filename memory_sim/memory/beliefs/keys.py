@@ -76,6 +76,7 @@ from memory_sim.memory.beliefs.things import (
     ERRAND_WORDS,
     TIME_WORDS,
     acted_on,
+    called_off,
     canonical,
     destination,
     object_of,
@@ -396,10 +397,11 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
         return _slug(canonical(heads_only[0])) if heads_only else None
     aims = [head for _, head in heads if head not in BODY_PARTS]  # "I've set my heart on the fair"
     aims.sort(key=lambda head: head in ERRAND_WORDS)  # "ask the smith for a plough": the plough
-    # A changed plan is keyed by the one it replaces ("oats instead of barley"), a plan put by for by what it is
-    # put by for ("the timber set aside for the boat"), a plan of going by where it goes ("take the horses to the
-    # fair"), unless that is a person (an errand: "take the cart to the smith").
-    named = (replaced(text, names=names), saved_for(text, names=names), destination(text, names=names))
+    # A changed plan is keyed by the one it replaces ("oats instead of barley") or says is off ("so the sea trip
+    # is off"), a plan put by for by what it is put by for ("the timber set aside for the boat"), a plan of going
+    # by where it goes ("take the horses to the fair"), unless that is a person (an errand: "to the smith").
+    named = (replaced(text, names=names), called_off(text, names=names), saved_for(text, names=names),
+             destination(text, names=names))
     goals = [goal for goal in named
              if goal and goal not in TIME_WORDS and goal not in ERRAND_WORDS and goal not in BODY_PARTS]
     return _slug(canonical((goals + aims)[0])) if goals or aims else None  # else what it is for, named first

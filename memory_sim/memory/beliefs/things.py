@@ -352,6 +352,29 @@ def saved_for(text: str, *, names: Iterable[str] = ()) -> str:
     return ""
 
 
+# What a plan called off or put off is said to be: "the sea trip is off", "the henhouse can wait".
+_CALLED_OFF = frozenset("off cancelled canceled postponed put".split())
+
+
+def called_off(text: str, *, names: Iterable[str] = ()) -> str:
+    """The plan the text says is off or put off ("The savings went on the roof, so the sea trip is off" ->
+    "trip"'s thing, "sea"): the noun phrase before "is off", "is cancelled", "can wait", "will have to wait"."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    for start, word in enumerate(words):
+        if _plain(word) not in DETERMINERS:
+            continue
+        head, i = _head_after(words, start + 1, skip)
+        after = [_plain(w) for w in words[i : i + 4]] + ["", ""]
+        contracted = i > 0 and words[i - 1].lower().endswith("'s")  # "the fair's off"
+        said = after[1:] if after[0] in ("is", "was", "are", "were") else after if contracted else ["", ""]
+        # "off" before "to" or a phrase is a preposition: "the cart is off to market", "the goat is off her food"
+        if head and ((said[0] in _CALLED_OFF and said[1] != "to" and said[1] not in DETERMINERS)
+                     or (after[0] in ("can", "will", "must") and "wait" in after[1:4])):
+            return head
+    return ""
+
+
 # Particles between a verb and its object ("carried off the clock", "took away the ladder"); not "in", which
 # opens a place as often ("died in his sleep").
 _PARTICLES = frozenset("off away up out down back".split())
