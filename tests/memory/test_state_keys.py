@@ -228,6 +228,7 @@ def test_a_plan_of_going_is_keyed_by_where_it_goes() -> None:
     assert destination("I'm keeping the calves away from the Michaelmas fair.") == "fair"
     assert destination("I'm going to plant beans by the wall.") == ""  # "to" and a verb: a purpose
     assert destination("I'm going to milk the cows.") == ""
+    assert destination("I'm going to sell the ring to the tinker.") == ""  # a future: no going
     assert destination("I'll bring the ale; the cart goes nowhere.") == ""
     assert destination("The cart is going, I hope, to the fair.") == ""  # not within the clause
     assert key("I plan to take the ewes to the Dunmere fair.") == "plan:fair"

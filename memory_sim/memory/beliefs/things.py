@@ -305,6 +305,7 @@ def destination(text: str, *, names: Iterable[str] = ()) -> str:
             place = _place_after(words, i + 1, skip)
             if place:
                 return place
+            going = -1  # "going to sell the ring to the tinker": a future, and the tinker a buyer
     return ""
 
 
