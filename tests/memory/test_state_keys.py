@@ -271,6 +271,8 @@ def test_a_plan_said_to_be_off_is_keyed_by_what_is_off() -> None:
     assert called_off("The river trip was cancelled.") == "river"  # a journey's noun names where
     assert called_off("The cart is off to market.") == ""  # going, not called off
     assert called_off("The goat is off her food.") == ""  # no plan said to be off
+    assert called_off("The shearing is put off till Monday.") == "shearing"
+    assert called_off("The cart is put away for the winter.") == ""
     assert key("I mean to mend the roof first, so the new barn is off.") == "plan:barn"
 
 

@@ -2,8 +2,15 @@
 
 No parser: a noun phrase is a determiner (or number) followed by modifiers and a run of nouns, and its head is the
 run's last noun ("my mother's silver locket" -> "locket", "the shop sign green" -> "sign"). A few words that name
-a measure or an errand ("a flock of sheep", "a trip to the sea", "the idea of buying a goat") hand over to the
-phrase after them. Pure and small: word lists, not a tagger, so it misses what they miss.
+a measure or an errand ("a flock of sheep", "a trip to the sea", "the idea of buying a goat", "a mind to visit my
+sister", "a share in the cart") hand over to the phrase after them. A run of nouns ends where the sentence goes on:
+a verb agreeing with it ("the clock stands in the hall"), a participle ("the chimney swept", "a shop selling
+ribbons"), a name in apposition ("my sheepdog Gyp"); "the fair's off" is the fair, not a possessive.
+
+A plan is often named by its sentence's shape more than by its first noun: what it replaces ("oats instead of
+barley"), what is said to be off ("so the sea trip is off"), what savings were put by for, where a plan of going
+goes ("take the horses to the fair"); and a stranger's deed is about its object ("the bailiff carried off the
+clock"). Pure and small: word lists, not a tagger, so it misses what they miss.
 """
 
 from __future__ import annotations
@@ -354,7 +361,7 @@ def saved_for(text: str, *, names: Iterable[str] = ()) -> str:
 
 
 # What a plan called off or put off is said to be: "the sea trip is off", "the henhouse can wait".
-_CALLED_OFF = frozenset("off cancelled canceled postponed put".split())
+_CALLED_OFF = frozenset("off cancelled canceled postponed".split())
 
 
 def called_off(text: str, *, names: Iterable[str] = ()) -> str:
@@ -369,6 +376,7 @@ def called_off(text: str, *, names: Iterable[str] = ()) -> str:
         after = [_plain(w) for w in words[i : i + 4]] + ["", ""]
         contracted = i > 0 and words[i - 1].lower().endswith("'s")  # "the fair's off"
         said = after[1:] if after[0] in ("is", "was", "are", "were") else after if contracted else ["", ""]
+        said = said[1:] if said[:2] == ["put", "off"] else said  # "is put off": "off"
         # "off" before "to" or a phrase is a preposition: "the cart is off to market", "the goat is off her food"
         if head and ((said[0] in _CALLED_OFF and said[1] != "to" and said[1] not in DETERMINERS)
                      or (after[0] in ("can", "will", "must") and "wait" in after[1:4])):
