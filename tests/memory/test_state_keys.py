@@ -56,7 +56,14 @@ from memory_sim.eval.state_keys import (
 from memory_sim.memory import rules
 from memory_sim.memory.beliefs.key_chat import ChatKeyRefiner
 from memory_sim.memory.beliefs.keys import CONFIDENCE_FLOOR, KeyGuess, infer_key
-from memory_sim.memory.beliefs.things import phrase_heads
+from memory_sim.memory.beliefs.things import (
+    acted_on,
+    called_off,
+    destination,
+    phrase_heads,
+    replaced,
+    saved_for,
+)
 
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -160,6 +167,113 @@ def test_a_verb_after_a_noun_or_money_put_by_is_not_the_thing() -> None:
     assert phrase_heads("I have a brindled cat that mouses in the barn.")[0] == ("a", "cat")  # -ed: a modifier
     assert key("The pocket knife was lost in my other coat.") == "possession:knife"  # the subject, not "my coat"
     assert key("The wind carried off my good hat; it is lost.") == "possession:hat"
+
+
+def test_a_verb_of_position_a_participle_or_a_name_after_the_noun_ends_it() -> None:
+    # a verb of position agrees with the noun before it: the -s form after one, the base form after many
+    assert phrase_heads("My mother's clock stands in the parlour.")[0] == ("my", "clock")
+    assert phrase_heads("Our copper pans hang over the hearth.")[0] == ("our", "pans")
+    assert phrase_heads("The old ram lies under the hedge.")[0] == ("the", "ram")
+    assert phrase_heads("I keep a market stand in the square.")[0] == ("a", "stand")  # no agreement: a noun
+    assert phrase_heads("I plan to plant pear trees in the orchard.")[0] == ("plant", "trees")
+    # an irregular past participle is no noun: "have the X done"
+    assert phrase_heads("I'll have the roof thatched and the well dug.") == [("the", "roof"), ("the", "well")]
+    assert key("I mean to have the barn rebuilt.") == "plan:barn"
+    # a participle of a known verb with a phrase after it opens a clause about the noun
+    assert phrase_heads("I mean to keep a stall selling honey.")[0] == ("a", "stall")
+    assert phrase_heads("I sold my cart to a pedlar selling pans.")[1] == ("a", "pedlar")
+    assert phrase_heads("She sewed the church wedding dress.")[0] == ("the", "dress")  # "wed" is no known verb
+    # a name after the noun is the noun's, in apposition
+    assert phrase_heads("My old sheepdog Bess sleeps by the fire.")[0] == ("my", "sheepdog")
+    assert phrase_heads("My grey mare Nell is lame.")[0] == ("my", "mare")
+
+
+def test_an_adverb_before_a_noun_or_a_hyphenated_word_is_part_of_the_phrase() -> None:
+    assert phrase_heads("I plan to mend the back door.")[0] == ("the", "door")
+    assert phrase_heads("I found my missing ewe in the copse.")[0] == ("my", "ewe")
+    assert phrase_heads("My only cow is dry.")[0] == ("my", "cow")
+    assert phrase_heads("I bought a second-hand plough.")[0] == ("a", "plough")
+    assert phrase_heads("The harvest-home supper is put off.")[0] == ("the", "supper")
+
+
+def test_a_noun_with_is_or_has_cut_to_s_is_the_noun_itself() -> None:
+    assert phrase_heads("The market's off; the roads are flooded.")[0] == ("the", "market")
+    assert phrase_heads("The cart's broken again.")[0] == ("the", "cart")
+    assert phrase_heads("The wedding's been put off till spring.")[0] == ("the", "wedding")
+    assert phrase_heads("The cart's broken wheel is mended.")[0] == ("the", "wheel")  # a possessive
+    assert phrase_heads("My father's old saddle hangs in the barn.")[0] == ("my", "saddle")
+    assert phrase_heads("The fair's off for me; nobody can watch the stall.") == [("the", "fair"), ("the", "stall")]
+
+
+def test_a_mind_to_a_share_in_and_a_measure_of_hand_over_to_the_thing() -> None:
+    assert phrase_heads("I've a mind to buy the bay mare at the fair.")[0] == ("a", "mare")
+    assert phrase_heads("I have half a mind to sell the cow.") == [("a", "cow")]
+    assert phrase_heads("I've a notion to visit my aunt in the spring.")[0] == ("a", "aunt")  # "visit my": a verb
+    assert phrase_heads("I've a fancy to paint the shutters.") == [("a", "shutters")]
+    assert phrase_heads("It slipped my mind.") == [("my", "mind")]  # no "to": the word itself
+    assert phrase_heads("We hold a share in the fishing boat.")[0] == ("a", "boat")
+    assert phrase_heads("I own a stake in the mill.")[0] == ("a", "mill")
+    assert phrase_heads("I sold a bale of hay and a bolt of linen.") == [("a", "hay"), ("a", "linen")]
+    assert phrase_heads("The hay bale is wet through.") == [("the", "hay")]
+    # a journey's noun before it names where; without one, "to" and a verb say what it is for
+    assert phrase_heads("I'm saving for a river trip to see the falls.")[0] == ("a", "river")
+    assert phrase_heads("I'm planning a trip to buy a goat.") == [("a", "goat")]
+    assert phrase_heads("The trip to Harrow is off.") == [("the", "harrow")]
+
+
+def test_a_plan_of_going_is_keyed_by_where_it_goes() -> None:
+    assert destination("I'll drive the geese to the Harrow fair.") == "fair"
+    assert destination("I'm taking the pig to market on Saturday.") == "market"  # a bare place ending a phrase
+    assert destination("We'll ride to Kellow after the shearing.") == "kellow"  # a name
+    assert destination("I'm keeping the calves away from the Michaelmas fair.") == "fair"
+    assert destination("I'm going to plant beans by the wall.") == ""  # "to" and a verb: a purpose
+    assert destination("I'm going to milk the cows.") == ""
+    assert destination("I'm going to sell the ring to the tinker.") == ""  # a future: no going
+    assert destination("I'll bring the ale; the cart goes nowhere.") == ""
+    assert destination("The cart is going, I hope, to the fair.") == ""  # not within the clause
+    assert key("I plan to take the ewes to the Dunmere fair.") == "plan:fair"
+    assert key("I plan to take the scythe to the smith for mending.") == "plan:scythe"  # a person: an errand
+
+
+def test_a_changed_plan_is_keyed_by_the_one_it_replaces() -> None:
+    assert replaced("We'll keep geese rather than hens this spring.") == "hens"
+    assert replaced("I'll plant beans instead of the turnips.") == "turnips"
+    assert replaced("I'll sow rye instead of wheat this year.") == "wheat"  # "this year": no object of a verb
+    assert replaced("I'll patch the old coat rather than buy a new one.") == ""  # another deed
+    assert replaced("I'll patch the old coat rather than pay the tailor.") == ""
+    assert key("I plan to sow rye instead of wheat this year.") == "plan:wheat"
+
+
+def test_what_a_stranger_did_to_a_thing_is_about_the_thing() -> None:
+    assert acted_on("The tinker carried off the copper kettle.") == "kettle"
+    assert acted_on("A fox killed the speckled hens.") == "hens"
+    assert acted_on("The reeve took away the ladder for the tithe.") == "ladder"
+    assert acted_on("The smith mends the plough on Fridays.") == "plough"  # a verb in -s
+    assert acted_on("The goat wandered off.") == ""  # no object
+    assert acted_on("The shears were lost in the hay.") == ""  # the subject is the thing
+    assert acted_on("My old mare pulled the cart home.") == ""  # the NPC's own: about the mare
+    assert acted_on("The old ram died in the night.") == ""  # "in" opens a place
+
+
+def test_a_plan_put_by_for_is_keyed_by_what_it_is_put_by_for() -> None:
+    assert saved_for("The silver I'd put by for the plough went on the doctor.") == "plough"
+    assert saved_for("The oak I set aside for a new door was sold.") == "door"
+    assert saved_for("I'm saving for a pony of my own.") == "pony"
+    assert saved_for("She puts an egg by for me on Sundays.") == ""  # for a person: no thing
+    assert saved_for("We have set a day for the wedding.") == ""  # "set a day for": no saving
+    assert key("I mean to spend the wool money I put by for the mare on the roof.") == "plan:horse"
+
+
+def test_a_plan_said_to_be_off_is_keyed_by_what_is_off() -> None:
+    assert called_off("The rain spoiled the hay, so the new barn is off.") == "barn"
+    assert called_off("The wool went to pay the rent; the pony will have to wait.") == "pony"
+    assert called_off("The wedding's postponed until the harvest is in.") == "wedding"
+    assert called_off("The river trip was cancelled.") == "river"  # a journey's noun names where
+    assert called_off("The cart is off to market.") == ""  # going, not called off
+    assert called_off("The goat is off her food.") == ""  # no plan said to be off
+    assert called_off("The shearing is put off till Monday.") == "shearing"
+    assert called_off("The cart is put away for the winter.") == ""
+    assert key("I mean to mend the roof first, so the new barn is off.") == "plan:barn"
 
 
 def test_a_thing_that_was_a_relatives_is_no_kinship() -> None:

@@ -75,9 +75,14 @@ from memory_sim.memory.beliefs.speech import Line, heard_key, only_questions, sp
 from memory_sim.memory.beliefs.things import (
     ERRAND_WORDS,
     TIME_WORDS,
+    acted_on,
+    called_off,
     canonical,
+    destination,
     object_of,
     phrase_heads,
+    replaced,
+    saved_for,
     tokens,
 )
 from memory_sim.memory.rules import STATE_KEY_MAX_BYTES
@@ -383,6 +388,7 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
         return _place(text)
     if aspect == "possession":
         held = object_of(text, POSSESSION_VERBS, names=names)  # "I found a lost lamb and keep it in my yard"
+        held = held or acted_on(text, names=names)  # "The bailiff carried off the clock": the clock, not him
         own = [head for opener, head in heads if opener in ("my", "our")]  # "A girl found my locket"
         opening = [head for opener, head in heads[:1] if opener in ("the", "my", "our") and _opens(text, opener)]
         heads_only = ([held] if held and held not in TIME_WORDS else []) or opening or own or [h for _, h in heads]
@@ -391,7 +397,14 @@ def _thing(aspect: str, text: str, names: frozenset[str]) -> str | None:
         return _slug(canonical(heads_only[0])) if heads_only else None
     aims = [head for _, head in heads if head not in BODY_PARTS]  # "I've set my heart on the fair"
     aims.sort(key=lambda head: head in ERRAND_WORDS)  # "ask the smith for a plough": the plough
-    return _slug(canonical(aims[0])) if aims else None  # a plan: what it is for, named first
+    # A changed plan is keyed by the one it replaces ("oats instead of barley") or says is off ("so the sea trip
+    # is off"), a plan put by for by what it is put by for ("the timber set aside for the boat"), a plan of going
+    # by where it goes ("take the horses to the fair"), unless that is a person (an errand: "to the smith").
+    named = (replaced(text, names=names), called_off(text, names=names), saved_for(text, names=names),
+             destination(text, names=names))
+    goals = [goal for goal in named
+             if goal and goal not in TIME_WORDS and goal not in ERRAND_WORDS and goal not in BODY_PARTS]
+    return _slug(canonical((goals + aims)[0])) if goals or aims else None  # else what it is for, named first
 
 
 def _opens(text: str, opener: str) -> bool:

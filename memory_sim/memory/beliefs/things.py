@@ -2,8 +2,15 @@
 
 No parser: a noun phrase is a determiner (or number) followed by modifiers and a run of nouns, and its head is the
 run's last noun ("my mother's silver locket" -> "locket", "the shop sign green" -> "sign"). A few words that name
-a measure or an errand ("a flock of sheep", "a trip to the sea", "the idea of buying a goat") hand over to the
-phrase after them. Pure and small: word lists, not a tagger, so it misses what they miss.
+a measure or an errand ("a flock of sheep", "a trip to the sea", "the idea of buying a goat", "a mind to visit my
+sister", "a share in the cart") hand over to the phrase after them. A run of nouns ends where the sentence goes on:
+a verb agreeing with it ("the clock stands in the hall"), a participle ("the chimney swept", "a shop selling
+ribbons"), a name in apposition ("my sheepdog Gyp"); "the fair's off" is the fair, not a possessive.
+
+A plan is often named by its sentence's shape more than by its first noun: what it replaces ("oats instead of
+barley"), what is said to be off ("so the sea trip is off"), what savings were put by for, where a plan of going
+goes ("take the horses to the fair"); and a stranger's deed is about its object ("the bailiff carried off the
+clock"). Pure and small: word lists, not a tagger, so it misses what they miss.
 """
 
 from __future__ import annotations
@@ -68,13 +75,31 @@ _LY_NOUNS = frozenset("belly jelly lily holly folly bully ally family fly rally 
 _PAST_TENSE = frozenset(
     "threw went came ran fell broke took gave got sat stood wore tore drove rode swam sank grew knew flew "
     "bit hid shook woke wrote spoke stole froze chose blew drew sang rang began ate hung felt kept met paid "
-    "sent spent thought won".split()
+    "sent spent thought won "
+    # irregular past participles: "the chimney swept", "the roof rebuilt", "the hay mown"
+    "swept slept wept crept built rebuilt bent lent dealt burnt dug struck spun bought brought caught taught "
+    "fought sought led fed bred fled held lit laid thrown shown sewn sown mown worn torn sworn driven ridden "
+    "written hidden spoken frozen chosen woken eaten given taken forgotten beaten bitten shaken grown known "
+    "flown blown drawn begun sung sunk shrunk swum".split()
 )
+# Verbs of position, which follow their subject and take no object ("the clock stands in the hall"): the base
+# form after a plural noun, the -s form after a singular one ("a market stand" is a noun: the agreement fails).
+_POSITION_VERBS = frozenset("stand sit lie hang rest stay lean wait sleep live".split())
+# Adverbs and participles that describe a noun between a determiner and it ("the back gate", "my missing goat").
+_ATTRIBUTIVE = frozenset("back home left right missing only next".split())
+# Words that follow "is" or "has" but never a possessive: "the fair's off" is "the fair is off".
+_AFTER_IS = frozenset("off on over gone done up down out away back still not never been too very here there now just"
+                      .split())
 # Words that measure or frame the thing meant: the phrase after them names it.
 _FRAMES = frozenset(
     "flock herd pair sack sacks basket bag loaf loaves trip journey visit voyage idea thought plan plans dozen "
-    "head piece pieces lot bit cup jug barrel crate load hive swarm".split()
+    "head piece pieces lot bit cup jug barrel crate load hive swarm bolt bale bundle sheaf skein "
+    "mind notion fancy share shares stake part".split()  # "a mind to", "a share in"
 )
+# Frames of a part held in something: "in" names the whole ("a share in the mill cart").
+_PART_FRAMES = frozenset("share shares stake part".split())
+# Frames of going: a noun before them names where ("a sea trip to see the coast" is a trip to the sea).
+_JOURNEYS = frozenset("trip journey voyage visit".split())
 # Nouns of money put by for something: "the loom money" is for a loom.
 _FOR_WORDS = frozenset("money savings fund purse".split())
 SYNONYMS = {
@@ -100,13 +125,17 @@ def _is_possessive(word: str) -> bool:
     return word.lower().endswith("'s") or word.lower().endswith("s'")
 
 
+def _verb_like(plain: str) -> bool:
+    """A past tense or participle ("wandered", "swept"), or an adverb in -ly ("my hand badly")."""
+    return (plain in _PAST_TENSE or (plain.endswith("ed") and plain not in _ED_NOUNS)
+            or (plain.endswith("ly") and plain not in _LY_NOUNS))
+
+
 def _noun(word: str) -> bool:
     plain = _plain(word)
-    verb_like = (plain in _PAST_TENSE or (plain.endswith("ed") and plain not in _ED_NOUNS)
-                 or (plain.endswith("ly") and plain not in _LY_NOUNS))  # "my hand badly": an adverb
-    return (
-        len(plain) > 1 and plain.isalpha() and plain not in _NOT_NOUNS and plain not in DETERMINERS
-        and plain not in ADJECTIVES and plain not in NUMBERS and not verb_like
+    return (  # a hyphenated word is one: "a second-hand cart", "the house-warming party"
+        len(plain) > 1 and plain.replace("-", "").isalpha() and plain not in _NOT_NOUNS and plain not in DETERMINERS
+        and plain not in ADJECTIVES and plain not in NUMBERS and not _verb_like(plain)
     )
 
 
@@ -132,10 +161,14 @@ def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, 
     """The head noun of the phrase starting at `start` (after a determiner) and where scanning goes on."""
     i = start
     while i < len(words) and (_plain(words[i]) in ADJECTIVES or _plain(words[i]) in NUMBERS
-                              or _is_possessive(words[i]) or _participle_before_noun(words, i)):
-        i += 1  # modifiers: "old", "twenty", "my mother's", "brindled"
+                              or (_is_possessive(words[i]) and not _contracted(words, i))
+                              or _participle_before_noun(words, i) or _attributive(words, i)):
+        i += 1  # modifiers: "old", "twenty", "my mother's", "brindled", "back"
     run: list[str] = []
-    while i < len(words) and _noun(words[i]) and not _is_possessive(words[i]) and not (run and _verb_s(words, i)):
+    while i < len(words) and _noun(words[i]) and not _is_possessive(words[i]) and not (run and _ends_run(words, i)):
+        run.append(_plain(words[i]))
+        i += 1
+    if i < len(words) and _contracted(words, i):  # "the fair's off": the noun, then "is"
         run.append(_plain(words[i]))
         i += 1
     run = [w for w in run if w not in skip]
@@ -143,10 +176,28 @@ def _head_after(words: Sequence[str], start: int, skip: set[str]) -> tuple[str, 
         return "", i
     head = run[-2] if len(run) > 1 and run[-1] in _FOR_WORDS else run[-1]  # "the loom money": a loom
     if head in _FRAMES:
-        rest, after = _framed(words, i, skip)
+        if len(run) > 1 and head in _JOURNEYS:  # "a sea trip to see the coast": the sea
+            return run[-2], i
+        rest, after = _framed(words, i, skip, head)
         if rest:
             return rest, after
+        if len(run) > 1:  # "the hay bale": the noun before the frame names the thing
+            return run[-2], i
     return head, i
+
+
+def _contracted(words: Sequence[str], i: int) -> bool:
+    """Whether words[i] is a noun with "is" or "has" cut to 's ("the fair's off", "the cart's broken"), not a
+    possessive: no noun phrase follows it ("the cart's broken wheel" is the wheel of the cart)."""
+    if not words[i].lower().endswith("'s") or not _noun(words[i]) or i + 1 >= len(words):
+        return False
+    after = _plain(words[i + 1])
+    then = words[i + 2] if i + 2 < len(words) else "."
+    return after in _AFTER_IS or ((_verb_like(after) or after in ADJECTIVES) and not _noun(then))
+
+
+def _attributive(words: Sequence[str], i: int) -> bool:
+    return _plain(words[i]) in _ATTRIBUTIVE and i + 1 < len(words) and _noun(words[i + 1])
 
 
 def _participle_before_noun(words: Sequence[str], i: int) -> bool:
@@ -154,6 +205,34 @@ def _participle_before_noun(words: Sequence[str], i: int) -> bool:
     word = _plain(words[i])
     return (word.endswith("ed") and word not in _ED_NOUNS and i + 1 < len(words) and _noun(words[i + 1])
             and not _is_possessive(words[i + 1]))
+
+
+def _ends_run(words: Sequence[str], i: int) -> bool:
+    """Whether words[i], after a noun, starts what follows the noun phrase rather than going on with it: a verb
+    ("my sheepdog guards", "the clock stands in", "the candlesticks stand on"), a name in apposition ("my
+    sheepdog Gyp"), or a participle of a known verb opening a clause ("a shop selling ribbons")."""
+    word, before = _plain(words[i]), _plain(words[i - 1])
+    return (_verb_s(words, i) or _position_verb(word, before) or (words[i][:1].isupper() and words[i - 1].islower())
+            or _clause_participle(words, i))
+
+
+def _position_verb(word: str, before: str) -> bool:
+    """A verb of position agreeing with the noun before it: "stands" after "clock", "stand" after "candlesticks"."""
+    plural = before.endswith("s") and not before.endswith("ss")
+    return (word in _POSITION_VERBS and plural) or (word.removesuffix("s") in _POSITION_VERBS and word.endswith("s")
+                                                    and not plural)
+
+
+def _clause_participle(words: Sequence[str], i: int) -> bool:
+    """An -ing form of a known verb with a phrase after it ("a shop selling ribbons", "the cart taking the hay"): a
+    clause about the noun, not part of its name ("the church wedding dress": "wed" is no known verb)."""
+    word = _plain(words[i])
+    after = _plain(words[i + 1]) if i + 1 < len(words) else ""
+    if not word.endswith("ing") or not (after in DETERMINERS or after in NUMBERS or _noun(after)):
+        return False
+    stem = word[:-3]
+    known = _NOT_NOUNS | _BARE_OBJECT_VERBS
+    return stem in known or stem + "e" in known or (len(stem) > 2 and stem[-1] == stem[-2] and stem[:-1] in known)
 
 
 def _verb_s(words: Sequence[str], i: int) -> bool:
@@ -164,17 +243,30 @@ def _verb_s(words: Sequence[str], i: int) -> bool:
     return word.endswith("s") and not word.endswith("ss") and after in DETERMINERS
 
 
-def _framed(words: Sequence[str], i: int, skip: set[str]) -> tuple[str, int]:
-    """After a framing word ("a trip", "a flock"): the head of the phrase that follows "of"/"to"/"for"."""
-    if i < len(words) and _plain(words[i]) in ("of", "to", "for"):
+def _framed(words: Sequence[str], i: int, skip: set[str], frame: str) -> tuple[str, int]:
+    """After a framing word ("a trip", "a flock", "a mind"): the head of the phrase that follows "of"/"to"/"for"
+    (or "in" after a part: "a share in the cart"); after "to", a verb and its object ("a mind to visit my
+    sister")."""
+    links = ("of", "to", "for", "in") if frame in _PART_FRAMES else ("of", "to", "for")
+    if i < len(words) and _plain(words[i]) in links:
         j = i + 1
         while j < len(words) and j < i + 4:  # "of buying a goat": a verb or two before the phrase
             if _plain(words[j]) in DETERMINERS or _plain(words[j]) in NUMBERS:
                 return _head_after(words, j + 1, skip)
-            if _noun(words[j]) and not _plain(words[j]).endswith("ing"):  # "of buying a goat": not "buying"
+            infinitive = _plain(words[i]) == "to" and _verb_before_phrase(words, j)
+            if _noun(words[j]) and not infinitive and not _plain(words[j]).endswith("ing"):  # not "buying"
                 return _head_after(words, j, skip)
             j += 1
     return "", i
+
+
+def _verb_before_phrase(words: Sequence[str], j: int) -> bool:
+    """Whether words[j] (after "to", "rather than") is a verb: a known one, or a word with an object after it ("to
+    visit my sister"; "to Harrow" is a place, "barley this year" a noun and a time)."""
+    after = _plain(words[j + 1]) if j + 1 < len(words) else ""
+    known = _plain(words[j]) in _NOT_NOUNS or _plain(words[j]) in _BARE_OBJECT_VERBS
+    object_next = after in DETERMINERS and _head_after(words, j + 2, set())[0] not in TIME_WORDS  # not "this year"
+    return known or object_next
 
 
 def object_of(text: str, verbs: frozenset[str], *, names: Iterable[str] = ()) -> str:
@@ -188,6 +280,132 @@ def object_of(text: str, verbs: frozenset[str], *, names: Iterable[str] = ()) ->
             head, _ = _head_after(words, start, skip)
             if head:
                 return head
+    return ""
+
+
+# Verbs of going or of taking something along: a plan made with one is for where it goes.
+_GOING_VERBS = frozenset(
+    "go goes going went take takes taking took bring brings bringing carry carries carrying send sends sending "
+    "drive drives driving ride rides riding walk walks walking travel travels travelling".split()
+)
+# What may follow a bare place after "to" ("to market on Friday", "to church."): else the word is a verb ("to milk
+# the cows") or begins a longer phrase.
+_AFTER_BARE_PLACE = frozenset("on at in with for after before by this next tomorrow today tonight".split())
+
+
+def destination(text: str, *, names: Iterable[str] = ()) -> str:
+    """Where a plan of going goes: the phrase after "to" following a verb of going or taking, within its clause
+    ("I'll take the horses to the Ashford fair" -> "fair", "I won't go to Dunmere" -> "dunmere"), or after "home
+    from" / "away from" ("keeping the horses home from the fair" -> "fair"); "" if none (a verb after "to" is
+    an errand's purpose: "going to plant barley")."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    going = -1
+    for i, word in enumerate(words):
+        plain = _plain(word)
+        if plain in _GOING_VERBS:
+            going = i
+        elif plain in ".,;:!?":
+            going = -1
+        elif i + 1 < len(words) and ((plain == "to" and going >= 0 and i - going <= 6)
+                                     or (plain == "from" and _plain(words[i - 1]) in ("home", "away"))):
+            place = _place_after(words, i + 1, skip)
+            if place:
+                return place
+            going = -1  # "going to sell the ring to the tinker": a future, and the tinker a buyer
+    return ""
+
+
+def _place_after(words: Sequence[str], j: int, skip: set[str]) -> str:
+    """The place a phrase from words[j] names: a determiner's phrase, a name ("Dunmere", "Dunmere market"), or a
+    bare noun ending a phrase ("to market on Friday")."""
+    first = _plain(words[j])
+    after = _plain(words[j + 1]) if j + 1 < len(words) else "."
+    if first in DETERMINERS:
+        return _head_after(words, j + 1, skip)[0]
+    if _noun(words[j]) and (words[j][:1].isupper() or after in _AFTER_BARE_PLACE or after in ".,;:!?"):
+        return _head_after(words, j, skip)[0]
+    return ""
+
+
+def replaced(text: str, *, names: Iterable[str] = ()) -> str:
+    """What a changed plan replaces, named after "instead of" or "rather than" ("I'll sow oats instead of barley"
+    -> "barley"): the plan it changes, the key the older memory has; "" before a verb."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    for i in range(len(words) - 2):
+        pair = (_plain(words[i]), _plain(words[i + 1]))
+        if pair in (("instead", "of"), ("rather", "than")):
+            if _verb_before_phrase(words, i + 2):  # "rather than pay the smith": another deed, not a thing
+                return ""
+            j = i + 3 if _plain(words[i + 2]) in DETERMINERS or _plain(words[i + 2]) in NUMBERS else i + 2
+            return _head_after(words, j, skip)[0]
+    return ""
+
+
+# Words right before a "for" that names what savings are for ("put by for", "set aside for", "saving for").
+_PUT_BY = frozenset("aside by save saves saved saving".split())
+
+
+def saved_for(text: str, *, names: Iterable[str] = ()) -> str:
+    """What something is put by for ("The timber I'd set aside for the boat went on the byre" -> "boat"): a plan
+    is for what its savings are for, whatever they went on; "" if none ("puts a loaf by for me": no thing)."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    for i in range(1, len(words) - 1):
+        if _plain(words[i]) == "for" and _plain(words[i - 1]) in _PUT_BY:
+            first = _plain(words[i + 1])
+            start = i + 2 if first in DETERMINERS or first in NUMBERS else i + 1
+            return _head_after(words, start, skip)[0]
+    return ""
+
+
+# What a plan called off or put off is said to be: "the sea trip is off", "the henhouse can wait".
+_CALLED_OFF = frozenset("off cancelled canceled postponed".split())
+
+
+def called_off(text: str, *, names: Iterable[str] = ()) -> str:
+    """The plan the text says is off or put off ("The savings went on the roof, so the sea trip is off" ->
+    "trip"'s thing, "sea"): the noun phrase before "is off", "is cancelled", "can wait", "will have to wait"."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    for start, word in enumerate(words):
+        if _plain(word) not in DETERMINERS:
+            continue
+        head, i = _head_after(words, start + 1, skip)
+        after = [_plain(w) for w in words[i : i + 4]] + ["", ""]
+        contracted = i > 0 and words[i - 1].lower().endswith("'s")  # "the fair's off"
+        said = after[1:] if after[0] in ("is", "was", "are", "were") else after if contracted else ["", ""]
+        said = said[1:] if said[:2] == ["put", "off"] else said  # "is put off": "off"
+        # "off" before "to" or a phrase is a preposition: "the cart is off to market", "the goat is off her food"
+        if head and ((said[0] in _CALLED_OFF and said[1] != "to" and said[1] not in DETERMINERS)
+                     or (after[0] in ("can", "will", "must") and "wait" in after[1:4])):
+            return head
+    return ""
+
+
+# Particles between a verb and its object ("carried off the clock", "took away the ladder"); not "in", which
+# opens a place as often ("died in his sleep").
+_PARTICLES = frozenset("off away up out down back".split())
+
+
+def acted_on(text: str, *, names: Iterable[str] = ()) -> str:
+    """The object of what the text's opening subject did ("The bailiff carried off the clock" -> "clock"): the
+    subject acts on the thing, so the thing is the object, not the subject; "" where the text opens otherwise or
+    its verb takes no object ("The goat wandered off", "The knife was lost"), or the subject is the NPC's own ("My
+    sheepdog guards the flock" is about the dog)."""
+    words = tokens(text)
+    skip = {n.lower() for n in names}
+    if not words or _plain(words[0]) not in ("the", "a", "an"):  # "My sheepdog guards the flock": the dog
+        return ""
+    head, i = _head_after(words, 1, skip)
+    if not head or i >= len(words) or not (_verb_like(_plain(words[i])) or _verb_s(words, i)):
+        return ""
+    i += 1
+    if i < len(words) and _plain(words[i]) in _PARTICLES:
+        i += 1
+    if i < len(words) and (_plain(words[i]) in DETERMINERS or _plain(words[i]) in NUMBERS):
+        return _head_after(words, i + 1, skip)[0]
     return ""
 
 
