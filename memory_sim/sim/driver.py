@@ -52,13 +52,15 @@ def save_day(
     db: D1Database, village: Village, places: dict[str, str], day: int,
     saved: dict[tuple[str, str], float] | None = None,
 ) -> None:
-    """At the end of a day: where each NPC last was, and how they feel about each other; the pairs whose
-    affinity differs from `saved` (the last day saved; updated here) also go into relationship_history."""
+    """At the end of a day: where each NPC last was, and how they feel about each other. Only the pairs whose
+    affinity differs from `saved` (the last day saved; updated here; None: every pair) are written, to
+    relationships (`updated_day`: the day it last changed) and relationship_history: a pair's row already holds
+    an unchanged one, and each upserted row costs the DuckDB engine."""
     pairs = sorted(village.affinity.items())
     changed = pairs if saved is None else [(pair, a) for pair, a in pairs if saved.get(pair) != a]
     if saved is not None:
         saved.update(changed)
-    db.batch(place_rows(db, sorted(places.items()), day) + relationship_rows(db, pairs, day)
+    db.batch(place_rows(db, sorted(places.items()), day) + relationship_rows(db, changed, day)
              + history_rows(db, changed, day))
 
 
