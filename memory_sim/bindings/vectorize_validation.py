@@ -65,7 +65,19 @@ class QueryOptions:
 
 
 def _copy(metadata: Metadata | None) -> Metadata | None:
-    return None if metadata is None else json.loads(json.dumps(metadata))
+    """A private copy, as a JSON round trip gives it, without the round trip for plain values."""
+    return None if metadata is None else {key: _copied(value) for key, value in metadata.items()}
+
+
+def _copied(value: Any) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool:
+        return value
+    if kind is list and all(type(v) is str for v in value):
+        return list(value)
+    if kind is dict:
+        return {key: _copied(v) for key, v in value.items()}
+    return json.loads(json.dumps(value))  # subclasses (numpy's floats, str's): JSON's plain types
 
 
 def _utf8_len(text: str) -> int:
@@ -150,11 +162,16 @@ def check_values(values: Any, dimensions: int, op: str, vector_id: str | None = 
     40006 for a query and 40012 for a write, in production's words."""
     if isinstance(values, (str, bytes)):
         raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR)
-    try:
-        array = np.asarray(values, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR) from None
-    if array.ndim != 1 or _holds_booleans(values):
+    if isinstance(values, np.ndarray) and values.dtype.kind == "f":
+        array = values  # floats already (an embedder's output): no float64 copy, no look for booleans
+    else:
+        try:
+            array = np.asarray(values, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR) from None
+        if _holds_booleans(values):
+            raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR)
+    if array.ndim != 1:
         raise VectorizeInputError(op, "vector values must be an array of numbers", CODE_BAD_VECTOR)
     if array.shape[0] != dimensions:
         got = f"expected {dimensions} dimensions, and got {array.shape[0]} dimensions"
@@ -213,7 +230,7 @@ def _metadata_and_json(metadata: Any, op: str) -> tuple[Metadata | None, str | N
             f"metadata too large: {size} bytes > {limits.VECTORIZE_MAX_METADATA_BYTES} bytes per vector",
             codes.METADATA_TOO_LARGE,
         )
-    return json.loads(compact), compact  # the private copy, from the one serialisation the size check needed
+    return _copy(metadata), compact
 
 
 def check_namespace(namespace: Any, op: str) -> str | None:

@@ -44,3 +44,25 @@ def test_10240_bytes_pass_and_one_more_fails_the_whole_batch(make_account: Make)
         assert refused.value.code == 40016
     assert index.get_by_ids(["w0", "w98", "big"]) == []  # the whole batch refused
     assert len(index.get_by_ids(["v0", "v1", "v2"])) == 3
+
+
+def test_a_written_vector_keeps_a_private_copy_of_its_metadata_in_json_types() -> None:
+    """The copy a write keeps is the one a JSON round trip gives (numpy floats as floats), and the caller's later
+    changes to its lists and nested object do not reach it."""
+    import numpy as np
+
+    from memory_sim.bindings.vectorize import Vector
+    from memory_sim.bindings.vectorize_validation import check_vectors
+
+    tags, nested = ["a", "b"], {"x": 1, "tags": ["c"]}
+    metadata = {"npcId": "tom", "day": np.float64(2.5), "tags": tags, "nested": nested, "ok": True}
+    values = np.ones(4, dtype=np.float32)
+    record = check_vectors([Vector("v1", values, metadata)], 4, "VECTOR_UPSERT")[0]
+    values[0] = 7.0
+    tags.append("z")
+    nested["tags"].append("d")
+    nested["x"] = 9
+    assert record.metadata == {"npcId": "tom", "day": 2.5, "tags": ["a", "b"], "nested": {"x": 1, "tags": ["c"]},
+                               "ok": True}
+    assert type(record.metadata["day"]) is float
+    assert record.values.dtype == np.float32 and record.values.tolist() == [1.0, 1.0, 1.0, 1.0]
