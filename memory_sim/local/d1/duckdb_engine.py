@@ -50,7 +50,7 @@ from memory_sim.local.d1.foreign_keys import Enforcer
 from memory_sim.local.d1.literal_rows import literal_insert
 from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S, Watchdog
 
-_CONFIG: dict[str, str | bool] = {
+_CONFIG: dict[str, str | bool | int] = {
     "integer_division": True,  # SQLite: 7/2 = 3
     "error_on_division_by_zero": False,  # SQLite: x/0 is NULL
     "default_null_order": "nulls_first_on_asc_last_on_desc",  # SQLite: NULL sorts as the smallest value
@@ -59,6 +59,9 @@ _CONFIG: dict[str, str | bool] = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "python_enable_replacements": False,  # FROM name never reads a Python object of this process
+    # SQLite runs a statement on one thread; DuckDB's pool of workers costs CPU on every small statement (its
+    # wake-ups), and each database (a DuckDB instance) would start a pool of its own.
+    "threads": 1,
     "lock_configuration": True,  # and a statement cannot SET it back
 }
 MIN_FREE_BYTES = 16 * 2**20
