@@ -15,6 +15,7 @@ One process owns a DuckDB file: a second process gets DataInUseError and should 
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,6 +47,7 @@ from memory_sim.local.d1.duckdb_mirror import Mirror
 from memory_sim.local.d1.duckdb_pragmas import Pragmas
 from memory_sim.local.d1.duckdb_rows import decoded, read, target_name
 from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
+from memory_sim.local.d1.duckdb_schema import duck_types
 from memory_sim.local.d1.foreign_keys import Enforcer
 from memory_sim.local.d1.literal_rows import literal_insert
 from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S, Watchdog
@@ -68,6 +70,10 @@ MIN_FREE_BYTES = 16 * 2**20
 _PASSED_KEPT = 4096  # translations that passed the checks, kept per engine
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
 _SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
+# DDL that leaves every table's and view's DuckDB column types as they were: the catalog is not read again after
+# it (a dropped table's types linger unused until a CREATE, which reads them again). Anything else, or a statement
+# this does not recognise (a leading comment), reads them.
+_KEEPS_COLUMN_TYPES = re.compile(r"\s*(?:CREATE\s+(?:UNIQUE\s+)?INDEX|CREATE\s+TRIGGER|DROP)\b", re.IGNORECASE)
 
 
 def connect(path: str | Path) -> Any:
@@ -528,7 +534,8 @@ class DuckDBEngine:
                 self._conn.execute("BEGIN TRANSACTION")
             self._conn.execute(translation.sql, list(params))
             if changed:  # a no-op (CREATE ... IF NOT EXISTS of what is there) changes nothing, the ledger included
-                self._conn.execute("INSERT INTO __sq_ddl SELECT coalesce(max(seq), 0) + 1, ? FROM __sq_ddl", [sql])
+                self._conn.execute("INSERT INTO __sq_ddl VALUES (?, ?)", [self._ledger_top + 1, sql])
+                self._ledger_top += 1  # a rollback of it rebuilds the mirror, which reads the top again
             if own:
                 self._conn.execute("COMMIT")
         except duckdb.Error as exc:
@@ -540,7 +547,9 @@ class DuckDBEngine:
             raise self._failure(exc) from exc
         self._ddl_in_transaction = True
         self._tops.clear()
-        self._schema = self._mirror.schema(self._conn)
+        if not _KEEPS_COLUMN_TYPES.match(sql):
+            self._duck_types = duck_types(self._conn)
+        self._schema = self._mirror.schema(self._duck_types)
         self._fks.reload(self._mirror.conn)
         return Outcome([], [], 0, self._last_rowid, True)
 
@@ -548,10 +557,12 @@ class DuckDBEngine:
         old = getattr(self, "_mirror", None)
         if old is not None:
             old.close()
-        ledger = self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall()
-        self._mirror = Mirror(statement for (statement,) in ledger)
+        ledger = self._conn.execute("SELECT seq, sql FROM __sq_ddl ORDER BY seq").fetchall()
+        self._ledger_top = int(ledger[-1][0]) if ledger else 0
+        self._mirror = Mirror(statement for (_, statement) in ledger)
         self._pragmas = Pragmas(self._fks)
-        self._schema = self._mirror.schema(self._conn)
+        self._duck_types = duck_types(self._conn)
+        self._schema = self._mirror.schema(self._duck_types)
         self._fks.reload(self._mirror.conn)
 
 

@@ -40,8 +40,9 @@ class Mirror:
                     continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
         self._sandbox.use(READ)
 
-    def schema(self, duck: Any) -> Schema:
-        return schema_of(self.conn, duck)
+    def schema(self, duck_types: dict[tuple[str, str], str]) -> Schema:
+        """The schema, each column typed as DuckDB's catalog (`duck_types`, duckdb_schema.duck_types) has it."""
+        return schema_of(self.conn, types=duck_types)
 
     def checks(self, table: str) -> list[str]:
         return check_constraints(self.conn, table)

@@ -12,11 +12,12 @@ from memory_sim.local.d1.dialect import values as sv
 from memory_sim.local.d1.dialect.schema import ColumnInfo, Schema, TableInfo, column_type, quote_name
 
 
-def schema_of(mirror: sqlite3.Connection, conn: Any = None) -> Schema:
+def schema_of(mirror: sqlite3.Connection, conn: Any = None, types: dict[tuple[str, str], str] | None = None) -> Schema:
     """The tables and views as the mirror declares them, with each column's DuckDB type (from DuckDB's catalog
-    when `conn` is given: older files may hold other types than today's mapping)."""
+    when `conn`, or `types` read from it by duck_types, is given: older files may hold other types than today's
+    mapping)."""
     tables: dict[str, TableInfo] = {}
-    duck = _duck_types(conn)
+    duck = types if types is not None else duck_types(conn)
     query = "SELECT name, sql, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
     for name, sql, kind in mirror.execute(query).fetchall():
         try:
@@ -55,7 +56,8 @@ def schema_of(mirror: sqlite3.Connection, conn: Any = None) -> Schema:
     return Schema(tables)
 
 
-def _duck_types(conn: Any) -> dict[tuple[str, str], str]:
+def duck_types(conn: Any) -> dict[tuple[str, str], str]:
+    """(table, column), lower case -> the column's type in DuckDB's catalog."""
     if conn is None:
         return {}
     rows = conn.execute(
