@@ -16,7 +16,7 @@ from memory_sim.local.d1.dialect.names import name_result_columns
 from memory_sim.local.d1.dialect.operands import DUCK_TYPES, Typed
 from memory_sim.local.d1.dialect.replace import replace_plan
 from memory_sim.local.d1.dialect.schema import ColumnInfo, Schema, TableInfo, quote_name
-from memory_sim.local.d1.dialect.store import NOT_LITERAL, number_or_value, store, stored_literal
+from memory_sim.local.d1.dialect.store import NOT_LITERAL, number_or_value, store, stored_literal, written
 from memory_sim.local.d1.dialect.udfs import failure, refusal
 
 
@@ -115,12 +115,16 @@ def _source(em: Emitter, toks: list[Token], ins: Insert, schema: Schema, with_id
     rowid = ins.table.rowid_column if with_ids else None
     position = next((n for n, c in enumerate(ins.columns) if rowid and c.lower() == rowid.lower()), None)
     base = em.extra("id_base") if rowid else ""
+    # Bare literals only where the rows go straight into the table: not into REPLACE's staging table (whose column
+    # types its rows would set), nor as the rowid (an operand of coalesce(id, base + n)).
+    bare = ins.prefix != "INSERT OR REPLACE"
 
     def row(values: list[Typed], ordinal: str) -> list[str]:
         if len(values) != len(infos):
             raise D1Unsupported(f"{len(values)} values for {len(infos)} columns")  # SQLite's check runs first
         stored = zip(values, infos, wheres, strict=True)
-        out = [store(walker.ex, v, info, where) if info else v.sql for v, info, where in stored]
+        out = [(written if bare and n != position else store)(walker.ex, v, info, where) if info else v.sql
+               for n, (v, info, where) in enumerate(stored)]
         if rowid and position is None:
             out.insert(0, f"{base} + {ordinal}")
         elif rowid and position is not None and ordinal != "NULL":
