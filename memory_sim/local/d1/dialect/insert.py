@@ -118,6 +118,9 @@ def _source(em: Emitter, toks: list[Token], ins: Insert, schema: Schema, with_id
     # Bare literals only where the rows go straight into the table: not into REPLACE's staging table (whose column
     # types its rows would set), nor as the rowid (an operand of coalesce(id, base + n)).
     bare = ins.prefix != "INSERT OR REPLACE"
+    # A row's id given as a literal needs no next id (nor the engine its base, a max() query), except in an upsert,
+    # whose outcome tells inserted rows from updated ones by that base.
+    fixed = not any(t.is_word("CONFLICT") for t in toks[ins.tail[0] : ins.tail[1]])
 
     def row(values: list[Typed], ordinal: str) -> list[str]:
         if len(values) != len(infos):
@@ -127,7 +130,7 @@ def _source(em: Emitter, toks: list[Token], ins: Insert, schema: Schema, with_id
                for n, (v, info, where) in enumerate(stored)]
         if rowid and position is None:
             out.insert(0, f"{base} + {ordinal}")
-        elif rowid and position is not None and ordinal != "NULL":
+        elif rowid and position is not None and ordinal != "NULL" and not (fixed and _known_id(values[position])):
             out[position] = f"coalesce({out[position]}, {base} + {ordinal})"
         return out
 
@@ -305,6 +308,10 @@ def _skips(toks: list[Token], ins: Insert) -> bool:
 def _listed_rowid(ins: Insert) -> int | None:
     rowid = (ins.table.rowid_column or "").lower()
     return next((n for n, c in enumerate(ins.columns) if rowid and c.lower() == rowid), None)
+
+
+def _known_id(v: Typed) -> bool:
+    return v.known and v.const is not None
 
 
 def _given(em: Emitter, v: Typed) -> bool:
