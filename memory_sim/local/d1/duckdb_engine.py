@@ -100,11 +100,13 @@ class DuckDBEngine:
         self._path = str(path)
         self._conn = MacroConnection(connect(path))
         self._file = None if self._path == ":memory:" else Path(self._path)
+        empty = self._file is None  # an in-memory database starts with nothing stored: nothing to read back
         try:
             sqlite_functions.register(self._conn)
             self._conn.execute(_LEDGER)
             self._conn.execute(_SEQUENCE)
-            self._conn.make_stored_needs()
+            if not empty:
+                self._conn.make_stored_needs()
         except duckdb.Error as exc:  # the first reads are where a torn file shows
             self._conn.close()
             raise self._failure(exc) from exc
@@ -120,11 +122,12 @@ class DuckDBEngine:
         self._fks = Enforcer()
         self._watchdog = Watchdog(self._conn.interrupt)  # D1's time limit (time_limit.py)
         try:
-            self._rebuild_mirror()
+            self._rebuild_mirror(empty)
         except duckdb.Error as exc:  # the ledger's reads are where a torn file shows too
             self._conn.close()
             raise self._failure(exc) from exc
-        for view in unsafe_views(self._conn):  # made before the sandbox checked views: they may read its tables
+        # views made before the sandbox checked views: they may read its tables
+        for view in () if empty else unsafe_views(self._conn):
             try:
                 self.execute(f"DROP VIEW IF EXISTS {quote_name(view)}", [])  # from the mirror and the ledger too
             except D1Error:
@@ -553,15 +556,16 @@ class DuckDBEngine:
         self._fks.reload(self._mirror.conn)
         return Outcome([], [], 0, self._last_rowid, True)
 
-    def _rebuild_mirror(self) -> None:
+    def _rebuild_mirror(self, empty: bool = False) -> None:
+        """The schema mirror from the DDL ledger (`empty`: a new in-memory database's, which holds none)."""
         old = getattr(self, "_mirror", None)
         if old is not None:
             old.close()
-        ledger = self._conn.execute("SELECT seq, sql FROM __sq_ddl ORDER BY seq").fetchall()
+        ledger = [] if empty else self._conn.execute("SELECT seq, sql FROM __sq_ddl ORDER BY seq").fetchall()
         self._ledger_top = int(ledger[-1][0]) if ledger else 0
         self._mirror = Mirror(statement for (_, statement) in ledger)
         self._pragmas = Pragmas(self._fks)
-        self._duck_types = duck_types(self._conn)
+        self._duck_types = {} if empty else duck_types(self._conn)
         self._schema = self._mirror.schema(self._duck_types)
         self._fks.reload(self._mirror.conn)
 
