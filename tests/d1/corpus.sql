@@ -254,3 +254,18 @@ UPDATE short_term_memories SET importance = 0.1 WHERE id = 'm1'
 SELECT rowid, id FROM short_term_memories ORDER BY rowid
 SELECT id FROM short_term_memories WHERE rowid = 1
 SELECT s.id FROM short_term_memories s JOIN diaries d ON d.npc_id = s.npc_id ORDER BY s.rowid
+-- INSERT ... SELECT * typed by its table, bare literals compared and written, literal ids (the sqllogictest work)
+CREATE TABLE copies (id INTEGER PRIMARY KEY, day INTEGER, hour INTEGER, kind TEXT, payload TEXT)
+CREATE TABLE copies_text (id INTEGER PRIMARY KEY, day TEXT, hour REAL, kind TEXT, payload TEXT)
+INSERT INTO copies SELECT * FROM world_events ORDER BY id
+INSERT INTO copies_text SELECT * FROM world_events AS w WHERE w.day > 1 ORDER BY 1 LIMIT 3
+SELECT id, day, typeof(day), hour, typeof(hour), kind FROM copies_text ORDER BY id
+INSERT INTO copies SELECT * FROM world_events ORDER BY id
+INSERT INTO copies VALUES (2147483000, -2147483648, 2147483648, 'edge', 'it''s')
+INSERT INTO copies VALUES (-5, '1', 2.0, 'neg', '')
+INSERT INTO copies (day, kind) VALUES (7, 'next')
+SELECT last_insert_rowid()
+INSERT OR IGNORE INTO copies VALUES (-5, 9, 9, 'ignored', NULL)
+INSERT INTO copies VALUES (-5, 9, 9, 'upsert', NULL) ON CONFLICT(id) DO UPDATE SET kind = excluded.kind
+SELECT id, day, hour, kind, payload FROM copies WHERE day = -2147483648 OR hour IN (2147483648, 2) OR id > 2147482999 OR id < 0 ORDER BY id
+SELECT id FROM copies WHERE day >= 2 AND hour < 9.5 AND 3 > day ORDER BY id

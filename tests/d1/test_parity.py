@@ -40,7 +40,7 @@ REFUSED = {
 STRICTER: dict[str, str] = {}
 # Tables whose rowid is an INTEGER PRIMARY KEY column: last_row_id is compared after inserts into them.
 # (Elsewhere the DuckDB engine keeps the previous last_row_id; see docs/d1.md.)
-ROWID_TABLES = ("diaries", "world_events", "events_log")
+ROWID_TABLES = ("diaries", "world_events", "events_log", "copies")
 
 
 def _run(db: Any, sql: str) -> tuple[str, Any]:

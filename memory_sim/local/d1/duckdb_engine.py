@@ -15,6 +15,7 @@ One process owns a DuckDB file: a second process gets DataInUseError and should 
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
@@ -46,11 +47,12 @@ from memory_sim.local.d1.duckdb_mirror import Mirror
 from memory_sim.local.d1.duckdb_pragmas import Pragmas
 from memory_sim.local.d1.duckdb_rows import decoded, read, target_name
 from memory_sim.local.d1.duckdb_sandbox import check_duckdb_text, check_sqlite_text, unsafe_views
+from memory_sim.local.d1.duckdb_schema import duck_types
 from memory_sim.local.d1.foreign_keys import Enforcer
 from memory_sim.local.d1.literal_rows import literal_insert
 from memory_sim.local.d1.time_limit import D1_QUERY_TIME_LIMIT_S, Watchdog
 
-_CONFIG: dict[str, str | bool] = {
+_CONFIG: dict[str, str | bool | int] = {
     "integer_division": True,  # SQLite: 7/2 = 3
     "error_on_division_by_zero": False,  # SQLite: x/0 is NULL
     "default_null_order": "nulls_first_on_asc_last_on_desc",  # SQLite: NULL sorts as the smallest value
@@ -59,12 +61,19 @@ _CONFIG: dict[str, str | bool] = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "python_enable_replacements": False,  # FROM name never reads a Python object of this process
+    # SQLite runs a statement on one thread; DuckDB's pool of workers costs CPU on every small statement (its
+    # wake-ups), and each database (a DuckDB instance) would start a pool of its own.
+    "threads": 1,
     "lock_configuration": True,  # and a statement cannot SET it back
 }
 MIN_FREE_BYTES = 16 * 2**20
 _PASSED_KEPT = 4096  # translations that passed the checks, kept per engine
 _LEDGER = "CREATE TABLE IF NOT EXISTS __sq_ddl(seq BIGINT, sql VARCHAR)"
 _SEQUENCE = "CREATE TABLE IF NOT EXISTS __sq_sequence(name VARCHAR PRIMARY KEY, seq BIGINT)"
+# DDL that leaves every table's and view's DuckDB column types as they were: the catalog is not read again after
+# it (a dropped table's types linger unused until a CREATE, which reads them again). Anything else, or a statement
+# this does not recognise (a leading comment), reads them.
+_KEEPS_COLUMN_TYPES = re.compile(r"\s*(?:CREATE\s+(?:UNIQUE\s+)?INDEX|CREATE\s+TRIGGER|DROP)\b", re.IGNORECASE)
 
 
 def connect(path: str | Path) -> Any:
@@ -91,11 +100,13 @@ class DuckDBEngine:
         self._path = str(path)
         self._conn = MacroConnection(connect(path))
         self._file = None if self._path == ":memory:" else Path(self._path)
+        empty = self._file is None  # an in-memory database starts with nothing stored: nothing to read back
         try:
             sqlite_functions.register(self._conn)
             self._conn.execute(_LEDGER)
             self._conn.execute(_SEQUENCE)
-            self._conn.make_stored_needs()
+            if not empty:
+                self._conn.make_stored_needs()
         except duckdb.Error as exc:  # the first reads are where a torn file shows
             self._conn.close()
             raise self._failure(exc) from exc
@@ -111,11 +122,12 @@ class DuckDBEngine:
         self._fks = Enforcer()
         self._watchdog = Watchdog(self._conn.interrupt)  # D1's time limit (time_limit.py)
         try:
-            self._rebuild_mirror()
+            self._rebuild_mirror(empty)
         except duckdb.Error as exc:  # the ledger's reads are where a torn file shows too
             self._conn.close()
             raise self._failure(exc) from exc
-        for view in unsafe_views(self._conn):  # made before the sandbox checked views: they may read its tables
+        # views made before the sandbox checked views: they may read its tables
+        for view in () if empty else unsafe_views(self._conn):
             try:
                 self.execute(f"DROP VIEW IF EXISTS {quote_name(view)}", [])  # from the mirror and the ledger too
             except D1Error:
@@ -524,7 +536,8 @@ class DuckDBEngine:
                 self._conn.execute("BEGIN TRANSACTION")
             self._conn.execute(translation.sql, list(params))
             if changed:  # a no-op (CREATE ... IF NOT EXISTS of what is there) changes nothing, the ledger included
-                self._conn.execute("INSERT INTO __sq_ddl SELECT coalesce(max(seq), 0) + 1, ? FROM __sq_ddl", [sql])
+                self._conn.execute("INSERT INTO __sq_ddl VALUES (?, ?)", [self._ledger_top + 1, sql])
+                self._ledger_top += 1  # a rollback of it rebuilds the mirror, which reads the top again
             if own:
                 self._conn.execute("COMMIT")
         except duckdb.Error as exc:
@@ -536,18 +549,23 @@ class DuckDBEngine:
             raise self._failure(exc) from exc
         self._ddl_in_transaction = True
         self._tops.clear()
-        self._schema = self._mirror.schema(self._conn)
+        if not _KEEPS_COLUMN_TYPES.match(sql):
+            self._duck_types = duck_types(self._conn)
+        self._schema = self._mirror.schema(self._duck_types)
         self._fks.reload(self._mirror.conn)
         return Outcome([], [], 0, self._last_rowid, True)
 
-    def _rebuild_mirror(self) -> None:
+    def _rebuild_mirror(self, empty: bool = False) -> None:
+        """The schema mirror from the DDL ledger (`empty`: a new in-memory database's, which holds none)."""
         old = getattr(self, "_mirror", None)
         if old is not None:
             old.close()
-        ledger = self._conn.execute("SELECT sql FROM __sq_ddl ORDER BY seq").fetchall()
-        self._mirror = Mirror(statement for (statement,) in ledger)
+        ledger = [] if empty else self._conn.execute("SELECT seq, sql FROM __sq_ddl ORDER BY seq").fetchall()
+        self._ledger_top = int(ledger[-1][0]) if ledger else 0
+        self._mirror = Mirror(statement for (_, statement) in ledger)
         self._pragmas = Pragmas(self._fks)
-        self._schema = self._mirror.schema(self._conn)
+        self._duck_types = {} if empty else duck_types(self._conn)
+        self._schema = self._mirror.schema(self._duck_types)
         self._fks.reload(self._mirror.conn)
 
 

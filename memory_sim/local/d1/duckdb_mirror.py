@@ -14,7 +14,7 @@ from memory_sim.bindings.d1 import D1Value
 from memory_sim.bindings.d1_sql import dummy_values
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.core import Outcome
-from memory_sim.local.d1.dialect.schema import Schema
+from memory_sim.local.d1.dialect.schema import Schema, TableInfo
 from memory_sim.local.d1.duckdb_sandbox import replayable
 from memory_sim.local.d1.duckdb_schema import check_constraints, schema_of
 from memory_sim.local.d1.sqlite_engine import sqlite_error
@@ -32,6 +32,7 @@ class Mirror:
         self.conn.execute("PRAGMA foreign_keys = ON")  # so compiling a statement reports malformed keys
         self._sandbox = Sandbox(self.conn, SCHEMA)
         self._compiled: set[tuple[str, int]] = set()
+        self._tables: dict[tuple[Any, ...], TableInfo] = {}  # schema_of's, kept while this mirror lives
         for statement in ledger:
             if replayable(statement):
                 try:
@@ -40,8 +41,11 @@ class Mirror:
                     continue  # e.g. a DROP of a table a later statement recreated; replay is best effort
         self._sandbox.use(READ)
 
-    def schema(self, duck: Any) -> Schema:
-        return schema_of(self.conn, duck)
+    def schema(self, duck_types: dict[tuple[str, str], str]) -> Schema:
+        """The schema, each column typed as DuckDB's catalog (`duck_types`, duckdb_schema.duck_types) has it."""
+        if len(self._tables) > _COMPILED_KEPT:
+            self._tables.clear()
+        return schema_of(self.conn, types=duck_types, kept=self._tables)
 
     def checks(self, table: str) -> list[str]:
         return check_constraints(self.conn, table)

@@ -4,6 +4,7 @@ DuckDB type (from DuckDB's catalog), SQLite affinity and declared collation, row
 from __future__ import annotations
 
 import sqlite3
+from collections import defaultdict
 from typing import Any
 
 from memory_sim.bindings.d1_sql import tokenize
@@ -12,50 +13,75 @@ from memory_sim.local.d1.dialect import values as sv
 from memory_sim.local.d1.dialect.schema import ColumnInfo, Schema, TableInfo, column_type, quote_name
 
 
-def schema_of(mirror: sqlite3.Connection, conn: Any = None) -> Schema:
+def schema_of(mirror: sqlite3.Connection, conn: Any = None, types: dict[tuple[str, str], str] | None = None,
+              kept: dict[tuple[Any, ...], TableInfo] | None = None) -> Schema:
     """The tables and views as the mirror declares them, with each column's DuckDB type (from DuckDB's catalog
-    when `conn` is given: older files may hold other types than today's mapping)."""
+    when `conn`, or `types` read from it by duck_types, is given: older files may hold other types than today's
+    mapping). `kept`: a table's info by all it is read from (its CREATE text, its indexes', its DuckDB types), so
+    that after one DDL statement only what it changed is read again (views always are: they read other tables)."""
     tables: dict[str, TableInfo] = {}
-    duck = _duck_types(conn)
+    duck = types if types is not None else duck_types(conn)
+    indexes: dict[str, list[tuple[str, str | None]]] = defaultdict(list)
+    typed: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    if kept is not None:
+        for table, index, text in mirror.execute("SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'index'"):
+            indexes[str(table).lower()].append((index, text))
+        for (table, column), duck_type in duck.items():
+            typed[table].append((column, duck_type))
     query = "SELECT name, sql, type FROM sqlite_master WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%'"
     for name, sql, kind in mirror.execute(query).fetchall():
-        try:
-            info = mirror.execute(f"PRAGMA table_info({quote_name(name)})").fetchall()  # cid, name, type, notnull, ...
-        except sqlite3.Error:
-            continue  # a view over something that is gone: SQLite itself reports it when the view is used
-        toks = [t for t in tokenize(sql or "") if not t.trivia]
-        words = {t.upper for t in toks if t.kind == "word"}
-        keys = [row for row in info if row[5] > 0]
-        is_alias = (
-            kind == "table" and len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER" and "WITHOUT" not in words
-        )
-        rowid = keys[0][1] if is_alias else None
-        collations = declared_collations(sql or "") if kind == "table" else {}
-        columns = tuple(r[1] for r in info)
-        tables[name] = TableInfo(
-            name,
-            columns,
-            rowid,
-            "AUTOINCREMENT" in words,
-            _unique_keys(mirror, name, rowid) if kind == "table" else (),
-            frozenset(r[1] for r in info if r[4] is not None),
-            any(t.is_word("REFERENCES") and i + 1 < len(toks) and toks[i + 1].name.lower() == name.lower()
-                for i, t in enumerate(toks)),
-            tuple(
-                ColumnInfo(
-                    duck.get((name.lower(), column.lower())) or _mapped(str(declared)),
-                    sv.affinity(str(declared)) if kind == "table" else "?",
-                    collations.get(column.lower(), ""),
-                )
-                for column, declared in zip(columns, (r[2] for r in info), strict=False)
-            ),
-            not_null=frozenset(r[1] for r in info if r[3]),
-            default_texts=tuple((r[1], str(r[4])) for r in info if r[4] is not None),
-        )
+        lower = name.lower()
+        key = (name, sql, tuple(sorted(indexes[lower])), tuple(sorted(typed[lower]))) if kind == "table" else None
+        found = kept.get(key) if kept is not None and key is not None else None
+        if found is None:
+            found = _table_info(mirror, name, sql, kind, duck)
+            if found is None:
+                continue  # a view over something that is gone: SQLite itself reports it when the view is used
+            if kept is not None and key is not None:
+                kept[key] = found
+        tables[name] = found
     return Schema(tables)
 
 
-def _duck_types(conn: Any) -> dict[tuple[str, str], str]:
+def _table_info(mirror: sqlite3.Connection, name: str, sql: str | None, kind: str,
+                duck: dict[tuple[str, str], str]) -> TableInfo | None:
+    try:
+        info = mirror.execute(f"PRAGMA table_info({quote_name(name)})").fetchall()  # cid, name, type, notnull, ...
+    except sqlite3.Error:
+        return None
+    toks = [t for t in tokenize(sql or "") if not t.trivia]
+    words = {t.upper for t in toks if t.kind == "word"}
+    keys = [row for row in info if row[5] > 0]
+    is_alias = (
+        kind == "table" and len(keys) == 1 and str(keys[0][2]).upper() == "INTEGER" and "WITHOUT" not in words
+    )
+    rowid = keys[0][1] if is_alias else None
+    collations = declared_collations(sql or "") if kind == "table" else {}
+    columns = tuple(r[1] for r in info)
+    return TableInfo(
+        name,
+        columns,
+        rowid,
+        "AUTOINCREMENT" in words,
+        _unique_keys(mirror, name, rowid) if kind == "table" else (),
+        frozenset(r[1] for r in info if r[4] is not None),
+        any(t.is_word("REFERENCES") and i + 1 < len(toks) and toks[i + 1].name.lower() == name.lower()
+            for i, t in enumerate(toks)),
+        tuple(
+            ColumnInfo(
+                duck.get((name.lower(), column.lower())) or _mapped(str(declared)),
+                sv.affinity(str(declared)) if kind == "table" else "?",
+                collations.get(column.lower(), ""),
+            )
+            for column, declared in zip(columns, (r[2] for r in info), strict=False)
+        ),
+        not_null=frozenset(r[1] for r in info if r[3]),
+        default_texts=tuple((r[1], str(r[4])) for r in info if r[4] is not None),
+    )
+
+
+def duck_types(conn: Any) -> dict[tuple[str, str], str]:
+    """(table, column), lower case -> the column's type in DuckDB's catalog."""
     if conn is None:
         return {}
     rows = conn.execute(

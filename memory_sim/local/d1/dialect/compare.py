@@ -106,7 +106,7 @@ def dynamic(op: str, a: Typed, b: Typed, coll: str) -> Typed:
 def _same_class(op: str, a: Typed, b: Typed, coll: str) -> Typed:
     if a.cls == "n" and {a.t, b.t} == {"int", "real"}:
         return _int_real(op, a, b) if a.t == "int" else _int_real(FLIP[op], b, a)
-    x, y = a.sql, b.sql
+    x, y = (_compared_int(a).sql, _compared_int(b).sql) if a.t == b.t == "int" else (a.sql, b.sql)
     if a.cls == "t" and coll == "NOCASE":
         x, y = f"__sq_nocase({x})", f"__sq_nocase({y})"
     elif a.cls == "t" and coll == "RTRIM":
@@ -117,7 +117,7 @@ def _same_class(op: str, a: Typed, b: Typed, coll: str) -> Typed:
 def _int_real(op: str, i: Typed, r: Typed) -> Typed:
     """An INTEGER against a REAL, exactly: DuckDB would round the integer to a DOUBLE first."""
     if i.known and i.const is not None and abs(i.const) <= 2**53:
-        return Typed(f"({i.sql} {_NATIVE[op]} {r.sql})", "bool")
+        return Typed(f"({_compared_int(i).sql} {_NATIVE[op]} {r.sql})", "bool")
     if not r.known or r.const is None:
         return Typed(f"__sq_{IR[op]}_ir({i.sql}, {r.sql})", "bool")
     real = float(r.const)
@@ -133,6 +133,15 @@ def _int_real(op: str, i: Typed, r: Typed) -> Typed:
     up, down = math.ceil(real), math.floor(real)
     bound = {"<": up, ">=": up, "<=": down, ">": down}.get(op, int(real))
     return Typed(f"({i.sql} {_NATIVE[op]} CAST({bound} AS BIGINT))", "bool")
+
+
+def _compared_int(e: Typed) -> Typed:
+    """A known INTEGER that fits 32 bits, compared, as DuckDB's bare literal (29, not CAST(29 AS BIGINT)): DuckDB
+    compares it in the other side's type (BIGINT, DOUBLE), exactly, and binds the shorter text faster. In
+    comparisons only: arithmetic on a bare literal could overflow 32 bits."""
+    if e.t != "int" or not e.known or type(e.const) is not int or not -(2**31) < e.const < 2**31:
+        return e
+    return Typed(str(e.const) if e.const >= 0 else f"({e.const})", e.t, e.aff, e.coll, e.col_coll, e.const, e.param)
 
 
 def _class_order(op: str, a: Typed, b: Typed) -> Typed:
@@ -209,7 +218,7 @@ def in_list(ex: Expressions, node: InList) -> Typed:
     coll = x.coll or x.col_coll or "BINARY"
     same = all(i.t == x.t and not i.coll for i in items) and x.t in ("int", "real", "text", "blob")
     if same and (x.t != "text" or coll == "BINARY"):
-        body = f"({x.sql} IN ({', '.join(i.sql for i in items)}))"
+        body = f"({_compared_int(x).sql} IN ({', '.join(_compared_int(i).sql for i in items)}))"
     else:
         body = "(" + " OR ".join(compare(ex, "=", x, i).sql for i in items) + ")"
     return Typed(f"(NOT {body})" if node.negated else body, "bool")

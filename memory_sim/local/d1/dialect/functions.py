@@ -153,13 +153,9 @@ def register(conn: Any) -> None:
     for name in DELEGATED:
         arities = [2] if name == "->>" else range(1, MAX_DELEGATED_ARGS + 1)
         for arity in arities:
-            conn.create_function(
-                delegated_name(name, arity),
-                _delegate(_sqlite_call(name, arity), arity),
-                ["VARIANT"] * arity,
+            udfs.create_function(  # constant-folded: one 'now' per statement, as SQLite has it
+                conn, delegated_name(name, arity), _delegate(_sqlite_call(name, arity), arity), ["VARIANT"] * arity,
                 "VARIANT",
-                null_handling="special",
-                side_effects=False,  # constant-folded: one 'now' per statement, as SQLite has it
             )
 
 

@@ -22,7 +22,7 @@ from memory_sim.bindings.d1_sql import Token
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect.operands import Typed
 from memory_sim.local.d1.dialect.schema import ColumnInfo, TableInfo
-from memory_sim.local.d1.dialect.udfs import ORACLE, SqliteFailure, failure, plain, primary_code
+from memory_sim.local.d1.dialect.udfs import ORACLE, SqliteFailure, create_function, failure, plain, primary_code
 
 FUNCTIONS = frozenset({"json_each", "json_tree"})
 HIDDEN = frozenset({"json", "root"})
@@ -138,10 +138,8 @@ def register(conn: Any) -> None:
     """Install __sq_json_each_1/2 and __sq_json_tree_1/2 on a DuckDB connection (DuckDB reads a Python function's
     arity from its signature: one function per arity; the last argument names the columns to read)."""
     for name in sorted(FUNCTIONS):
-        conn.create_function(f"__sq_{name}_1", _one(name), ["VARIANT", "VARCHAR"], _COLUMNS_TYPE,
-                             null_handling="special", side_effects=False)
-        conn.create_function(f"__sq_{name}_2", _two(name), ["VARIANT", "VARIANT", "VARCHAR"], _COLUMNS_TYPE,
-                             null_handling="special", side_effects=False)
+        create_function(conn, f"__sq_{name}_1", _one(name), ["VARIANT", "VARCHAR"], _COLUMNS_TYPE)
+        create_function(conn, f"__sq_{name}_2", _two(name), ["VARIANT", "VARIANT", "VARCHAR"], _COLUMNS_TYPE)
 
 
 # --- where the calls are in a statement ------------------------------------------------------------------------

@@ -43,6 +43,21 @@ def store(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
 _FIT = {"VARCHAR": "__sq_fit_text", "BLOB": "__sq_fit_blob"}
 
 
+def written(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
+    """store() for a value an INSERT's row writes straight into its column: a known 32-bit INTEGER into a BIGINT
+    column, or a text without NUL into a VARCHAR one, as DuckDB's bare literal, which DuckDB converts to the
+    column's type exactly when it writes it, and binds faster than CAST(...) (a one-row INSERT's DuckDB time -6 %).
+    Not for an operand (arithmetic on a bare literal could overflow 32 bits), nor a VARIANT column (it would keep
+    the literal's INTEGER type)."""
+    if e.known and e.const is not None and column.duck in ("BIGINT", "VARCHAR"):
+        kept = sv.stored(e.const, column.aff)
+        if column.duck == "BIGINT" and type(kept) is int and -(2**31) < kept < 2**31:
+            return str(kept) if kept >= 0 else f"({kept})"
+        if column.duck == "VARCHAR" and type(kept) is str and "\x00" not in kept:
+            return "'" + kept.replace("'", "''") + "'"
+    return store(ex, e, column, where)
+
+
 def _stored(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
     duck, aff = column.duck, column.aff
     if e.t == "null" or (e.known and e.const is None):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from memory_sim.bindings.limits import D1_MAX_STRING_OR_BLOB_BYTES
@@ -261,19 +262,27 @@ def decode(value: Any) -> Any:
     return value["i"]
 
 
+def create_function(conn: Any, name: str, function: Callable[..., Any], params: list[str], result: str) -> None:
+    """A Python function on a DuckDB connection, NULLs passed to it, constant-folded (one 'now' per statement, as in
+    SQLite). The types go as DuckDB's type objects, made once: given as text, each is parsed again on every call
+    (half of registering the dialect's 58 functions at each open: 14 -> 7 ms)."""
+    conn.create_function(name, function, [_sql_type(p) for p in params], _sql_type(result),
+                         null_handling="special", side_effects=False)
+
+
+@cache
+def _sql_type(name: str) -> Any:
+    import duckdb
+
+    return duckdb.sqltype(name)
+
+
 def register(conn: Any) -> None:
     """Install the Python functions on a DuckDB connection (the MACROS are created as statements name them:
     functions.macros_named)."""
     for arity in range(MAX_EVAL_ARGS + 1):
-        conn.create_function(
-            f"__sq_eval_{arity}", _eval_function(arity), ["VARCHAR"] + ["VARIANT"] * arity, "VARIANT",
-            null_handling="special", side_effects=False,  # constant-folded: one 'now' per statement, as in SQLite
-        )
-    conn.create_function(
-        "__sq_compare", compare, ["VARCHAR", "VARIANT", "VARIANT", "VARCHAR", "VARCHAR", "VARCHAR"], "BOOLEAN",
-        null_handling="special", side_effects=False,
-    )
-    conn.create_function(
-        "__sq_store", store, ["VARIANT", "VARCHAR", "VARCHAR", "VARCHAR"], "VARIANT",
-        null_handling="special", side_effects=False,
-    )
+        create_function(conn, f"__sq_eval_{arity}", _eval_function(arity), ["VARCHAR"] + ["VARIANT"] * arity,
+                        "VARIANT")
+    create_function(conn, "__sq_compare", compare, ["VARCHAR", "VARIANT", "VARIANT", "VARCHAR", "VARCHAR", "VARCHAR"],
+                    "BOOLEAN")
+    create_function(conn, "__sq_store", store, ["VARIANT", "VARCHAR", "VARCHAR", "VARCHAR"], "VARIANT")
