@@ -269,3 +269,11 @@ INSERT OR IGNORE INTO copies VALUES (-5, 9, 9, 'ignored', NULL)
 INSERT INTO copies VALUES (-5, 9, 9, 'upsert', NULL) ON CONFLICT(id) DO UPDATE SET kind = excluded.kind
 SELECT id, day, hour, kind, payload FROM copies WHERE day = -2147483648 OR hour IN (2147483648, 2) OR id > 2147482999 OR id < 0 ORDER BY id
 SELECT id FROM copies WHERE day >= 2 AND hour < 9.5 AND 3 > day ORDER BY id
+-- next ids past 2^31 - 1 (SQLite's rowids are 64-bit)
+INSERT INTO copies VALUES (2147483647, 1, 1, 'top', '')
+INSERT INTO copies (day, kind) VALUES (8, 'past')
+INSERT INTO copies (day, kind) VALUES (9, 'a'), (10, 'b')
+INSERT INTO copies (id, day, kind) VALUES (NULL, 11, 'c'), (NULL, 12, 'd')
+INSERT INTO copies (id, day, kind) VALUES (NULL, 13, 'e') ON CONFLICT(id) DO NOTHING
+SELECT last_insert_rowid()
+SELECT id, day, kind FROM copies WHERE id > 2147483646 ORDER BY id

@@ -114,7 +114,8 @@ def _source(em: Emitter, toks: list[Token], ins: Insert, schema: Schema, with_id
     wheres = [f"{ins.table.name}.{c}" for c in ins.columns]
     rowid = ins.table.rowid_column if with_ids else None
     position = next((n for n, c in enumerate(ins.columns) if rowid and c.lower() == rowid.lower()), None)
-    base = em.extra("id_base") if rowid else ""
+    # The engine binds the id base as a Python int, which DuckDB may type INTEGER: base + n would overflow at 2^31.
+    base = f"CAST({em.extra('id_base')} AS BIGINT)" if rowid else ""
     # Bare literals only where the rows go straight into the table: not into REPLACE's staging table (whose column
     # types its rows would set), nor as the rowid (an operand of coalesce(id, base + n)).
     bare = ins.prefix != "INSERT OR REPLACE"
