@@ -269,15 +269,19 @@ def _verb_before_phrase(words: Sequence[str], j: int) -> bool:
     return known or object_next
 
 
+def _phrase_head(words: Sequence[str], start: int, skip: set[str]) -> str:
+    """The head noun of the phrase at `start`, past a determiner or number opening it ("a lost lamb", "goats")."""
+    opener = _plain(words[start])
+    return _head_after(words, start + 1 if opener in DETERMINERS or opener in NUMBERS else start, skip)[0]
+
+
 def object_of(text: str, verbs: frozenset[str], *, names: Iterable[str] = ()) -> str:
     """The head noun of the first phrase right after one of `verbs` ("found a lost lamb" -> "lamb"), or ""."""
     words = tokens(text)
     skip = {n.lower() for n in names}
     for i, word in enumerate(words[:-1]):
         if _plain(word) in verbs:
-            opener = _plain(words[i + 1])
-            start = i + 2 if opener in DETERMINERS or opener in NUMBERS else i + 1
-            head, _ = _head_after(words, start, skip)
+            head = _phrase_head(words, i + 1, skip)
             if head:
                 return head
     return ""
@@ -338,8 +342,7 @@ def replaced(text: str, *, names: Iterable[str] = ()) -> str:
         if pair in (("instead", "of"), ("rather", "than")):
             if _verb_before_phrase(words, i + 2):  # "rather than pay the smith": another deed, not a thing
                 return ""
-            j = i + 3 if _plain(words[i + 2]) in DETERMINERS or _plain(words[i + 2]) in NUMBERS else i + 2
-            return _head_after(words, j, skip)[0]
+            return _phrase_head(words, i + 2, skip)
     return ""
 
 
@@ -354,9 +357,7 @@ def saved_for(text: str, *, names: Iterable[str] = ()) -> str:
     skip = {n.lower() for n in names}
     for i in range(1, len(words) - 1):
         if _plain(words[i]) == "for" and _plain(words[i - 1]) in _PUT_BY:
-            first = _plain(words[i + 1])
-            start = i + 2 if first in DETERMINERS or first in NUMBERS else i + 1
-            return _head_after(words, start, skip)[0]
+            return _phrase_head(words, i + 1, skip)
     return ""
 
 
