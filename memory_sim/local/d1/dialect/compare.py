@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import values as sv
 from memory_sim.local.d1.dialect.ast import InList, InSelect, Like
-from memory_sim.local.d1.dialect.operands import FLIP, IR, RANK, TWO63, Typed, boolean, literal, null_beside
+from memory_sim.local.d1.dialect.operands import FLIP, IR, RANK, TWO63, Typed, bare_int, boolean, literal, null_beside
 
 if TYPE_CHECKING:
     from memory_sim.local.d1.dialect.typed import Expressions
@@ -139,9 +139,8 @@ def _compared_int(e: Typed) -> Typed:
     """A known INTEGER that fits 32 bits, compared, as DuckDB's bare literal (29, not CAST(29 AS BIGINT)): DuckDB
     compares it in the other side's type (BIGINT, DOUBLE), exactly, and binds the shorter text faster. In
     comparisons only: arithmetic on a bare literal could overflow 32 bits."""
-    if e.t != "int" or not e.known or type(e.const) is not int or not -(2**31) < e.const < 2**31:
-        return e
-    return Typed(str(e.const) if e.const >= 0 else f"({e.const})", e.t, e.aff, e.coll, e.col_coll, e.const, e.param)
+    bare = bare_int(e.const) if e.t == "int" and e.known else None
+    return e if bare is None else Typed(bare, e.t, e.aff, e.coll, e.col_coll, e.const, e.param)
 
 
 def _class_order(op: str, a: Typed, b: Typed) -> Typed:

@@ -79,6 +79,14 @@ def literal(value: Any) -> Typed:
     return Typed(f"from_hex('{bytes(value).hex()}')", "blob", const=bytes(value))
 
 
+def bare_int(value: object) -> str | None:
+    """DuckDB's bare literal for an INTEGER that fits 32 bits ("29", "(-7)": a sign binds looser than :: and
+    COLLATE), which DuckDB types INTEGER; None for any other value (beyond 32 bits it would be typed otherwise)."""
+    if type(value) is not int or not -(2**31) < value < 2**31:
+        return None
+    return str(value) if value >= 0 else f"({value})"
+
+
 def _double(value: float) -> str:
     """A DOUBLE literal: DuckDB reads a number with an exponent as a DOUBLE, through the same conversion as
     CAST('...' AS DOUBLE) (a plain 1.5 would be a DECIMAL), and binds the shorter text faster."""

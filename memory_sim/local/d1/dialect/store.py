@@ -16,7 +16,7 @@ from memory_sim.bindings.d1_sql import Token
 from memory_sim.errors import D1Error, D1Unsupported
 from memory_sim.local.d1.dialect import values as sv
 from memory_sim.local.d1.dialect.ast import Lit
-from memory_sim.local.d1.dialect.operands import Typed, literal
+from memory_sim.local.d1.dialect.operands import Typed, bare_int, literal
 from memory_sim.local.d1.dialect.parser import number
 from memory_sim.local.d1.dialect.schema import ColumnInfo
 from memory_sim.local.d1.dialect.udfs import failure, refusal, store_refusal
@@ -51,8 +51,9 @@ def written(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
     the literal's INTEGER type)."""
     if e.known and e.const is not None and column.duck in ("BIGINT", "VARCHAR"):
         kept = sv.stored(e.const, column.aff)
-        if column.duck == "BIGINT" and type(kept) is int and -(2**31) < kept < 2**31:
-            return str(kept) if kept >= 0 else f"({kept})"
+        bare = bare_int(kept) if column.duck == "BIGINT" else None
+        if bare is not None:
+            return bare
         if column.duck == "VARCHAR" and type(kept) is str and "\x00" not in kept:
             return "'" + kept.replace("'", "''") + "'"
     return store(ex, e, column, where)
