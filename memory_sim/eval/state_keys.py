@@ -1,6 +1,7 @@
 """State-key inference measured on labelled pairs (tests/memory/data/state_key_pairs.json): precision and recall of
 the keys `infer_key` names, and of the links they make (a pair is linked iff both memories get the same non-null
-key; a true link is an update), on each split separately, with the misses listed.
+key; a true link is an update), on each split separately, with the misses listed. The newer memory is read as
+`remember` reads it: knowing the key the older one was given (infer_key's `held`).
 
 Pure over an embedding function: scripts/measure_state_keys.py runs it on the bundled MiniLM and writes
 benchmarks/state_keys.{md,json}; tests/memory/test_state_keys.py asserts the held-out goals.
@@ -10,7 +11,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,9 +35,10 @@ def subjects_for(memory: Mapping[str, Any], owner: str, npcs: Mapping[str, str])
     return tuple(npc for npc in dict.fromkeys([*memory["about"], *named]) if npc != owner)
 
 
-def guess(memory: Mapping[str, Any], owner: str, npcs: Mapping[str, str], embed: Embed | None) -> KeyGuess:
+def guess(memory: Mapping[str, Any], owner: str, npcs: Mapping[str, str], embed: Embed | None,
+          held: Collection[str] = ()) -> KeyGuess:
     return infer_key(memory["text"], type=memory["type"], subjects=subjects_for(memory, owner, npcs), embed=embed,
-                     names=npcs)
+                     names=npcs, held=held)
 
 
 def uses_change_words(pair: Mapping[str, Any], words: list[str]) -> bool:
@@ -79,7 +81,8 @@ def measure(data: Mapping[str, Any], split: str, embed: Embed | None) -> Figures
     """`split`'s figures for infer_key with `embed`."""
     figures, npcs, words = Figures(), data["npcs"], data["change_words"]
     for pair in (p for p in data["pairs"] if p["split"] == split):
-        guesses = [guess(pair[side], pair["npc"], npcs, embed) for side in ("older", "newer")]
+        older = guess(pair["older"], pair["npc"], npcs, embed)
+        guesses = [older, guess(pair["newer"], pair["npc"], npcs, embed, held=[older.key] if older.key else [])]
         for side, got in zip(("older", "newer"), guesses, strict=True):
             gold = pair[side]["key"]
             figures.keys_gold += gold is not None

@@ -66,7 +66,7 @@ def test_key_inference_goes_on_without_the_embedder_when_it_fails(monkeypatch: p
     asked: list[bool] = []
 
     def infer(text: str, *, type: str, subjects: tuple[str, ...], embed: object = None,
-              names: object = None) -> KeyGuess:
+              names: object = None, held: object = ()) -> KeyGuess:
         asked.append(embed is not None)
         if embed is not None:
             embed(["x"])  # type: ignore[operator]
@@ -80,6 +80,12 @@ def test_key_inference_goes_on_without_the_embedder_when_it_fails(monkeypatch: p
 
         def profiles(self) -> list[dict[str, str]]:
             return [{"npc_id": "cole", "name": "Cole", "role": "the carter", "aliases": ""}]
+
+        def held(self, npc_ids: Sequence[str]) -> dict[str, set[str]]:
+            return {npc: set() for npc in npc_ids}
+
+        def hold(self, keys: object) -> None:
+            pass
 
     monkeypatch.setattr(keying, "infer_key", infer)
     memories = [ShortTermMemory("ada", "The carter is kind.", 0.5, WorldTime(1), type="opinion"),

@@ -29,6 +29,14 @@ they were written, and how each was used:
   blind for the next session too. A later session's grammar rules for naming things (found on tuning misses
   only) were followed by one more aggregate look: link recall 0.757 -> 0.743 (one link), while held_out and
   held_out_2 gained one each. Its lead saw nine of its pairs (w001-w009, opinion updates) by accident then.
+  After that, key inference learned the keys an NPC holds (infer_key's `held`, chosen on tuning and held_out):
+  one more aggregate look, link recall 0.743 -> 0.838.
+- held_out_5 (100 pairs: 65 updates, none with a change word, 35 compatible; 12 new NPCs in a mining town) was
+  written by a helper who read only the key vocabulary and two example pairs, and committed before any code ran
+  on it; run once, with the held keys in place: link 0.963/0.400, key 0.730/0.584. Its lead saw its last pair
+  (v100) while checking the file's format, and then its misses' aggregate reasons (not their texts): most keys
+  missed were refused as "no state this memory could set has a name in it" or read as an event, the terse
+  first-person-less lines of its register.
 scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md (misses of tuning and
 held_out only).
 """
@@ -70,14 +78,15 @@ from memory_sim.memory.beliefs.things import (
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
-# The final figures (MiniLM): tuning link 1.000/0.950, held_out 1.000/0.955, held_out_2 0.981/0.867, held_out_3
-# 0.981/0.883, held_out_4 (blind) 0.982/0.743.
+# The final figures (MiniLM): tuning link 1.000/0.962, held_out 1.000/0.970, held_out_2 0.981/0.883, held_out_3
+# 0.982/0.900, held_out_4 0.984/0.838, held_out_5 (blind) 0.963/0.400.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
-    "tuning": (0.99, 0.95, 0.98, 0.97),
-    "held_out": (0.99, 0.95, 0.95, 0.96),
-    "held_out_2": (0.98, 0.86, 0.92, 0.92),
-    "held_out_3": (0.98, 0.88, 0.93, 0.94),
-    "held_out_4": (0.98, 0.74, 0.88, 0.87),
+    "tuning": (0.99, 0.96, 0.98, 0.97),
+    "held_out": (0.99, 0.96, 0.96, 0.96),
+    "held_out_2": (0.98, 0.88, 0.93, 0.92),
+    "held_out_3": (0.98, 0.90, 0.93, 0.94),
+    "held_out_4": (0.98, 0.83, 0.90, 0.89),
+    "held_out_5": (0.96, 0.40, 0.73, 0.58),
 }
 
 
@@ -97,7 +106,7 @@ def test_the_labelled_set_has_the_size_and_spread_the_issue_asks() -> None:
     assert len(plain) >= len(updates) / 2
     topics = {p["topic"] for p in updates}
     assert {"opinion", "debt", "health", "home", "place", "possession", "plan", "relationship", "feud"} <= topics
-    for split in ("held_out", "tuning", "held_out_2", "held_out_3", "held_out_4"):
+    for split in ("held_out", "tuning", "held_out_2", "held_out_3", "held_out_4", "held_out_5"):
         assert sum(p["split"] == split and p["label"] == "update" for p in pairs) >= 50
         assert sum(p["split"] == split and p["label"] == "compatible" for p in pairs) >= 30
 
@@ -386,11 +395,14 @@ def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("split", [
     "held_out",  # seen: used as validation since its first run
-    "held_out_2",  # link 0.981/0.867
-    "held_out_3",  # link 0.981/0.883
+    "held_out_2",  # link 0.981/0.883
+    "held_out_3",  # link 0.982/0.900
     pytest.param("held_out_4", marks=pytest.mark.xfail(strict=True, reason=(
-        "not reached: held_out_4 (blind) link recall 0.743 (precision 0.982) against the goal 0.85; "
+        "not reached: held_out_4 link recall 0.838 (precision 0.984) against the goal 0.85; "
         "benchmarks/state_keys.md"))),
+    pytest.param("held_out_5", marks=pytest.mark.xfail(strict=True, reason=(
+        "not reached: held_out_5 (blind) link recall 0.400 (precision 0.963) against the goal 0.85: terse lines "
+        "with no first-person word are read as no state of the NPC's; benchmarks/state_keys.md"))),
 ])
 def test_held_out_linking_meets_the_goal(minilm: Any, split: str) -> None:
     got = measure(DATA, split, minilm).summary()

@@ -52,7 +52,7 @@ sets a state by what it says. Measured in benchmarks/state_keys.md.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,6 +91,11 @@ from memory_sim.memory.rules import STATE_KEY_MAX_BYTES
 Embed = Callable[[Sequence[str]], np.ndarray]
 
 CONFIDENCE_FLOOR = 0.3  # below it the guess is not a key
+# A held key (infer_key's `held`) is taken for an aspect with this share of the model's probability among the
+# aspects the structure allows (chosen on the tuning and validation pairs: at 0.2 and below, compatible pairs
+# began to be linked).
+HELD_SHARE = 0.3
+THING_ASPECTS = frozenset({"possession", "plan", "place"})
 CUE_WEIGHT = 0.25  # a cue word of an aspect adds this to its similarity
 SECOND_CUE_WEIGHT = 0.1  # and a second, different one this
 # The memory's type leans toward its aspects: an opinion memory about one NPC is most likely an opinion of them.
@@ -137,6 +142,7 @@ def infer_key(
     subjects: tuple[str, ...],
     embed: Embed | None = None,
     names: Mapping[str, str] | None = None,
+    held: Collection[str] = (),
 ) -> KeyGuess:
     """The state key `text` sets, for a memory of `type` about the NPC ids `subjects` (its `about` and the NPCs
     its text names, resolved by the caller through the registry; the memory's own NPC left out). `embed` reads
@@ -144,11 +150,14 @@ def infer_key(
     function each time (a bound method such as `env.embedder.embed` is): the aspect model is fitted once per
     function, embedding its examples (a few seconds). `names` (id -> name) keeps NPC names out of the things
     keys name (without it, the ids are taken for names). A line of talk ("Kit: I've found work") is read as
-    its speaker's words (speech.py); a question sets no state."""
+    its speaker's words (speech.py); a question sets no state. `held`: the keys the NPC's memories already
+    set (its states so far): where the meaning leans to several aspects, one whose key the NPC holds is taken
+    (`HELD_SHARE`), so that a change said in other words stays under the state it changes."""
     line, people = _line(text, subjects, names)
     if only_questions(line.words):
         return KeyGuess(None, 0.8, "a question sets no state")
-    guess = _infer(line.words, type=type, subjects=people, embed=embed, names=names, spoken=line.words != text)
+    guess = _infer(line.words, type=type, subjects=people, embed=embed, names=names, spoken=line.words != text,
+                   held=held if line.speaker is None else ())
     if line.speaker is None:
         return guess
     key = heard_key(guess.key, line.speaker)
@@ -174,6 +183,7 @@ def _infer(
     embed: Embed | None = None,
     names: Mapping[str, str] | None = None,
     spoken: bool = False,
+    held: Collection[str] = (),
 ) -> KeyGuess:
     """infer_key for words with no speaker before them (`spoken`: they were a line of talk)."""
     people = tuple(dict.fromkeys(subjects))
@@ -193,7 +203,33 @@ def _infer(
         return KeyGuess(guess.key, guess.confidence, f"{guess.reason}; embedder unavailable ({_type_name(exc)})")
     actor = _actor(text, people)
     allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
-    return _best(sorted(allowed.items(), key=lambda item: -item[1]), text, people, name_words, type, embed)
+    ranked = sorted(allowed.items(), key=lambda item: -item[1])
+    guess = _best(ranked, text, people, name_words, type, embed)
+    if not held or embed is None or guess.key in held:
+        return guess
+    return _held(ranked, held, text, people, name_words) or guess
+
+
+def _held(ranked: list[tuple[str, float]], held: Collection[str], text: str, people: tuple[str, ...],
+          name_words: frozenset[str]) -> KeyGuess | None:
+    """The best-scored aspect with at least HELD_SHARE of the model's probability whose key the NPC holds
+    already: that key, or a held key of the same aspect and owner whose thing the text names ("the mule" when
+    "possession:mule" is held, though the text's own head noun is "harness"). None: no held state fits."""
+    total = sum(v for _, v in ranked) or 1.0
+    words = {w.lower() for w in tokens(text)}
+    for aspect, score in ranked:
+        share = score / total
+        if aspect == NONE or share < HELD_SHARE:
+            continue
+        key = _key(aspect, text, people, name_words)
+        if key is None:
+            continue
+        named = [k for k in held if k.rpartition(":")[0] == key.rpartition(":")[0] and ":" in k
+                 and aspect in THING_ASPECTS and {k.rpartition(":")[2], k.rpartition(":")[2] + "s"} & words]
+        if key in held or named:
+            return KeyGuess(key if key in held else sorted(named)[0], round(share, 3),
+                            f"{aspect}: a state the NPC holds already")
+    return None
 
 
 def key_text(text: str, *, type: str, subjects: tuple[str, ...], names: Mapping[str, str] | None = None) -> str | None:

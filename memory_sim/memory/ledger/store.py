@@ -663,6 +663,18 @@ def npc_profile(db: D1Database, npc_id: str) -> dict[str, Any] | None:
     return dict(row) if row else None
 
 
+def held_keys(db: D1Database, npc_ids: Sequence[str]) -> dict[str, set[str]]:
+    """{npc id: the state keys its visible memories set} for these NPCs (each NPC given, with none or some)."""
+    held: dict[str, set[str]] = {npc: set() for npc in npc_ids}
+    for chunk in _chunks(list(dict.fromkeys(npc_ids))):
+        marks = ", ".join("?" for _ in chunk)
+        rows = db.prepare(f"SELECT DISTINCT npc_id, state_key FROM short_term_memories WHERE npc_id IN ({marks})"
+                          f" AND state_key IS NOT NULL AND {_VISIBLE}").bind(*chunk).all().results
+        for row in rows:
+            held[str(row["npc_id"])].add(str(row["state_key"]))
+    return held
+
+
 def npc_profiles(db: D1Database) -> list[dict[str, Any]]:
     return [dict(r) for r in db.prepare(f"{_PROFILE} ORDER BY npc_id").all().results]
 

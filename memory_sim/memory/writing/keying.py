@@ -7,6 +7,11 @@ for each inferred one (memory/beliefs/key_chat.py); when it fails, the offline g
 The registry is read once and kept: `remember` adds no D1 statement for it. A registration made through the same
 `MemorySystem` drops the copy (`KeyRegistry.drop`); one made by another process meanwhile is seen after the next
 drop, so a memory naming an NPC only that process registered may get no key until then.
+
+So are the keys each NPC holds (its states so far, infer_key's `held`): read from D1 the first time a memory of
+that NPC is keyed (one statement for a batch's new NPCs), then kept up to date with the keys this process gives.
+Keys another process gives meanwhile are not seen by this one, which then reads those memories as if the NPC
+held no such state.
 """
 
 from __future__ import annotations
@@ -46,6 +51,7 @@ class KeyRegistry:
     def __init__(self, db: D1Database, refiner: KeyRefiner | None = None) -> None:
         self.db, self.refiner = db, refiner
         self._profiles: list[dict[str, Any]] | None = None
+        self._held: dict[str, set[str]] = {}
         self._lock = threading.Lock()
 
     def profiles(self) -> list[dict[str, Any]]:
@@ -57,6 +63,23 @@ class KeyRegistry:
     def drop(self) -> None:
         with self._lock:
             self._profiles = None
+
+    def held(self, npc_ids: Sequence[str]) -> dict[str, set[str]]:
+        """{npc id: a copy of the keys it holds}, read from D1 for those not read before."""
+        with self._lock:
+            unread = [npc for npc in dict.fromkeys(npc_ids) if npc not in self._held]
+        read = store.held_keys(self.db, unread) if unread else {}
+        with self._lock:
+            for npc, keys in read.items():
+                self._held.setdefault(npc, set()).update(keys)
+            return {npc: set(self._held.get(npc, ())) for npc in npc_ids}
+
+    def hold(self, keys: Mapping[str, set[str]]) -> None:
+        """Keys written since (npc id -> keys), for NPCs already read."""
+        with self._lock:
+            for npc, more in keys.items():
+                if npc in self._held:
+                    self._held[npc] |= more
 
 
 @dataclass(frozen=True, eq=False)
@@ -133,7 +156,8 @@ def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: 
     """{memory id: its key} for the memories that have one (a summary has none); the game's "no key"
     (`infer_key=False`) is kept as a NULL key from the game, and its state values with its keys. The texts whose
     meaning is read (those structure leaves open: keys.key_text) are embedded in one call first; a text the index
-    embeds too is found in the embedder's cache there, so one forward pass serves both."""
+    embeds too is found in the embedder's cache there, so one forward pass serves both. Each memory is read
+    knowing the keys its NPC holds: those D1 holds and those of the batch's memories before it."""
     inferred = [m for m in memories if m.state_key is None and m.infer_key and m.kind == "observation"]
     profiles = registry.profiles()
     subjects = {m.id: key_subjects(m.npc_id, m.about, m.content, profiles) for m in inferred}
@@ -143,12 +167,17 @@ def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: 
                                 for m in inferred])
     out = {m.id: KeyOf(m.state_key, 1.0, GAME, m.state_value) for m in memories
            if m.state_key is not None or not m.infer_key}
-    for m in inferred:
-        guess, embed = _guess(m, subjects[m.id], embed, names)
-        if registry.refiner is not None:
-            guess = _refined(registry.refiner, m, guess, subjects[m.id])
-        if guess.key is not None:
-            out[m.id] = KeyOf(guess.key, guess.confidence, INFERRED, m.state_value)
+    held = registry.held([m.npc_id for m in inferred]) if inferred and embed is not None else {}
+    for m in memories:
+        if m in inferred:
+            guess, embed = _guess(m, subjects[m.id], embed, names, held.get(m.npc_id, set()))
+            if registry.refiner is not None:
+                guess = _refined(registry.refiner, m, guess, subjects[m.id])
+            if guess.key is not None:
+                out[m.id] = KeyOf(guess.key, guess.confidence, INFERRED, m.state_value)
+        if m.id in out and out[m.id].key is not None:
+            held.setdefault(m.npc_id, set()).add(str(out[m.id].key))
+    registry.hold(held)
     return out
 
 
@@ -161,12 +190,13 @@ def _served(embed: ModelEmbed, texts: Sequence[str | None]) -> ModelEmbed | None
         return None
 
 
-def _guess(m: ShortTermMemory, subjects: tuple[str, ...], embed: Embed | None,
-           names: Mapping[str, str]) -> tuple[KeyGuess, Embed | None]:
+def _guess(m: ShortTermMemory, subjects: tuple[str, ...], embed: Embed | None, names: Mapping[str, str],
+           held: set[str]) -> tuple[KeyGuess, Embed | None]:
     """infer_key with the embedder; without it (and for the rest of the batch) once it fails."""
     if embed is not None:
         try:
-            return infer_key(m.content, type=m.type, subjects=subjects, embed=embed, names=names), embed
+            return infer_key(m.content, type=m.type, subjects=subjects, embed=embed, names=names,
+                             held=held), embed
         except AiError as exc:
             log.warning("key inference goes on without the embedder: %s", exc)
     return infer_key(m.content, type=m.type, subjects=subjects, names=names), None

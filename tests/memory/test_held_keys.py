@@ -1,0 +1,91 @@
+"""A change said in other words stays under the state it changes: key inference knows the keys the NPC holds.
+
+Before this, each memory's key was inferred alone, so an update whose words lean to another aspect or name
+another thing got a key of its own and nothing was superseded ("I bought a loom from a weaver's widow" after
+"I'm hoping to buy a loom at the autumn fair" was `possession:loom`, not the plan it settles; "The sweep came
+on Tuesday and the chimney draws clean" was `plan:sweep`, not `plan:chimney`). These run on the bundled MiniLM."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory_sim.bench.d1_count import CountingD1
+from memory_sim.env import Env
+from memory_sim.memory.beliefs.keys import Embed, infer_key
+from memory_sim.memory.models import ShortTermMemory, WorldTime
+from memory_sim.memory.system import MemorySystem
+from memory_sim.sim.clock import SimClock
+
+MINILM = "sentence-transformers/all-MiniLM-L6-v2"
+LOOM_PLAN, LOOM_BOUGHT = "I'm hoping to buy a loom at the autumn fair.", "I bought a loom from a weaver's widow, so I needn't look for one."
+CHIMNEY_PLAN, CHIMNEY_SWEPT = "I'll have the chimney swept before the frosts.", "The sweep came on Tuesday and the chimney draws clean."
+MIRA_AWAY, MIRA_BACK = "Mira is off at the summer pastures with the flock.", "Mira brought the flock down from the pastures."
+
+
+@pytest.fixture(scope="module")
+def embed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embed]:
+    with Env.local(tmp_path_factory.mktemp("held"), environ={}, embed_model=MINILM) as env:
+        yield env.embedder.embed
+
+
+def _key(text: str, embed: Embed, held: tuple[str, ...] = (), about: tuple[str, ...] = (), **kw: Any) -> str | None:
+    return infer_key(text, type=kw.get("type", "event"), subjects=about, embed=embed, held=held,
+                     names={"mira": "Mira", "cole": "Cole"}).key
+
+
+@pytest.mark.parametrize(("older", "newer", "alone", "held"), [
+    (LOOM_PLAN, LOOM_BOUGHT, "possession:loom", "plan:loom"),  # an aspect the meaning leans to second
+    (CHIMNEY_PLAN, CHIMNEY_SWEPT, "plan:sweep", "plan:chimney"),  # a held thing the text names
+])
+def test_an_update_takes_the_key_the_npc_holds(embed: Embed, older: str, newer: str, alone: str, held: str) -> None:
+    assert _key(older, embed) == held
+    assert _key(newer, embed) == alone
+    assert _key(newer, embed, held=(held,)) == held
+
+
+def test_another_npcs_state_is_kept_by_the_key_held_for_them(embed: Embed) -> None:
+    assert _key(MIRA_AWAY, embed, about=("mira",)) == "whereabouts:mira"
+    assert _key(MIRA_BACK, embed, about=("mira",)) != "whereabouts:mira"
+    assert _key(MIRA_BACK, embed, about=("mira",), held=("whereabouts:mira",)) == "whereabouts:mira"
+
+
+@pytest.mark.parametrize(("text", "held", "about"), [
+    ("Cole and I fished at the weir on Sunday.", ("debt:cole",), ("cole",)),  # an event: no state at all
+    ("I bought a loom from a weaver's widow, so I needn't look for one.", ("possession:horse",), ()),  # not named
+    ("Kinship: Cole is my mother's brother.", ("opinion:cole",), ("cole",)),  # structure decides first
+    ("I bought a loom from a weaver's widow, so I needn't look for one.", ("plan:cart",), ()),  # another plan
+])
+def test_a_held_key_is_not_taken_where_the_memory_sets_another_state_or_none(embed: Embed, text: str,
+                                                                             held: tuple[str, ...],
+                                                                             about: tuple[str, ...]) -> None:
+    assert _key(text, embed, held=held, about=about) == _key(text, embed, about=about)
+    assert _key(text, embed, held=held, about=about) not in held
+
+
+def test_without_the_model_held_keys_change_nothing() -> None:
+    alone = infer_key(LOOM_BOUGHT, type="event", subjects=())
+    assert infer_key(LOOM_BOUGHT, type="event", subjects=(), held=("plan:loom",)) == alone
+
+
+def test_remember_links_the_update_and_reads_each_npcs_keys_once(tmp_path: Path) -> None:
+    with Env.local(tmp_path, environ={}, embed_model=MINILM) as env:
+        counted = CountingD1(env.DB)
+        env.DB = counted  # type: ignore[misc]
+        system = MemorySystem(env, clock=SimClock())
+        system.register_npc("wren", "Wren", role="the weaver")
+        system.register_npc("maud", "Maud", role="the widow")
+        plan = ShortTermMemory("wren", LOOM_PLAN, 0.5, WorldTime(1))
+        chimney = ShortTermMemory("maud", CHIMNEY_PLAN, 0.5, WorldTime(1))
+        system.remember_many([plan, chimney])
+        before = counted.statements
+        bought = ShortTermMemory("wren", LOOM_BOUGHT, 0.5, WorldTime(3))
+        swept = ShortTermMemory("maud", CHIMNEY_SWEPT, 0.5, WorldTime(3))
+        system.remember_many([bought, swept])
+        system.remember(ShortTermMemory("wren", "Wove a blue shawl for the fair.", 0.5, WorldTime(4)))
+        assert counted.statements - before == 2  # the two inserts: each NPC's keys were read with the first batch
+        assert [m.id for m in system.history("wren", "plan:loom")] == [bought.id, plan.id]
+        assert [m.id for m in system.history("maud", "plan:chimney")] == [swept.id, chimney.id]
