@@ -89,3 +89,28 @@ def test_remember_links_the_update_and_reads_each_npcs_keys_once(tmp_path: Path)
         assert counted.statements - before == 2  # the two inserts: each NPC's keys were read with the first batch
         assert [m.id for m in system.history("wren", "plan:loom")] == [bought.id, plan.id]
         assert [m.id for m in system.history("maud", "plan:chimney")] == [swept.id, chimney.id]
+
+
+# --- terse lines: the writer implied -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize(("text", "about", "expected"), [
+    ("Laid up with a cough since the wet week.", (), "health"),
+    ("Owe Tom four shillings for the seed.", ("tom",), "debt:tom"),
+    ("Took the empty cottage by the ford; moved the last chest in today.", (), "home"),
+    ("Hired on at the dairy, milking at dawn.", (), "work"),
+])
+def test_a_terse_line_with_no_subject_is_the_npcs_own(embed: Embed, text: str, about: tuple[str, ...],
+                                                       expected: str) -> None:
+    """Before, a line with no first-person word was read as no state of the NPC's (news of strangers)."""
+    assert _key(text, embed, about=about) == expected
+
+
+@pytest.mark.parametrize(("text", "about"), [
+    ("Tom is laid up with a cough.", ("tom",)),  # a name opens it: Tom's own state
+    ("The miller lost his horse at the fair.", ()),  # a subject of its own, and someone else's thing
+    ("Heard Tom sold his mare to a drover.", ("tom",)),  # his: someone else's
+    ("Someone left the gate open by the ford.", ()),
+])
+def test_a_line_with_a_subject_of_its_own_is_not_the_npcs(embed: Embed, text: str, about: tuple[str, ...]) -> None:
+    got = _key(text, embed, about=about)
+    assert got is None or ":" in got and got.split(":")[1] in (*about, "gate", "ford"), got

@@ -73,6 +73,7 @@ from memory_sim.memory.beliefs.aspects import (
 )
 from memory_sim.memory.beliefs.speech import Line, heard_key, only_questions, spoken
 from memory_sim.memory.beliefs.things import (
+    DETERMINERS,
     ERRAND_WORDS,
     TIME_WORDS,
     acted_on,
@@ -201,8 +202,9 @@ def _infer(
     except AiError as exc:  # the embedder is down: the cue words decide, and the guess says so
         guess = _infer(text, type=type, subjects=subjects, names=names, spoken=spoken)
         return KeyGuess(guess.key, guess.confidence, f"{guess.reason}; embedder unavailable ({_type_name(exc)})")
-    actor = _actor(text, people)
-    allowed = {a: v for a, v in scores.items() if _possible(a, people, lowered, type, actor, embed is None)}
+    actor = _actor(text, people, name_words)
+    allowed = {a: v for a, v in scores.items()
+               if _possible(a, people, text, type, actor, embed is None, name_words)}
     ranked = sorted(allowed.items(), key=lambda item: -item[1])
     guess = _best(ranked, text, people, name_words, type, embed)
     if not held or embed is None or guess.key in held:
@@ -260,8 +262,8 @@ def _decided(lowered: str, type: str, people: tuple[str, ...]) -> KeyGuess | Non
 def _open(text: str, type: str, people: tuple[str, ...], name_words: frozenset[str]) -> bool:
     """Whether some aspect the structure allows could name a key here; if none can, the memory sets no state
     whatever its meaning, and its text need not be embedded."""
-    lowered, actor = text.lower(), _actor(text, people)
-    return any(aspect != NONE and _possible(aspect, people, lowered, type, actor, False)
+    actor = _actor(text, people, name_words)
+    return any(aspect != NONE and _possible(aspect, people, text, type, actor, False, name_words)
                and _key(aspect, text, people, name_words) is not None for aspect in ASPECTS)
 
 
@@ -340,15 +342,16 @@ def _neutral(text: str, name_words: frozenset[str]) -> str:
     return re.sub(pattern, NEUTRAL_NAME, text, flags=re.IGNORECASE)
 
 
-def _possible(aspect: str, people: tuple[str, ...], lowered: str, type: str, actor: str | None,
-              cues_only: bool) -> bool:
+def _possible(aspect: str, people: tuple[str, ...], text: str, type: str, actor: str | None,
+              cues_only: bool, name_words: frozenset[str]) -> bool:
     """Structure first. A relational aspect needs exactly one other NPC; a tie, debt or trade needs the NPC
     itself in it (a relationship memory, or a first-person word: "Jory got married", an event, is Jory's news),
     and, where cue words alone decide, one of its cue words (marry, owe, buy...). A relationship memory is about a
     tie, so it sets no own state of the NPC's (another NPC's home or health, yes); a place memory sets a home,
     a whereabouts or a place's condition. A place needs a place it names."""
+    lowered = text.lower()
     if aspect in RELATIONAL:
-        involved = aspect == "opinion" or type == "relationship" or bool(_FIRST_PERSON.search(lowered))
+        involved = aspect == "opinion" or type == "relationship" or _own_words(text, name_words)
         cued = aspect == "opinion" or not cues_only or bool(CUES[aspect].search(lowered))
         return len(people) == 1 and involved and cued
     if type == "relationship" and aspect != NONE and (aspect not in OWN or actor is None):
@@ -371,10 +374,11 @@ def _name_words(people: tuple[str, ...], names: Mapping[str, str] | None) -> fro
     return frozenset(word.lower() for name in named for word in name.split())
 
 
-def _actor(text: str, people: tuple[str, ...]) -> str | None:
+def _actor(text: str, people: tuple[str, ...], name_words: frozenset[str]) -> str | None:
     """The other NPC whose own state the text reports ("Tom is ill"), or None when it is the NPC's own: one NPC
-    named, no first-person word, and a name (not "the", "someone") opening the sentence."""
-    if len(people) != 1 or _FIRST_PERSON.search(text.lower()):
+    named, the NPC's own words neither said nor implied (`_own_words`), and a name (not "the", "someone")
+    opening the sentence."""
+    if len(people) != 1 or _own_words(text, name_words):
         return None
     words = tokens(text)
     first = words[0] if words else ""
@@ -385,8 +389,8 @@ def _actor(text: str, people: tuple[str, ...]) -> str | None:
 def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str]) -> str | None:
     if aspect in RELATIONAL:
         return f"{aspect}:{people[0]}"
-    actor = _actor(text, people)
-    if (actor is None and aspect != "place" and not _FIRST_PERSON.search(text.lower())
+    actor = _actor(text, people, names)
+    if (actor is None and aspect != "place" and not _own_words(text, names)
             and not (not people and _own_thing(aspect, text))):
         return None  # no first-person word and no NPC it reports on: news of strangers sets no state of the NPC's
     if aspect in OWN:
@@ -400,6 +404,26 @@ def _key(aspect: str, text: str, people: tuple[str, ...], names: frozenset[str])
 def _fitting(key: str | None) -> str | None:
     """The key, where it fits a state key's length (rules.STATE_KEY_MAX_BYTES); None where it is longer."""
     return key if key is None or len(key.encode()) <= STATE_KEY_MAX_BYTES else None
+
+
+# Openers that give the line a subject of its own (so no writer is implied): determiners, pronouns, "there".
+_SUBJECT_OPENERS = DETERMINERS | frozenset(
+    "he she it they you there someone somebody everyone everybody nobody no none one word news folk people".split()
+)
+
+
+def _own_words(text: str, name_words: frozenset[str]) -> bool:
+    """Whether the text speaks of the NPC itself: a first-person word, or a terse line with the writer implied
+    ("Owe Tom four shillings", "Laid up with a cough since the wet week", "Sold the mare to a drover"): no
+    subject opens it (no determiner, pronoun or NPC name), and nothing in it is someone else's (his, her,
+    their, the miller's)."""
+    lowered = text.lower()
+    if _FIRST_PERSON.search(lowered):
+        return True
+    words = [w.lower() for w in tokens(text)]
+    if not words or words[0] in _SUBJECT_OPENERS or words[0].removesuffix("'s") in name_words:
+        return False
+    return not any(w in _THIRD_PERSON_OWNERS or (w.endswith("'s") and w not in _CONTRACTIONS) for w in words)
 
 
 def _own_thing(aspect: str, text: str) -> bool:
