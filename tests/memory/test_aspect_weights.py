@@ -209,6 +209,12 @@ class Registry:
     def profiles(self) -> list[dict[str, Any]]:
         return [{"npc_id": "mira", "name": "Mira"}, {"npc_id": "tom", "name": "Tom"}]
 
+    def held(self, npc_ids: Any) -> dict[str, set[str]]:  # the NPCs hold no state yet
+        return {npc: set() for npc in npc_ids}
+
+    def hold(self, keys: Any) -> None:
+        pass
+
 
 def memory(content: str, type: str = "event", about: tuple[str, ...] = (), **extra: Any) -> ShortTermMemory:
     return ShortTermMemory(npc_id="ada", content=content, importance=0.5, world_time=WorldTime(1, 8), type=type,

@@ -97,6 +97,9 @@ CONFIDENCE_FLOOR = 0.3  # below it the guess is not a key
 # began to be linked).
 HELD_SHARE = 0.3
 THING_ASPECTS = frozenset({"possession", "plan", "place"})
+# Aspects whose thing the grammar guesses (a plan's aim, a possession's object), so a held thing the text names may
+# be the better reading; a place is the first place the line names, and a place named after it is another place.
+_THING_GUESSED = frozenset({"possession", "plan"})
 CUE_WEIGHT = 0.25  # a cue word of an aspect adds this to its similarity
 SECOND_CUE_WEIGHT = 0.1  # and a second, different one this
 # The memory's type leans toward its aspects: an opinion memory about one NPC is most likely an opinion of them.
@@ -157,12 +160,32 @@ def infer_key(
     line, people = _line(text, subjects, names)
     if only_questions(line.words):
         return KeyGuess(None, 0.8, "a question sets no state")
-    guess = _infer(line.words, type=type, subjects=people, embed=embed, names=names, spoken=line.words != text,
-                   held=held if line.speaker is None else ())
+    guess = _infer(unreported(line.words), type=type, subjects=people, embed=embed, names=names,
+                   spoken=line.words != text, held=held if line.speaker is None else ())
     if line.speaker is None:
         return guess
     key = heard_key(guess.key, line.speaker)
     return KeyGuess(_fitting(key), guess.confidence, f"{line.speaker} said it: {guess.reason}")
+
+
+# A report's frame: what follows is news the NPC heard ("Heard Hilda's ankle is broken", "Word is Cole moved in
+# above the forge", "They say the road to Dunmere is washed out").
+_REPORT = re.compile(
+    r"^\s*(?:(?:i\s+)?(?:heard|hear)|(?:the\s+)?word\s+is|they\s+(?:say|said|tell\s+me)|(?:folk|people)\s+say|"
+    r"rumou?r\s+(?:has\s+it|is)|i'?m\s+told|i\s+am\s+(?:told|given\s+to\s+understand)|apparently)"
+    r"(?:\s+that)?\s*[,:]?\s+(?=\S)",
+    re.IGNORECASE,
+)
+
+
+def unreported(words: str) -> str:
+    """The news in a report, without its frame, read as any other line: "Heard Hilda's ankle is broken" as
+    "Hilda's ankle is broken" (Hilda's health). Other words are returned as they are."""
+    match = _REPORT.match(words)
+    if match is None:
+        return words
+    rest = words[match.end():]
+    return rest[:1].upper() + rest[1:]
 
 
 def _line(text: str, subjects: tuple[str, ...], names: Mapping[str, str] | None) -> tuple[Line, tuple[str, ...]]:
@@ -195,6 +218,9 @@ def _infer(
     name_words = _name_words(people, names)
     if _only_a_talk(lowered, name_words):
         return KeyGuess(None, 0.8, "a talk about a topic, an event")
+    named = _held_named(text, held, people, name_words, spoken, type, embed) if held and embed else None
+    if named is not None:
+        return named
     if embed is not None and not _open(text, type, people, name_words):
         return KeyGuess(None, 0.9, "no state this memory could set has a name in it")
     try:
@@ -212,13 +238,36 @@ def _infer(
     return _held(ranked, held, text, people, name_words) or guess
 
 
+def _held_named(text: str, held: Collection[str], people: tuple[str, ...], name_words: frozenset[str],
+                spoken: bool, type: str, embed: Embed) -> KeyGuess | None:
+    """A held state of the NPC's own thing (a possession, a plan, a place) that the text names where its own
+    words name no other thing of that kind, and the aspect model gives that aspect at least HELD_SHARE of its
+    probability: "A fox got into the pen and the goat is gone" (possession:goat held; the line opens on a fox,
+    so alone it sets no state of the NPC's), but not "The road past the bridge is dry" (place:bridge held; the
+    line's place is the road). None: no such state is named."""
+    words = {w.lower().removesuffix("'s") for w in tokens(text)}
+    named = [k for k in held if k.count(":") == 1 and k.split(":")[0] in THING_ASPECTS
+             and {k.split(":")[1], k.split(":")[1] + "s"} & words
+             and _key(k.split(":")[0], text, people, name_words) in (None, k)]
+    if not named:
+        return None
+    scores = aspect_scores(_read(text, name_words, spoken), type=type, embed=embed)
+    total = sum(scores.values()) or 1.0
+    best = max(sorted(named), key=lambda k: scores.get(k.split(":")[0], 0.0))
+    share = scores.get(best.split(":")[0], 0.0) / total
+    if share < HELD_SHARE:
+        return None
+    return KeyGuess(best, round(share, 3), f"{best.split(':')[0]}: a state the NPC holds of a thing it names")
+
+
 def _held(ranked: list[tuple[str, float]], held: Collection[str], text: str, people: tuple[str, ...],
           name_words: frozenset[str]) -> KeyGuess | None:
     """The best-scored aspect with at least HELD_SHARE of the model's probability whose key the NPC holds
-    already: that key, or a held key of the same aspect and owner whose thing the text names ("the mule" when
-    "possession:mule" is held, though the text's own head noun is "harness"). None: no held state fits."""
+    already: that key, or a held possession or plan of the same owner whose thing the text names ("The sweep
+    came on Tuesday and the chimney draws clean" keeps "plan:chimney", though alone it reads "plan:sweep").
+    None: no held state fits."""
     total = sum(v for _, v in ranked) or 1.0
-    words = {w.lower() for w in tokens(text)}
+    words = {w.lower().removesuffix("'s") for w in tokens(text)}
     for aspect, score in ranked:
         share = score / total
         if aspect == NONE or share < HELD_SHARE:
@@ -227,7 +276,7 @@ def _held(ranked: list[tuple[str, float]], held: Collection[str], text: str, peo
         if key is None:
             continue
         named = [k for k in held if k.rpartition(":")[0] == key.rpartition(":")[0] and ":" in k
-                 and aspect in THING_ASPECTS and {k.rpartition(":")[2], k.rpartition(":")[2] + "s"} & words]
+                 and aspect in _THING_GUESSED and {k.rpartition(":")[2], k.rpartition(":")[2] + "s"} & words]
         if key in held or named:
             return KeyGuess(key if key in held else sorted(named)[0], round(share, 3),
                             f"{aspect}: a state the NPC holds already")
@@ -240,7 +289,7 @@ def key_text(text: str, *, type: str, subjects: tuple[str, ...], names: Mapping[
     line, people = _line(text, subjects, names)
     if only_questions(line.words):
         return None
-    spoken, text = line.words != text, line.words
+    spoken, text = line.words != text, unreported(line.words)
     if _decided(text.lower(), type, people) is not None:
         return None
     name_words = _name_words(people, names)
@@ -359,7 +408,7 @@ def _possible(aspect: str, people: tuple[str, ...], text: str, type: str, actor:
     if type == "place" and aspect not in ("home", "whereabouts", "place", NONE):
         return False
     if aspect == "place":
-        return any(word.lower() in PLACE_NOUNS for word in tokens(lowered))
+        return _place(text) is not None
     return True
 
 
@@ -474,8 +523,9 @@ def _opens(text: str, opener: str) -> bool:
 
 
 def _place(text: str) -> str | None:
-    """The first place the text names; of two in a row, the second ("the mill bridge" is a bridge)."""
-    words = [w.lower() for w in tokens(text)]
+    """The first place the text names; of two in a row, the second ("the mill bridge" is a bridge). "The ford's
+    down" names the ford."""
+    words = [w.lower().removesuffix("'s") for w in tokens(text)]
     for i, word in enumerate(words):
         if word in PLACE_NOUNS:
             return words[i + 1] if i + 1 < len(words) and words[i + 1] in PLACE_NOUNS else word
