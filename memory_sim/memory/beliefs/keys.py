@@ -245,9 +245,8 @@ def _held_named(text: str, held: Collection[str], people: tuple[str, ...], name_
     probability: "A fox got into the pen and the goat is gone" (possession:goat held; the line opens on a fox,
     so alone it sets no state of the NPC's), but not "The road past the bridge is dry" (place:bridge held; the
     line's place is the road). None: no such state is named."""
-    words = {w.lower().removesuffix("'s") for w in tokens(text)}
-    named = [k for k in held if k.count(":") == 1 and k.split(":")[0] in THING_ASPECTS
-             and {k.split(":")[1], k.split(":")[1] + "s"} & words
+    words = _plain_words(text)
+    named = [k for k in held if k.count(":") == 1 and k.split(":")[0] in THING_ASPECTS and _names_thing(k, words)
              and _key(k.split(":")[0], text, people, name_words) in (None, k)]
     if not named:
         return None
@@ -260,6 +259,17 @@ def _held_named(text: str, held: Collection[str], people: tuple[str, ...], name_
     return KeyGuess(best, round(share, 3), f"{best.split(':')[0]}: a state the NPC holds of a thing it names")
 
 
+def _plain_words(text: str) -> set[str]:
+    """The text's words, lower-case, "'s" taken off ("the ford's down": ford)."""
+    return {w.lower().removesuffix("'s") for w in tokens(text)}
+
+
+def _names_thing(key: str, words: set[str]) -> bool:
+    """Whether the words name the thing a key ends with, one or more of it ("goat", "goats")."""
+    thing = key.rpartition(":")[2]
+    return bool({thing, thing + "s"} & words)
+
+
 def _held(ranked: list[tuple[str, float]], held: Collection[str], text: str, people: tuple[str, ...],
           name_words: frozenset[str]) -> KeyGuess | None:
     """The best-scored aspect with at least HELD_SHARE of the model's probability whose key the NPC holds
@@ -267,7 +277,7 @@ def _held(ranked: list[tuple[str, float]], held: Collection[str], text: str, peo
     came on Tuesday and the chimney draws clean" keeps "plan:chimney", though alone it reads "plan:sweep").
     None: no held state fits."""
     total = sum(v for _, v in ranked) or 1.0
-    words = {w.lower().removesuffix("'s") for w in tokens(text)}
+    words = _plain_words(text)
     for aspect, score in ranked:
         share = score / total
         if aspect == NONE or share < HELD_SHARE:
@@ -276,7 +286,7 @@ def _held(ranked: list[tuple[str, float]], held: Collection[str], text: str, peo
         if key is None:
             continue
         named = [k for k in held if k.rpartition(":")[0] == key.rpartition(":")[0] and ":" in k
-                 and aspect in _THING_GUESSED and {k.rpartition(":")[2], k.rpartition(":")[2] + "s"} & words]
+                 and aspect in _THING_GUESSED and _names_thing(k, words)]
         if key in held or named:
             return KeyGuess(key if key in held else sorted(named)[0], round(share, 3),
                             f"{aspect}: a state the NPC holds already")
