@@ -1,9 +1,10 @@
 """A change said in other words stays under the state it changes: key inference knows the keys the NPC holds.
 
 Before this, each memory's key was inferred alone, so an update whose words lean to another aspect or name
-another thing got a key of its own and nothing was superseded ("I bought a loom from a weaver's widow" after
-"I'm hoping to buy a loom at the autumn fair" was `possession:loom`, not the plan it settles; "The sweep came
-on Tuesday and the chimney draws clean" was `plan:sweep`, not `plan:chimney`). These run on the bundled MiniLM."""
+another thing got a key of its own and nothing was superseded ("I lifted the cart wheel on my own without a
+twinge" after "My back has been bad all winter" was `possession:wheel`, not the health it reports; "The sweep
+came on Tuesday and the chimney draws clean" was `plan:sweep`, not `plan:chimney`). These run on the bundled
+MiniLM with the shipped aspect weights (examples taken from the tuning pairs)."""
 
 from __future__ import annotations
 
@@ -21,10 +22,10 @@ from memory_sim.memory.system import MemorySystem
 from memory_sim.sim.clock import SimClock
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
-LOOM_PLAN, LOOM_BOUGHT = "I'm hoping to buy a loom at the autumn fair.", "I bought a loom from a weaver's widow, so I needn't look for one."
+BAD_BACK, NO_TWINGE = "My back has been bad all winter.", "I lifted the cart wheel on my own without a twinge."
 CHIMNEY_PLAN, CHIMNEY_SWEPT = "I'll have the chimney swept before the frosts.", "The sweep came on Tuesday and the chimney draws clean."
-HONEST, POCKETED = ("Cole is the most honest carter on the road.",
-                    "Cole sold the grain I gave him to carry and pocketed the coin.")
+FIREWOOD, NOT_A_FARTHING = ("I get my firewood from Oswin every autumn.",
+                            "I'll not pay Oswin a farthing for wood ever again after the rotten logs.")
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +36,11 @@ def embed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Embed]:
 
 def _key(text: str, embed: Embed, held: tuple[str, ...] = (), about: tuple[str, ...] = (), **kw: Any) -> str | None:
     return infer_key(text, type=kw.get("type", "event"), subjects=about, embed=embed, held=held,
-                     names={"hester": "Hester", "cole": "Cole"}).key
+                     names={"oswin": "Oswin", "cole": "Cole"}).key
 
 
 @pytest.mark.parametrize(("older", "newer", "alone", "held"), [
-    (LOOM_PLAN, LOOM_BOUGHT, "possession:loom", "plan:loom"),  # an aspect the meaning leans to second
+    (BAD_BACK, NO_TWINGE, "possession:wheel", "health"),  # an aspect the meaning leans to second
     (CHIMNEY_PLAN, CHIMNEY_SWEPT, "plan:sweep", "plan:chimney"),  # a held thing the text names
 ])
 def test_an_update_takes_the_key_the_npc_holds(embed: Embed, older: str, newer: str, alone: str, held: str) -> None:
@@ -49,17 +50,18 @@ def test_an_update_takes_the_key_the_npc_holds(embed: Embed, older: str, newer: 
 
 
 def test_a_state_between_two_npcs_is_kept_by_the_key_held_for_it(embed: Embed) -> None:
-    """A good opinion undone by a theft: alone, the theft reads as a debt between them."""
-    assert _key(HONEST, embed, about=("cole",), type="opinion") == "opinion:cole"
-    assert _key(POCKETED, embed, about=("cole",)) == "debt:cole"
-    assert _key(POCKETED, embed, about=("cole",), held=("opinion:cole",)) == "opinion:cole"
+    """A supplier given up after rotten logs: alone, refusing to pay reads as a debt between them."""
+    kind = "relationship"
+    assert _key(FIREWOOD, embed, about=("oswin",), type=kind) == "trade:oswin"
+    assert _key(NOT_A_FARTHING, embed, about=("oswin",), type=kind) == "debt:oswin"
+    assert _key(NOT_A_FARTHING, embed, about=("oswin",), type=kind, held=("trade:oswin",)) == "trade:oswin"
 
 
 @pytest.mark.parametrize(("text", "held", "about"), [
     ("Cole and I fished at the weir on Sunday.", ("debt:cole",), ("cole",)),  # an event: no state at all
-    ("I bought a loom from a weaver's widow, so I needn't look for one.", ("possession:horse",), ()),  # not named
+    (NO_TWINGE, ("possession:horse",), ()),  # not named
     ("Kinship: Cole is my mother's brother.", ("opinion:cole",), ("cole",)),  # structure decides first
-    ("I bought a loom from a weaver's widow, so I needn't look for one.", ("plan:cart",), ()),  # another plan
+    (NO_TWINGE, ("plan:cart",), ()),  # another plan
 ])
 def test_a_held_key_is_not_taken_where_the_memory_sets_another_state_or_none(embed: Embed, text: str,
                                                                              held: tuple[str, ...],
@@ -69,8 +71,8 @@ def test_a_held_key_is_not_taken_where_the_memory_sets_another_state_or_none(emb
 
 
 def test_without_the_model_held_keys_change_nothing() -> None:
-    alone = infer_key(LOOM_BOUGHT, type="event", subjects=())
-    assert infer_key(LOOM_BOUGHT, type="event", subjects=(), held=("plan:loom",)) == alone
+    alone = infer_key(NO_TWINGE, type="event", subjects=())
+    assert infer_key(NO_TWINGE, type="event", subjects=(), held=("health",)) == alone
 
 
 def test_remember_links_the_update_and_reads_each_npcs_keys_once(tmp_path: Path) -> None:
@@ -78,18 +80,18 @@ def test_remember_links_the_update_and_reads_each_npcs_keys_once(tmp_path: Path)
         counted = CountingD1(env.DB)
         env.DB = counted  # type: ignore[misc]
         system = MemorySystem(env, clock=SimClock())
-        system.register_npc("wren", "Wren", role="the weaver")
+        system.register_npc("nell", "Nell", role="the weaver")
         system.register_npc("maud", "Maud", role="the widow")
-        plan = ShortTermMemory("wren", LOOM_PLAN, 0.5, WorldTime(1))
+        plan = ShortTermMemory("nell", BAD_BACK, 0.5, WorldTime(1))
         chimney = ShortTermMemory("maud", CHIMNEY_PLAN, 0.5, WorldTime(1))
         system.remember_many([plan, chimney])
         before = counted.statements
-        bought = ShortTermMemory("wren", LOOM_BOUGHT, 0.5, WorldTime(3))
+        bought = ShortTermMemory("nell", NO_TWINGE, 0.5, WorldTime(3))
         swept = ShortTermMemory("maud", CHIMNEY_SWEPT, 0.5, WorldTime(3))
         system.remember_many([bought, swept])
-        system.remember(ShortTermMemory("wren", "Wove a blue shawl for the fair.", 0.5, WorldTime(4)))
+        system.remember(ShortTermMemory("nell", "Wove a blue shawl for the fair.", 0.5, WorldTime(4)))
         assert counted.statements - before == 2  # the two inserts: each NPC's keys were read with the first batch
-        assert [m.id for m in system.history("wren", "plan:loom")] == [bought.id, plan.id]
+        assert [m.id for m in system.history("nell", "health")] == [bought.id, plan.id]
         assert [m.id for m in system.history("maud", "plan:chimney")] == [swept.id, chimney.id]
 
 

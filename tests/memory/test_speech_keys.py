@@ -105,7 +105,10 @@ def test_the_memory_system_reads_registered_names_behind_opaque_ids(minilm_env: 
 
 # What the bundled MiniLM measured (benchmarks/chatter_keys.md), rounded to the worse side: a change that makes
 # small talk get keys more often, or real state lose its key, fails here.
-CEILINGS = {"held_out": 0.13, "tuning": 0.18}  # share of no-state lines given a key (0.641 and 0.707 before)
+# share of no-state lines given a key (0.641 and 0.707 before any of this; held_out 0.120 until the aspect model
+# was refitted with three more tuning rounds of narrated memories, 0.141 since: two more lines, for link recall
+# +5 to +10 points on writers it had not seen, benchmarks/state_keys.md)
+CEILINGS = {"held_out": 0.15, "tuning": 0.18}
 FLOORS = {"held_out": 0.71, "tuning": 0.79}  # key recall on the lines that set state
 
 

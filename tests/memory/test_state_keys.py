@@ -46,8 +46,16 @@ they were written, and how each was used:
   held_out_4 0.838, held_out_5 0.925/0.569 (third look), the others within a link.
 - held_out_6 (94 pairs: 60 updates, 34 compatible; 12 new NPCs in a river delta town; varied registers on
   purpose) was written by a helper who read only the key vocabulary and two example pairs, and committed before
-  any code ran on it. Run with the final code: link 0.914/0.533, key 0.727/0.629; the variant with the refitted
-  aspect model (not chosen, on the validation split) was run on it too: 0.946/0.583.
+  any code ran on it. Run with the rules above: link 0.914/0.533, key 0.727/0.629; the variant with the refitted
+  aspect model (not chosen then, on the validation split) was run on it too: 0.946/0.583. Then three more tuning
+  rounds (a001-a120, b001-b120, e001-e120: a harbour town, a fantasy town's game log, a farming life-sim; written
+  by helpers from the vocabulary and two example pairs) were added, and leaving each new round out of the fit in
+  turn showed a refit reading the round it had not seen better than the shipped weights (236 against 216 of 345
+  updates linked, false links 5 against 6; held_out 62-63 against 64 of 66), so the aspect model was refitted on
+  every tuning round. held_out_6 with it (third run): 0.927/0.633.
+- held_out_7 (90 pairs: 56 updates, 34 compatible; 12 new NPCs in a desert caravan town; varied registers) was
+  written by a helper from the vocabulary and two example pairs while those rounds were written, committed before
+  any code ran on it, and run once, with the refitted model: link 0.949/0.661, key 0.825/0.776.
 scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md (misses of tuning and
 held_out only).
 """
@@ -89,16 +97,18 @@ from memory_sim.memory.beliefs.things import (
 DATA = load_pairs(Path(__file__).parent / "data" / "state_key_pairs.json")
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
-# The final figures (MiniLM): tuning link 0.996/0.940, held_out 1.000/0.970, held_out_2 0.981/0.883, held_out_3
-# 0.982/0.900, held_out_4 0.984/0.838, held_out_5 0.925/0.569, held_out_6 (blind) 0.914/0.533.
+# The final figures (MiniLM): tuning link 0.993/0.878 (its last rounds are hard), held_out 1.000/0.939,
+# held_out_2 0.982/0.900, held_out_3 0.981/0.883, held_out_4 0.984/0.838, held_out_5 0.950/0.585, held_out_6
+# 0.927/0.633, held_out_7 (blind) 0.949/0.661.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
-    "tuning": (0.99, 0.94, 0.96, 0.95),
-    "held_out": (0.99, 0.96, 0.96, 0.96),
-    "held_out_2": (0.98, 0.88, 0.93, 0.92),
-    "held_out_3": (0.98, 0.90, 0.93, 0.94),
-    "held_out_4": (0.98, 0.83, 0.90, 0.89),
-    "held_out_5": (0.92, 0.56, 0.72, 0.67),
-    "held_out_6": (0.91, 0.53, 0.72, 0.62),
+    "tuning": (0.99, 0.87, 0.92, 0.90),
+    "held_out": (0.99, 0.93, 0.95, 0.96),
+    "held_out_2": (0.98, 0.90, 0.92, 0.93),
+    "held_out_3": (0.98, 0.88, 0.94, 0.94),
+    "held_out_4": (0.98, 0.83, 0.90, 0.90),
+    "held_out_5": (0.95, 0.58, 0.74, 0.72),
+    "held_out_6": (0.92, 0.63, 0.73, 0.68),
+    "held_out_7": (0.94, 0.66, 0.82, 0.77),
 }
 
 
@@ -118,7 +128,8 @@ def test_the_labelled_set_has_the_size_and_spread_the_issue_asks() -> None:
     assert len(plain) >= len(updates) / 2
     topics = {p["topic"] for p in updates}
     assert {"opinion", "debt", "health", "home", "place", "possession", "plan", "relationship", "feud"} <= topics
-    for split in ("held_out", "tuning", "held_out_2", "held_out_3", "held_out_4", "held_out_5", "held_out_6"):
+    for split in ("held_out", "tuning", "held_out_2", "held_out_3", "held_out_4", "held_out_5", "held_out_6",
+                  "held_out_7"):
         assert sum(p["split"] == split and p["label"] == "update" for p in pairs) >= 50
         assert sum(p["split"] == split and p["label"] == "compatible" for p in pairs) >= 30
 
@@ -407,17 +418,20 @@ def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("split", [
     "held_out",  # seen: used as validation since its first run
-    "held_out_2",  # link 0.981/0.883
-    "held_out_3",  # link 0.982/0.900
+    "held_out_2",  # link 0.982/0.900
+    "held_out_3",  # link 0.981/0.883
     pytest.param("held_out_4", marks=pytest.mark.xfail(strict=True, reason=(
         "not reached: held_out_4 link recall 0.838 (precision 0.984) against the goal 0.85; "
         "benchmarks/state_keys.md"))),
     pytest.param("held_out_5", marks=pytest.mark.xfail(strict=True, reason=(
-        "not reached: held_out_5 link recall 0.569 (precision 0.925) against the goal 0.85; "
+        "not reached: held_out_5 link recall 0.585 (precision 0.950) against the goal 0.85; "
         "benchmarks/state_keys.md"))),
     pytest.param("held_out_6", marks=pytest.mark.xfail(strict=True, reason=(
-        "not reached: held_out_6 (blind, varied registers) link recall 0.533 (precision 0.914) against the goal "
-        "0.9/0.85; benchmarks/state_keys.md"))),
+        "not reached: held_out_6 link recall 0.633 (precision 0.927) against the goal 0.9/0.85; "
+        "benchmarks/state_keys.md"))),
+    pytest.param("held_out_7", marks=pytest.mark.xfail(strict=True, reason=(
+        "not reached: held_out_7 (blind, varied registers) link recall 0.661 (precision 0.949) against the goal "
+        "0.85; benchmarks/state_keys.md"))),
 ])
 def test_held_out_linking_meets_the_goal(minilm: Any, split: str) -> None:
     got = measure(DATA, split, minilm).summary()
