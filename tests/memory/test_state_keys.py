@@ -56,6 +56,12 @@ they were written, and how each was used:
 - held_out_7 (90 pairs: 56 updates, 34 compatible; 12 new NPCs in a desert caravan town; varied registers) was
   written by a helper from the vocabulary and two example pairs while those rounds were written, committed before
   any code ran on it, and run once, with the refitted model: link 0.949/0.661, key 0.825/0.776.
+- Three further tuning rounds (d001-d120 a space colony's logs, g001-g120 a castle household, f001-f120 a city
+  life-sim) were then written the same way; leaving each out of a refit in turn linked as many of its updates as
+  the shipped weights did (153 of 250 both), so the weights stayed and these rounds are not among the examples.
+- held_out_8 (94 pairs: 60 updates, 34 compatible; 12 new NPCs in a 1920s port city; varied registers) was
+  written beside those rounds in the same way, committed before any code ran on it, and run once with the final
+  code: link 0.912/0.517, key 0.674/0.634.
 scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md (misses of tuning and
 held_out only).
 """
@@ -99,9 +105,10 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
 # The final figures (MiniLM): tuning link 0.993/0.878 (its last rounds are hard), held_out 1.000/0.939,
 # held_out_2 0.982/0.900, held_out_3 0.981/0.883, held_out_4 0.984/0.838, held_out_5 0.950/0.585, held_out_6
-# 0.927/0.633, held_out_7 (blind) 0.949/0.661.
+# 0.927/0.633, held_out_7 0.949/0.661, held_out_8 (blind) 0.912/0.517. Tuning, with its newest rounds that are
+# not among the aspect model's examples: 0.988/0.816.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
-    "tuning": (0.99, 0.87, 0.92, 0.90),
+    "tuning": (0.98, 0.81, 0.89, 0.85),
     "held_out": (0.99, 0.93, 0.95, 0.96),
     "held_out_2": (0.98, 0.90, 0.92, 0.93),
     "held_out_3": (0.98, 0.88, 0.94, 0.94),
@@ -109,6 +116,7 @@ FLOORS = {  # split: (link precision, link recall, key precision, key recall)
     "held_out_5": (0.95, 0.58, 0.74, 0.72),
     "held_out_6": (0.92, 0.63, 0.73, 0.68),
     "held_out_7": (0.94, 0.66, 0.82, 0.77),
+    "held_out_8": (0.91, 0.51, 0.67, 0.63),
 }
 
 
@@ -129,7 +137,7 @@ def test_the_labelled_set_has_the_size_and_spread_the_issue_asks() -> None:
     topics = {p["topic"] for p in updates}
     assert {"opinion", "debt", "health", "home", "place", "possession", "plan", "relationship", "feud"} <= topics
     for split in ("held_out", "tuning", "held_out_2", "held_out_3", "held_out_4", "held_out_5", "held_out_6",
-                  "held_out_7"):
+                  "held_out_7", "held_out_8"):
         assert sum(p["split"] == split and p["label"] == "update" for p in pairs) >= 50
         assert sum(p["split"] == split and p["label"] == "compatible" for p in pairs) >= 30
 
@@ -430,8 +438,11 @@ def test_the_figures_keep_what_was_measured(minilm: Any, split: str) -> None:
         "not reached: held_out_6 link recall 0.633 (precision 0.927) against the goal 0.9/0.85; "
         "benchmarks/state_keys.md"))),
     pytest.param("held_out_7", marks=pytest.mark.xfail(strict=True, reason=(
-        "not reached: held_out_7 (blind, varied registers) link recall 0.661 (precision 0.949) against the goal "
-        "0.85; benchmarks/state_keys.md"))),
+        "not reached: held_out_7 link recall 0.661 (precision 0.949) against the goal 0.85; "
+        "benchmarks/state_keys.md"))),
+    pytest.param("held_out_8", marks=pytest.mark.xfail(strict=True, reason=(
+        "not reached: held_out_8 (blind, varied registers) link recall 0.517 (precision 0.912) against the goal "
+        "0.9/0.85; benchmarks/state_keys.md"))),
 ])
 def test_held_out_linking_meets_the_goal(minilm: Any, split: str) -> None:
     got = measure(DATA, split, minilm).summary()
