@@ -157,3 +157,16 @@ def test_a_place_named_after_the_lines_own_place_is_another_place(embed: Embed, 
 
 def test_a_place_with_its_verb_run_on_is_still_named(embed: Embed) -> None:
     assert _key("The ford's down to a trickle.", embed, type="place") == "place:ford"
+
+
+def test_a_failing_embedder_leaves_the_cue_words_to_decide_where_a_held_thing_is_named() -> None:
+    """The held-thing check reads the model's scores: an embedder that fails there degrades as everywhere else."""
+    from memory_sim.errors import EmbeddingUnavailable
+
+    def failing(texts: object) -> Any:
+        raise EmbeddingUnavailable("the model is down")
+
+    goat = "A fox got into the pen and the goat is gone."
+    got = infer_key(goat, type="event", subjects=(), embed=failing, held=("possession:goat",))
+    alone = infer_key(goat, type="event", subjects=())
+    assert got.key == alone.key and "embedder unavailable" in got.reason

@@ -218,16 +218,20 @@ def _infer(
     name_words = _name_words(people, names)
     if _only_a_talk(lowered, name_words):
         return KeyGuess(None, 0.8, "a talk about a topic, an event")
-    named = _held_named(text, held, people, name_words, spoken, type, embed) if held and embed else None
-    if named is not None:
-        return named
-    if embed is not None and not _open(text, type, people, name_words):
-        return KeyGuess(None, 0.9, "no state this memory could set has a name in it")
+    named = _named_things(text, held, people, name_words) if held and embed is not None else []
+    if embed is not None and not named and not _open(text, type, people, name_words):
+        return _NO_NAMED_STATE
     try:
         scores = aspect_scores(_read(text, name_words, spoken), type=type, embed=embed)
     except AiError as exc:  # the embedder is down: the cue words decide, and the guess says so
         guess = _infer(text, type=type, subjects=subjects, names=names, spoken=spoken)
         return KeyGuess(guess.key, guess.confidence, f"{guess.reason}; embedder unavailable ({_type_name(exc)})")
+    if named:
+        kept = _held_named(named, scores)
+        if kept is not None:
+            return kept
+        if not _open(text, type, people, name_words):
+            return _NO_NAMED_STATE
     actor = _actor(text, people, name_words)
     allowed = {a: v for a, v in scores.items()
                if _possible(a, people, text, type, actor, embed is None, name_words)}
@@ -238,21 +242,25 @@ def _infer(
     return _held(ranked, held, text, people, name_words) or guess
 
 
-def _held_named(text: str, held: Collection[str], people: tuple[str, ...], name_words: frozenset[str],
-                spoken: bool, type: str, embed: Embed) -> KeyGuess | None:
-    """A held state of the NPC's own thing (a possession, a plan, a place) that the text names where its own
-    words name no other thing of that kind, and the aspect model gives that aspect at least HELD_SHARE of its
-    probability: "A fox got into the pen and the goat is gone" (possession:goat held; the line opens on a fox,
-    so alone it sets no state of the NPC's), but not "The road past the bridge is dry" (place:bridge held; the
-    line's place is the road). None: no such state is named."""
+_NO_NAMED_STATE = KeyGuess(None, 0.9, "no state this memory could set has a name in it")
+
+
+def _named_things(text: str, held: Collection[str], people: tuple[str, ...],
+                  name_words: frozenset[str]) -> list[str]:
+    """The held states of the NPC's own things (possessions, plans, places) that the text names where its own
+    words name no other thing of that kind: "A fox got into the pen and the goat is gone" (possession:goat held;
+    the line opens on a fox, so alone it sets no state of the NPC's), but not "The road past the bridge is dry"
+    (place:bridge held; the line's place is the road)."""
     words = _plain_words(text)
-    named = [k for k in held if k.count(":") == 1 and k.split(":")[0] in THING_ASPECTS and _names_thing(k, words)
-             and _key(k.split(":")[0], text, people, name_words) in (None, k)]
-    if not named:
-        return None
-    scores = aspect_scores(_read(text, name_words, spoken), type=type, embed=embed)
+    return sorted(k for k in held if k.count(":") == 1 and k.split(":")[0] in THING_ASPECTS
+                  and _names_thing(k, words) and _key(k.split(":")[0], text, people, name_words) in (None, k))
+
+
+def _held_named(named: list[str], scores: Mapping[str, float]) -> KeyGuess | None:
+    """Of the named held things (`_named_things`), the one whose aspect the model scores best, where it has at
+    least HELD_SHARE of the model's probability; None where none has."""
     total = sum(scores.values()) or 1.0
-    best = max(sorted(named), key=lambda k: scores.get(k.split(":")[0], 0.0))
+    best = max(named, key=lambda k: scores.get(k.split(":")[0], 0.0))
     share = scores.get(best.split(":")[0], 0.0) / total
     if share < HELD_SHARE:
         return None

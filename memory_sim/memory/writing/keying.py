@@ -169,7 +169,7 @@ def keys_for(memories: Sequence[ShortTermMemory], registry: KeyRegistry, embed: 
            if m.state_key is not None or not m.infer_key}
     held = registry.held([m.npc_id for m in inferred]) if inferred and embed is not None else {}
     for m in memories:
-        if m in inferred:
+        if m.id in subjects:  # one of `inferred`
             guess, embed = _guess(m, subjects[m.id], embed, names, held.get(m.npc_id, set()))
             if registry.refiner is not None:
                 guess = _refined(registry.refiner, m, guess, subjects[m.id])
