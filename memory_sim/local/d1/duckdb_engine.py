@@ -428,7 +428,8 @@ class DuckDBEngine:
             self._mirror.compile(sql, self._schema.version)  # SQLite's verdict first: its errors are the answer
         translation = translate(sql, self._schema, signature)
         if translation.kind not in ("mirror", "noop"):
-            for text in (*translation.steps, translation.sql):
+            hoisted = (name.removeprefix("sq:") for name in translation.extras if name.startswith("sq:"))
+            for text in (*translation.steps, translation.sql, *hoisted):
                 check_duckdb_text(text)
         return translation
 
@@ -479,6 +480,8 @@ class DuckDBEngine:
         return outcome
 
     def _extra(self, name: str, translation: Translation, params: Sequence[D1Value] = ()) -> Any:
+        if name.startswith("sq:"):  # a VALUES row's scalar subquery (dialect/clauses.py, Walker.hoisted)
+            return self._scalar(name.removeprefix("sq:"), translation)
         if name == "last_rowid":
             return self._last_rowid
         if name in ("changes", "total_changes"):
@@ -495,6 +498,17 @@ class DuckDBEngine:
                 "on the DuckDB engine (SQLite picks a random unused rowid); give the row its id"
             )
         return self._tops[translation.target.name.lower()] if name == "id_top" else base
+
+    def _scalar(self, sql: str, translation: Translation) -> Any:
+        """A scalar subquery's value (NULL for no row), asked as the subquery it was: more than one row fails as
+        it would inline (SQLite's first row is in an order DuckDB does not keep)."""
+        import duckdb
+
+        try:
+            row = self._conn.execute(f"SELECT ({sql})").fetchone()
+        except duckdb.Error as exc:
+            raise self._failure(exc, translation) from exc
+        return None if row is None else row[0]  # an int, a float or a str (Walker.hoisted): bound as it is
 
     def _id_base_of(self, table: TableInfo) -> int:
         """The rowid new ids count up from: the table's largest (0 when it is empty, and negative when its rows'

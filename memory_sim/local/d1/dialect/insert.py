@@ -110,6 +110,8 @@ def _source(em: Emitter, toks: list[Token], ins: Insert, schema: Schema, with_id
     whether it may hold several rows."""
     walker = Walker(em, toks, ins.source[0], ins.source[1])
     walker.wrap = False  # the SELECT's values are stored, not returned: keep them VARIANTs, not __sq_out structs
+    # SQLite reads a VALUES list's subqueries before it inserts any row; a REPLACE's plan deletes rows first
+    walker.hoist_subqueries = ins.kind == "values" and ins.prefix in ("INSERT", "INSERT OR IGNORE")
     infos = [ins.table.column_info(c) for c in ins.columns]
     wheres = [f"{ins.table.name}.{c}" for c in ins.columns]
     rowid = ins.table.rowid_column if with_ids else None

@@ -48,7 +48,9 @@ def written(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
     column, or a text without NUL into a VARCHAR one, as DuckDB's bare literal, which DuckDB converts to the
     column's type exactly when it writes it, and binds faster than CAST(...) (a one-row INSERT's DuckDB time -6 %).
     Not for an operand (arithmetic on a bare literal could overflow 32 bits), nor a VARIANT column (it would keep
-    the literal's INTEGER type)."""
+    the literal's INTEGER type). So is a bound text written into a TEXT column."""
+    if e.param and e.t == "text" and column.duck == "VARCHAR" and column.aff == "TEXT":
+        return e.sql.removeprefix("CAST(").removesuffix(" AS VARCHAR)")  # the bound text itself: DuckDB types it
     if e.known and e.const is not None and column.duck in ("BIGINT", "VARCHAR"):
         kept = sv.stored(e.const, column.aff)
         bare = bare_int(kept) if column.duck == "BIGINT" else None

@@ -100,7 +100,8 @@ class Expressions:
         if node.exists:
             return Typed(f"(EXISTS ({sql}))", "bool")
         first = columns[0] if columns else Typed("", "any", aff="?")
-        return Typed(f"({sql})", first.t, aff=first.aff, col_coll=first.col_coll)
+        hoisted = self.ctx.hoisted(sql, first.t) if len(columns) == 1 else None
+        return Typed(hoisted or f"({sql})", first.t, aff=first.aff, col_coll=first.col_coll)
 
     def _row(self, node: Row) -> Typed:
         raise D1Unsupported("row values ((a, b) = (1, 2)) on the DuckDB engine; compare each column with AND")
