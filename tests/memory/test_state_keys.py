@@ -62,6 +62,9 @@ they were written, and how each was used:
 - held_out_8 (94 pairs: 60 updates, 34 compatible; 12 new NPCs in a 1920s port city; varied registers) was
   written beside those rounds in the same way, committed before any code ran on it, and run once with the final
   code: link 0.912/0.517, key 0.674/0.634.
+- held_out_9 (94 pairs: 60 updates, 58 without a change word, 34 compatible; 12 new NPCs, a travelling circus;
+  mixed registers) was written by a helper who read only the vocabulary and two example pairs, committed before
+  any code ran on it, and run once with the code of held_out_8's run: link 0.946/0.583, key 0.744/0.732.
 scripts/measure_state_keys.py writes the figures of every split to benchmarks/state_keys.md (misses of tuning and
 held_out only).
 """
@@ -105,7 +108,7 @@ MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 # What the bundled MiniLM measured (benchmarks/state_keys.md), rounded down: a change that lowers one fails here.
 # The final figures (MiniLM): tuning link 0.993/0.878 (its last rounds are hard), held_out 1.000/0.939,
 # held_out_2 0.982/0.900, held_out_3 0.981/0.883, held_out_4 0.984/0.838, held_out_5 0.950/0.585, held_out_6
-# 0.927/0.633, held_out_7 0.949/0.661, held_out_8 (blind) 0.912/0.517. Tuning, with its newest rounds that are
+# 0.927/0.633, held_out_7 0.949/0.661, held_out_8 (blind) 0.912/0.517, held_out_9 (blind) 0.946/0.583. Tuning, with its newest rounds that are
 # not among the aspect model's examples: 0.988/0.816.
 FLOORS = {  # split: (link precision, link recall, key precision, key recall)
     "tuning": (0.98, 0.81, 0.89, 0.85),
@@ -117,6 +120,7 @@ FLOORS = {  # split: (link precision, link recall, key precision, key recall)
     "held_out_6": (0.92, 0.63, 0.73, 0.68),
     "held_out_7": (0.94, 0.66, 0.82, 0.77),
     "held_out_8": (0.91, 0.51, 0.67, 0.63),
+    "held_out_9": (0.94, 0.58, 0.74, 0.73),
 }
 
 
@@ -137,7 +141,7 @@ def test_the_labelled_set_has_the_size_and_spread_the_issue_asks() -> None:
     topics = {p["topic"] for p in updates}
     assert {"opinion", "debt", "health", "home", "place", "possession", "plan", "relationship", "feud"} <= topics
     for split in ("held_out", "tuning", "held_out_2", "held_out_3", "held_out_4", "held_out_5", "held_out_6",
-                  "held_out_7", "held_out_8"):
+                  "held_out_7", "held_out_8", "held_out_9"):
         assert sum(p["split"] == split and p["label"] == "update" for p in pairs) >= 50
         assert sum(p["split"] == split and p["label"] == "compatible" for p in pairs) >= 30
 
@@ -430,6 +434,7 @@ NOT_REACHED = {
     "held_out_6": "link recall 0.633 (precision 0.927) against the goal 0.9/0.85",
     "held_out_7": "link recall 0.661 (precision 0.949) against the goal 0.85",
     "held_out_8": "(blind, varied registers) link recall 0.517 (precision 0.912) against the goal 0.9/0.85",
+    "held_out_9": "(blind, mixed registers) link recall 0.583 (precision 0.946) against the goal 0.85",
 }
 
 
