@@ -58,6 +58,11 @@ class Figures:
     links_right: int = 0
     updates_plain: int = 0  # updates phrased with no change word
     links_right_plain: int = 0
+    # The newer memory read as in use, knowing every state its NPC holds in the split (each of its pairs' older
+    # memory's key): links to its own pair, and to another pair's older memory (false where their gold keys differ).
+    held_linked: int = 0
+    held_links_right: int = 0
+    held_false_others: int = 0
     misses: list[str] = field(default_factory=list)
 
     @staticmethod
@@ -71,17 +76,22 @@ class Figures:
             "link_precision": self.ratio(self.links_right, self.linked),
             "link_recall": self.ratio(self.links_right, self.updates),
             "link_recall_without_change_words": self.ratio(self.links_right_plain, self.updates_plain),
+            "held_link_precision": self.ratio(self.held_links_right, self.held_linked + self.held_false_others),
+            "held_link_recall": self.ratio(self.held_links_right, self.updates),
             "counts": {"memories_with_gold_key": self.keys_gold, "keys_named": self.keys_named,
                        "keys_right": self.keys_right, "updates": self.updates, "linked": self.linked,
-                       "links_right": self.links_right, "updates_without_change_words": self.updates_plain},
+                       "links_right": self.links_right, "updates_without_change_words": self.updates_plain,
+                       "held_linked": self.held_linked, "held_false_others": self.held_false_others},
         }
 
 
 def measure(data: Mapping[str, Any], split: str, embed: Embed | None) -> Figures:
     """`split`'s figures for infer_key with `embed`."""
     figures, npcs, words = Figures(), data["npcs"], data["change_words"]
-    for pair in (p for p in data["pairs"] if p["split"] == split):
-        older = guess(pair["older"], pair["npc"], npcs, embed)
+    pairs = [p for p in data["pairs"] if p["split"] == split]
+    olders = {p["id"]: guess(p["older"], p["npc"], npcs, embed) for p in pairs}
+    for pair in pairs:
+        older = olders[pair["id"]]
         guesses = [older, guess(pair["newer"], pair["npc"], npcs, embed, held=[older.key] if older.key else [])]
         for side, got in zip(("older", "newer"), guesses, strict=True):
             gold = pair[side]["key"]
@@ -102,7 +112,27 @@ def measure(data: Mapping[str, Any], split: str, embed: Embed | None) -> Figures
             kind = "missed update" if update else "false link"
             figures.misses.append(f"{kind} {pair['id']} ({pair['topic']}): {pair['older']['text']!r} -> "
                                   f"{pair['newer']['text']!r} [{guesses[0].key} / {guesses[1].key}]")
+    _measure_all_held(figures, pairs, olders, npcs, embed)
     return figures
+
+
+def _measure_all_held(figures: Figures, pairs: list[dict[str, Any]], olders: Mapping[str, KeyGuess],
+                      npcs: Mapping[str, str], embed: Embed | None) -> None:
+    """Each newer memory read knowing every key its NPC holds in the split (the older memories' keys of all its
+    pairs), as `remember` reads it in use: a link to its own pair's older memory counts as in `measure`; one to
+    another pair's older memory is false unless their gold keys are equal (then not counted)."""
+    for pair in pairs:
+        same_npc = [p for p in pairs if p["npc"] == pair["npc"]]
+        held = sorted({str(olders[p["id"]].key) for p in same_npc if olders[p["id"]].key})
+        newer = guess(pair["newer"], pair["npc"], npcs, embed, held=held).key
+        if newer is None:
+            continue
+        own = olders[pair["id"]].key == newer
+        figures.held_linked += own
+        figures.held_links_right += own and pair["label"] == "update"
+        figures.held_false_others += sum(
+            1 for p in same_npc
+            if p is not pair and olders[p["id"]].key == newer and p["older"]["key"] != pair["newer"]["key"])
 
 
 def report(results: Mapping[str, Figures], model: str) -> str:
@@ -116,15 +146,21 @@ def report(results: Mapping[str, Figures], model: str) -> str:
         "key is right when it equals the gold key. Linking: a pair is linked iff both memories get the same "
         "non-null key; a right link is an update. Goal on held-out linking: precision >= 0.9, recall >= 0.85.",
         "",
+        "",
+        "In use, a new memory is read knowing every state its NPC holds, not only its pair's: the last two columns "
+        "read each newer memory knowing the keys of all its NPC's older memories in the split; a link to another "
+        "pair's older memory is false unless their gold keys are equal.",
+        "",
         "| split | key precision | key recall | link precision | link recall | link recall, no change words "
-        "| updates | linked |",
-        "|---|---|---|---|---|---|---|---|",
+        "| updates | linked | link precision, all the NPC's states held | link recall, all held |",
+        "|---|---|---|---|---|---|---|---|---|---|",
     ]
     for split, figures in results.items():
         s = figures.summary()
         lines.append(f"| {split} | {s['key_precision']:.3f} | {s['key_recall']:.3f} | {s['link_precision']:.3f} "
                      f"| {s['link_recall']:.3f} | {s['link_recall_without_change_words']:.3f} "
-                     f"| {s['counts']['updates']} | {s['counts']['linked']} |")
+                     f"| {s['counts']['updates']} | {s['counts']['linked']} | {s['held_link_precision']:.3f} "
+                     f"| {s['held_link_recall']:.3f} |")
     return "\n".join(lines + misses_sections({split: f.misses for split, f in results.items()}, MISSES_SHOWN)) + "\n"
 
 

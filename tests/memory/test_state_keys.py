@@ -369,6 +369,32 @@ def test_a_failing_embedder_leaves_the_cue_words_to_decide() -> None:
     assert guess.key == "debt:mira" and "embedder unavailable (EmbeddingUnavailable)" in guess.reason
 
 
+# --- the measure ------------------------------------------------------------------------------------------------
+
+
+def _memory(text: str, type: str, about: list[str], key: str | None) -> dict[str, Any]:
+    return {"text": text, "type": type, "about": about, "key": key}
+
+
+def test_in_use_a_newer_memory_is_read_knowing_all_its_npcs_states() -> None:
+    """A newer memory whose key is another pair's older memory's (the same NPC's) supersedes that one in use: the
+    all-held figures count it false where the two gold keys differ, and not at all where they are equal."""
+    pair_a = {"id": "a", "split": "s", "label": "update", "topic": "opinion", "npc": "mira",
+              "older": _memory("Tom is a liar.", "opinion", ["tom"], "opinion:tom"),
+              "newer": _memory("Tom is an honest man.", "opinion", ["tom"], "opinion:tom")}
+    pair_b = {"id": "b", "split": "s", "label": "compatible", "topic": "kinship", "npc": "mira",
+              "older": _memory("Tom is a lazy lout.", "opinion", ["tom"], None),
+              "newer": _memory("Tom is my cousin.", "relationship", ["tom"], None)}
+    data = {"npcs": {"mira": "Mira", "tom": "Tom"}, "change_words": ["now"], "pairs": [pair_a, pair_b]}
+    got = measure(data, "s", None).summary()
+    assert (got["link_precision"], got["link_recall"]) == (1.0, 1.0)
+    assert got["counts"]["held_false_others"] == 1  # a's newer takes opinion:tom, which b's older holds
+    assert (got["held_link_precision"], got["held_link_recall"]) == (0.5, 1.0)
+    pair_b["older"]["key"] = "opinion:tom"  # b's older is the same state after all: not counted
+    pair_b["label"] = "compatible"
+    assert measure(data, "s", None).summary()["counts"]["held_false_others"] == 0
+
+
 # --- the chat refiner, on the fake OpenAI-compatible server ------------------------------------------------------
 
 GUESS = KeyGuess("opinion:mira", 0.6, "a rule")
