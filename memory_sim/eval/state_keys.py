@@ -146,7 +146,6 @@ def report(results: Mapping[str, Figures], model: str) -> str:
         "key is right when it equals the gold key. Linking: a pair is linked iff both memories get the same "
         "non-null key; a right link is an update. Goal on held-out linking: precision >= 0.9, recall >= 0.85.",
         "",
-        "",
         "In use, a new memory is read knowing every state its NPC holds, not only its pair's: the last two columns "
         "read each newer memory knowing the keys of all its NPC's older memories in the split; a link to another "
         "pair's older memory is false unless their gold keys are equal.",

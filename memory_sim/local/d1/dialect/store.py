@@ -42,6 +42,8 @@ def store(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
 
 _FIT = {"VARCHAR": "__sq_fit_text", "BLOB": "__sq_fit_blob"}
 
+_BOUND_TEXT = re.compile(r"CAST\((\x00p:\d+\x00) AS VARCHAR\)")  # a user's bound text (typed.py's _param)
+
 
 def written(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
     """store() for a value an INSERT's row writes straight into its column: a known 32-bit INTEGER into a BIGINT
@@ -49,8 +51,9 @@ def written(ex: Expressions, e: Typed, column: ColumnInfo, where: str) -> str:
     column's type exactly when it writes it, and binds faster than CAST(...) (a one-row INSERT's DuckDB time -6 %).
     Not for an operand (arithmetic on a bare literal could overflow 32 bits), nor a VARIANT column (it would keep
     the literal's INTEGER type). So is a bound text written into a TEXT column."""
-    if e.param and e.t == "text" and column.duck == "VARCHAR" and column.aff == "TEXT":
-        return e.sql.removeprefix("CAST(").removesuffix(" AS VARCHAR)")  # the bound text itself: DuckDB types it
+    bound = _BOUND_TEXT.fullmatch(e.sql) if e.param and column.duck == "VARCHAR" and column.aff == "TEXT" else None
+    if bound is not None:
+        return bound.group(1)  # the bound text itself: DuckDB types it by the column
     if e.known and e.const is not None and column.duck in ("BIGINT", "VARCHAR"):
         kept = sv.stored(e.const, column.aff)
         bare = bare_int(kept) if column.duck == "BIGINT" else None
