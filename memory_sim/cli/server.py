@@ -59,12 +59,18 @@ def _serve(args: argparse.Namespace) -> int:
                                    models=owner.configured_models(env))
             owner.serve_env(app, env)  # ... as the account `local`
             ui = _mount_inspector(app, env, args.host, args.port, served)
+            server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+                                                   **uvicorn_options()))
+            # Listening before the address is published: a process that reads owner.json and connects at once
+            # waits in the backlog while the server starts, instead of being refused.
+            sock = server.config.bind_socket()
+            sock.listen(server.config.backlog)
             owned.publish(owner.published_address(args.host, args.port), own_token,
                           **owner.served_fields(settings))
             print(f"memory-sim: Cloudflare API on {address} (data {args.data}); {tokens.describe()}; the folder's "
                   f"own data is account '{owner.LOCAL_ACCOUNT}'; OpenAPI at /docs, health at /health{ui}", flush=True)
             _unwind_on_sigterm()
-            uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, **uvicorn_options())
+            server.run(sockets=[sock])
     return 0
 
 

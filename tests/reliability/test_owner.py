@@ -260,6 +260,31 @@ def test_an_owner_without_the_server_extra_does_not_serve_and_others_are_refused
 
 
 @pytest.mark.timeout(180)
+def test_serve_listens_before_it_publishes_its_address(
+    tmp_path: Path, processes: list[subprocess.Popen[Any]]
+) -> None:
+    """A process that reads owner.json and connects at once is served, not refused: `serve` listens first."""
+    import socket
+    from urllib.parse import urlparse
+
+    port = free_port()
+    server = subprocess.Popen([*CLI, "--data", str(tmp_path), "serve", "--port", str(port), "--token", "secret",
+                               "--log-level", "warning"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    processes.append(server)
+    deadline = time.monotonic() + 90
+    owner = read_owner(tmp_path)
+    while owner is None or owner.pid != server.pid or not owner.address:
+        assert server.poll() is None and time.monotonic() < deadline, "the server did not publish its address"
+        time.sleep(0.001)
+        owner = read_owner(tmp_path)
+    with socket.create_connection(("127.0.0.1", urlparse(owner.address).port or 0), timeout=30) as connection:
+        connection.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        assert connection.recv(64).startswith(b"HTTP/1.1 200")
+    server.terminate()
+    assert server.wait(timeout=60) == 128 + signal.SIGTERM
+
+
+@pytest.mark.timeout(180)
 def test_serve_answers_the_sdk_with_the_folders_own_memories_as_the_default_account(
     tmp_path: Path, processes: list[subprocess.Popen[Any]]
 ) -> None:
