@@ -121,10 +121,14 @@ def _measure_all_held(figures: Figures, pairs: list[dict[str, Any]], olders: Map
     """Each newer memory read knowing every key its NPC holds in the split (the older memories' keys of all its
     pairs), as `remember` reads it in use: a link to its own pair's older memory counts as in `measure`; one to
     another pair's older memory is false unless their gold keys are equal (then not counted)."""
+    by_npc: dict[str, list[dict[str, Any]]] = {}
     for pair in pairs:
-        same_npc = [p for p in pairs if p["npc"] == pair["npc"]]
-        held = sorted({str(olders[p["id"]].key) for p in same_npc if olders[p["id"]].key})
-        newer = guess(pair["newer"], pair["npc"], npcs, embed, held=held).key
+        by_npc.setdefault(pair["npc"], []).append(pair)
+    held_by_npc = {npc: sorted({str(olders[p["id"]].key) for p in group if olders[p["id"]].key})
+                   for npc, group in by_npc.items()}
+    for pair in pairs:
+        same_npc = by_npc[pair["npc"]]
+        newer = guess(pair["newer"], pair["npc"], npcs, embed, held=held_by_npc[pair["npc"]]).key
         if newer is None:
             continue
         own = olders[pair["id"]].key == newer

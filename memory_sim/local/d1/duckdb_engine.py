@@ -37,6 +37,7 @@ from memory_sim.local.d1.bulk import (
 from memory_sim.local.d1.core import CompactFailed, D1CoreDatabase, Outcome
 from memory_sim.local.d1.dialect import functions as sqlite_functions
 from memory_sim.local.d1.dialect.expressions import Translation
+from memory_sim.local.d1.dialect.operands import SUBQUERY
 from memory_sim.local.d1.dialect.replace import STAGE
 from memory_sim.local.d1.dialect.schema import TableInfo, quote_name
 from memory_sim.local.d1.dialect.statements import translate
@@ -428,8 +429,7 @@ class DuckDBEngine:
             self._mirror.compile(sql, self._schema.version)  # SQLite's verdict first: its errors are the answer
         translation = translate(sql, self._schema, signature)
         if translation.kind not in ("mirror", "noop"):
-            hoisted = (name.removeprefix("sq:") for name in translation.extras if name.startswith("sq:"))
-            for text in (*translation.steps, translation.sql, *hoisted):
+            for text in (*translation.steps, translation.sql, *translation.hoisted):
                 check_duckdb_text(text)
         return translation
 
@@ -480,8 +480,8 @@ class DuckDBEngine:
         return outcome
 
     def _extra(self, name: str, translation: Translation, params: Sequence[D1Value] = ()) -> Any:
-        if name.startswith("sq:"):  # a VALUES row's scalar subquery (dialect/clauses.py, Walker.hoisted)
-            return self._scalar(name.removeprefix("sq:"), translation)
+        if name.startswith(SUBQUERY):  # a VALUES row's scalar subquery (dialect/clauses.py, Walker.hoisted)
+            return self._scalar(name.removeprefix(SUBQUERY), translation)
         if name == "last_rowid":
             return self._last_rowid
         if name in ("changes", "total_changes"):

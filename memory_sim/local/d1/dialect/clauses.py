@@ -22,7 +22,7 @@ from memory_sim.local.d1.dialect.keywords import (
     sort_keys,
     starts_expression,
 )
-from memory_sim.local.d1.dialect.operands import Typed
+from memory_sim.local.d1.dialect.operands import SUBQUERY, Typed
 from memory_sim.local.d1.dialect.parser import STOP_WORDS, Parser
 from memory_sim.local.d1.dialect.schema import ColumnInfo
 from memory_sim.local.d1.dialect.store import store
@@ -80,11 +80,12 @@ class Walker:
         return inner.write(), inner.columns
 
     def hoisted(self, sql: str, t: str) -> str | None:
-        """A scalar subquery as the value the engine binds (`sq:<its DuckDB SQL>`, asked once a statement), where
-        hoisting is on, it binds nothing of its own and its type is one a bound value keeps exactly; else None."""
+        """A scalar subquery as the value the engine binds (the extra SUBQUERY + its SQL, asked once a statement),
+        where hoisting is on, it binds nothing of its own and its type is one a bound value keeps exactly; else
+        None."""
         if not self.hoist_subqueries or "\x00" in sql or t not in _HOISTED_TYPES:
             return None
-        return f"CAST({self.extra('sq:' + sql)} AS {_HOISTED_TYPES[t]})"
+        return f"CAST({self.extra(SUBQUERY + sql)} AS {_HOISTED_TYPES[t]})"
 
     def window(self, over: tuple[int, int] | str) -> str:
         if isinstance(over, str):

@@ -19,6 +19,7 @@ from memory_sim.bindings.d1_sql import Token, placeholders, tokenize
 from memory_sim.errors import D1Unsupported
 from memory_sim.local.d1.dialect import functions as fn
 from memory_sim.local.d1.dialect.like import like_calls
+from memory_sim.local.d1.dialect.operands import SUBQUERY
 from memory_sim.local.d1.dialect.schema import DUCKDB_ONLY_KEYWORDS, TableInfo, column_type, quote_name
 
 
@@ -33,6 +34,11 @@ class Translation:
     returning_injected: bool = False  # we appended RETURNING <rowid column> to learn last_row_id
     upsert: bool = False  # ON CONFLICT DO UPDATE: RETURNING also lists updated rows, which are not inserted
     steps: tuple[str, ...] = ()  # kind "replace": statements run before `sql` (replace.py)
+
+    @property
+    def hoisted(self) -> tuple[str, ...]:
+        """The DuckDB text of each scalar subquery the engine asks before the statement and binds (`SUBQUERY`)."""
+        return tuple(name.removeprefix(SUBQUERY) for name in self.extras if name.startswith(SUBQUERY))
 
 
 @dataclass(slots=True)
@@ -51,8 +57,8 @@ class Emitter:
 
     def extra(self, name: str) -> str:
         """The DuckDB parameter for a value the engine binds: `p:N` is the user's ?N, others the engine's own
-        ("last_rowid", "id_base", "changes", `kind:N` a view of ?N). Numbered by first use, so a user value the
-        DuckDB SQL does not need is not bound."""
+        ("last_rowid", "id_base", "changes", `kind:N` a view of ?N, `sq:<SQL>` a scalar subquery's value).
+        Numbered by first use, so a user value the DuckDB SQL does not need is not bound."""
         if name not in self.extras:
             self.extras.append(name)
         return f"\x00{name}\x00"  # numbered once the statement is written (numbered()); NUL never reaches here

@@ -25,6 +25,7 @@ RANK = {"n": 1, "t": 2, "b": 3}
 FLIP = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "=": "=", "<>": "<>", "IS": "IS", "IS NOT": "IS NOT"}
 IR = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "=": "eq", "<>": "ne", "IS": "is", "IS NOT": "isnot"}
 TWO63 = 2.0**63
+SUBQUERY = "sq:"  # an extra that is a scalar subquery asked before the statement: "sq:<its DuckDB text>"
 
 
 @dataclass(frozen=True, slots=True)
